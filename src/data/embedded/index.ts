@@ -1,0 +1,252 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createConnection, createServer } from 'node:net';
+import { homedir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * The embedded MongoDB-compatible database for development and tests: FerretDB over SQLite,
+ * built once from the Go module proxy and cached, or a `mongod` found on PATH. One instance
+ * serves a DATA_DIR; commands that find it running reuse it instead of starting another.
+ */
+export interface EmbeddedDatabase {
+  readonly uri: string;
+  readonly engine: 'ferretdb' | 'mongod';
+  /** False when another command started it; stop() then leaves it running. */
+  readonly owned: boolean;
+  stop(): Promise<void>;
+}
+
+export interface EmbeddedOptions {
+  dataDir: string;
+  preferredPort: number;
+  /** Human-readable progress lines (the first build takes a minute or two). */
+  progress?: (line: string) => void;
+}
+
+export class EmbeddedDatabaseError extends Error {
+  override name = 'EmbeddedDatabaseError';
+}
+
+const FERRETDB_VERSION = 'v1.24.2';
+const PACKAGE_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const FERRETDB_SOURCE = join(PACKAGE_ROOT, 'tools', 'ferretdb');
+
+interface StateFile {
+  pid: number;
+  uri: string;
+  engine: EmbeddedDatabase['engine'];
+}
+
+/** Returns the running embedded database of `dataDir`, starting one when none runs. */
+export async function acquireEmbeddedDatabase(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
+  const dataDir = resolve(options.dataDir);
+  mkdirSync(dataDir, { recursive: true });
+  const stateFile = join(dataDir, 'embedded-db.json');
+
+  const running = await findRunning(stateFile);
+  if (running) return { ...running, owned: false, stop: async () => {} };
+
+  const port = (await isPortFree(options.preferredPort)) ? options.preferredPort : await freePort();
+  const mongod = findOnPath('mongod');
+  const started = mongod
+    ? await startMongod(mongod, join(dataDir, 'mongod'), port)
+    : await startFerretDb(await ensureFerretDbBinary(options.progress ?? (() => {})), join(dataDir, 'ferretdb'), port);
+
+  const state: StateFile = { pid: started.child.pid ?? 0, uri: started.uri, engine: started.engine };
+  writeFileSync(stateFile, JSON.stringify(state));
+  return {
+    uri: started.uri,
+    engine: started.engine,
+    owned: true,
+    stop: () => stopChild(started.child, stateFile),
+  };
+}
+
+async function findRunning(stateFile: string): Promise<StateFile | undefined> {
+  if (!existsSync(stateFile)) return undefined;
+  try {
+    const state = JSON.parse(readFileSync(stateFile, 'utf8')) as StateFile;
+    process.kill(state.pid, 0);
+    const { hostname, port } = new URL(state.uri);
+    if (await canConnect(hostname, Number(port))) return state;
+  } catch {
+    // A stale file from a process that died: fall through and start a new one.
+  }
+  rmSync(stateFile, { force: true });
+  return undefined;
+}
+
+/** Builds the FerretDB launcher (tools/ferretdb) once and caches it by its source hash. */
+export async function ensureFerretDbBinary(progress: (line: string) => void): Promise<string> {
+  const binary = join(cacheDir(), `ferretdb-${FERRETDB_VERSION}-${sourceHash()}`);
+  if (existsSync(binary)) return binary;
+
+  if (!findOnPath('go')) {
+    throw new EmbeddedDatabaseError(
+      'MONGODB_URI is not set, and the embedded database cannot start: neither Go (needed once to build FerretDB) ' +
+        'nor mongod was found on PATH. Install Go 1.24 or newer (https://go.dev/dl/), put a mongod on PATH, ' +
+        'or set MONGODB_URI to a MongoDB server.',
+    );
+  }
+
+  mkdirSync(dirname(binary), { recursive: true });
+  const partial = `${binary}.${process.pid}.partial`;
+  progress(`Building FerretDB ${FERRETDB_VERSION} for the embedded database (first run only; about 1-3 minutes)...`);
+  const started = Date.now();
+  let modules = 0;
+  const ticker = setInterval(() => {
+    progress(`  still building FerretDB: ${Math.round((Date.now() - started) / 1000)}s, ${modules} modules downloaded`);
+  }, 15000);
+  try {
+    await run('go', ['build', '-o', partial, '.'], FERRETDB_SOURCE, (line) => {
+      if (line.startsWith('go: downloading')) modules++;
+      else if (line.trim()) progress(`  go: ${line}`);
+    });
+  } finally {
+    clearInterval(ticker);
+  }
+  renameSync(partial, binary);
+  progress(`FerretDB built in ${Math.round((Date.now() - started) / 1000)}s and cached at ${binary}`);
+  return binary;
+}
+
+interface Started {
+  child: ChildProcess;
+  uri: string;
+  engine: EmbeddedDatabase['engine'];
+}
+
+async function startFerretDb(binary: string, dir: string, port: number): Promise<Started> {
+  const child = spawn(
+    binary,
+    ['--listen-addr', `127.0.0.1:${port}`, '--sqlite-dir', dir, '--exit-on-stdin-close', '--log-level', 'error'],
+    { stdio: ['pipe', 'pipe', 'pipe'] },
+  );
+  await waitForLine(child, /^ready /, 30000);
+  return { child, uri: `mongodb://127.0.0.1:${port}/campus`, engine: 'ferretdb' };
+}
+
+async function startMongod(mongod: string, dir: string, port: number): Promise<Started> {
+  mkdirSync(dir, { recursive: true });
+  const child = spawn(mongod, ['--dbpath', dir, '--port', String(port), '--bind_ip', '127.0.0.1', '--quiet'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  await waitFor(() => canConnect('127.0.0.1', port), child, 30000);
+  return { child, uri: `mongodb://127.0.0.1:${port}/campus`, engine: 'mongod' };
+}
+
+async function stopChild(child: ChildProcess, stateFile: string): Promise<void> {
+  rmSync(stateFile, { force: true });
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((done) => child.once('exit', () => done()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+  await exited;
+  clearTimeout(timer);
+}
+
+function waitForLine(child: ChildProcess, pattern: RegExp, timeoutMs: number): Promise<void> {
+  return new Promise((done, fail) => {
+    const errors: string[] = [];
+    const stdout = child.stdout;
+    const stderr = child.stderr;
+    if (!stdout || !stderr) return fail(new EmbeddedDatabaseError('embedded database has no output pipes'));
+    createInterface({ input: stderr }).on('line', (line) => errors.push(line));
+    const timer = setTimeout(() => fail(new EmbeddedDatabaseError(`embedded database did not start in ${timeoutMs} ms`)), timeoutMs);
+    createInterface({ input: stdout }).on('line', (line) => {
+      if (pattern.test(line)) {
+        clearTimeout(timer);
+        done();
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      fail(new EmbeddedDatabaseError(`embedded database exited with code ${code}: ${errors.slice(-5).join(' | ')}`));
+    });
+  });
+}
+
+async function waitFor(check: () => Promise<boolean>, child: ChildProcess, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new EmbeddedDatabaseError(`mongod exited with code ${child.exitCode}`);
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new EmbeddedDatabaseError(`mongod did not start in ${timeoutMs} ms`);
+}
+
+function run(command: string, args: string[], cwd: string, onLine: (line: string) => void): Promise<void> {
+  return new Promise((done, fail) => {
+    const child = spawn(command, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, GOFLAGS: '-mod=mod' } });
+    const tail: string[] = [];
+    for (const stream of [child.stdout, child.stderr]) {
+      createInterface({ input: stream }).on('line', (line) => {
+        tail.push(line);
+        if (tail.length > 20) tail.shift();
+        onLine(line);
+      });
+    }
+    child.once('error', fail);
+    child.once('exit', (code) =>
+      code === 0 ? done() : fail(new EmbeddedDatabaseError(`${command} ${args.join(' ')} failed (exit ${code}):\n${tail.join('\n')}`)),
+    );
+  });
+}
+
+function cacheDir(): string {
+  return join(process.env['XDG_CACHE_HOME'] ?? join(homedir(), '.cache'), 'campus-data-service');
+}
+
+function sourceHash(): string {
+  const hash = createHash('sha256');
+  for (const file of ['main.go', 'go.mod', 'go.sum']) hash.update(readFileSync(join(FERRETDB_SOURCE, file)));
+  return hash.digest('hex').slice(0, 12);
+}
+
+function findOnPath(command: string): string | undefined {
+  const result = spawnSync('sh', ['-c', `command -v ${command}`], { encoding: 'utf8' });
+  const path = result.stdout.trim();
+  return result.status === 0 && path ? path : undefined;
+}
+
+function canConnect(host: string, port: number): Promise<boolean> {
+  return new Promise((done) => {
+    const socket = createConnection({ host, port });
+    socket.setTimeout(1000);
+    socket.once('connect', () => {
+      socket.destroy();
+      done(true);
+    });
+    socket.once('timeout', () => {
+      socket.destroy();
+      done(false);
+    });
+    socket.once('error', () => done(false));
+  });
+}
+
+function isPortFree(port: number): Promise<boolean> {
+  return new Promise((done) => {
+    const server = createServer();
+    server.once('error', () => done(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => done(true)));
+  });
+}
+
+/** Asks the kernel for a free loopback port. */
+export function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createServer();
+    server.once('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => done(port));
+    });
+  });
+}

@@ -1,0 +1,29 @@
+import { Schema, type Connection, type Model, type InferSchemaType } from 'mongoose';
+import { defineModel } from './define.js';
+
+export const PROJECT_STATUSES = ['ACTIVE', 'ENDED'] as const;
+
+const projectSchema = new Schema(
+  {
+    _id: { type: Number, required: true },
+    name: { type: String, required: true },
+    description: { type: String, required: true, default: '' },
+    clubId: { type: Number, default: null },
+    participantIds: { type: [Number], default: [] },
+    startYear: { type: Number, default: null },
+    endYear: { type: Number, default: null },
+    status: { type: String, enum: PROJECT_STATUSES, default: 'ACTIVE' },
+  },
+  { versionKey: false, collection: 'projects' },
+);
+
+projectSchema.index({ clubId: 1 });
+projectSchema.index({ name: 1, _id: 1 });
+projectSchema.index({ status: 1 });
+
+export type ProjectDoc = InferSchemaType<typeof projectSchema>;
+export type ProjectModel = Model<ProjectDoc>;
+
+export function projectModel(connection: Connection): ProjectModel {
+  return defineModel<ProjectDoc>(connection, 'Project', projectSchema);
+}

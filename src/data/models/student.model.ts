@@ -1,0 +1,94 @@
+import { Schema, type Connection, type Model, type InferSchemaType } from 'mongoose';
+import { defineModel } from './define.js';
+
+export const SEXES = ['MAN', 'WOMAN'] as const;
+export const MAJORS = ['SW_DEVELOPMENT', 'SMART_IOT', 'AI'] as const;
+export const STUDENT_ROLES = ['STUDENT_COUNCIL', 'DORMITORY_MANAGER', 'GENERAL_STUDENT', 'GRADUATE', 'WITHDRAWN'] as const;
+export type StudentRole = (typeof STUDENT_ROLES)[number];
+
+/** Graduates and withdrawn students are no longer enrolled: no grade, class, number or major. */
+export function isEnrolledRole(role: StudentRole): boolean {
+  return role !== 'GRADUATE' && role !== 'WITHDRAWN';
+}
+
+const nullableInt = { type: Number, default: null, validate: { validator: (v: unknown) => v === null || Number.isInteger(v) } };
+
+const studentSchema = new Schema(
+  {
+    _id: { type: Number, required: true },
+    name: { type: String, required: true },
+    sex: { type: String, enum: SEXES, required: true },
+    email: { type: String, required: true, lowercase: true, trim: true },
+    grade: nullableInt,
+    classNum: nullableInt,
+    number: nullableInt,
+    studentNumber: nullableInt,
+    major: { type: String, enum: [...MAJORS, null], default: null },
+    role: { type: String, enum: STUDENT_ROLES, required: true },
+    dormitoryFloor: nullableInt,
+    dormitoryRoom: nullableInt,
+    majorClubId: nullableInt,
+    autonomousClubId: nullableInt,
+    specialty: { type: String, default: null },
+    githubId: { type: String, default: null },
+    githubUrl: { type: String, default: null },
+    // Derived ranks so that "nulls last" sorts stay plain index sorts (FerretDB has no $cond sorts).
+    enrolledRank: { type: Number, required: true },
+    dormitoryRank: { type: Number, required: true },
+  },
+  { versionKey: false, collection: 'students' },
+);
+
+studentSchema.index({ email: 1 }, { unique: true });
+studentSchema.index({ enrolledRank: 1, grade: 1, classNum: 1, number: 1, _id: 1 });
+studentSchema.index({ name: 1, _id: 1 });
+studentSchema.index({ role: 1 });
+studentSchema.index({ dormitoryRoom: 1 });
+studentSchema.index({ majorClubId: 1 });
+studentSchema.index({ autonomousClubId: 1 });
+
+export type StudentDoc = InferSchemaType<typeof studentSchema>;
+export type StudentModel = Model<StudentDoc>;
+
+/** Input accepted by `toStudentRecord`: the derived fields are computed, never given. */
+export type StudentInput = Omit<StudentDoc, 'enrolledRank' | 'dormitoryRank' | 'studentNumber' | 'specialty' | 'githubId' | 'githubUrl'> &
+  Partial<Pick<StudentDoc, 'specialty' | 'githubId' | 'githubUrl'>>;
+
+/**
+ * Applies the enrolment rule and derives the computed fields. Every write of a student goes
+ * through here, so the graduate/withdrawn rule cannot be bypassed by a caller.
+ */
+export function toStudentRecord(input: StudentInput): StudentDoc {
+  const enrolled = isEnrolledRole(input.role);
+  const grade = enrolled ? input.grade : null;
+  const classNum = enrolled ? input.classNum : null;
+  const number = enrolled ? input.number : null;
+  const studentNumber = grade != null && classNum != null && number != null ? grade * 1000 + classNum * 100 + number : null;
+  return {
+    ...input,
+    email: input.email.toLowerCase(),
+    grade,
+    classNum,
+    number,
+    studentNumber,
+    major: enrolled ? input.major : null,
+    specialty: input.specialty ?? null,
+    githubId: input.githubId ?? null,
+    githubUrl: input.githubUrl ?? null,
+    enrolledRank: enrolled ? 0 : 1,
+    dormitoryRank: input.dormitoryRoom == null ? 1 : 0,
+  };
+}
+
+studentSchema.pre('validate', function enforceEnrolmentRule(next) {
+  if (!isEnrolledRole(this.role as StudentRole)) {
+    for (const field of ['grade', 'classNum', 'number', 'studentNumber', 'major'] as const) {
+      if (this[field] != null) return next(new Error(`${field} must be null for a ${this.role} student`));
+    }
+  }
+  next();
+});
+
+export function studentModel(connection: Connection): StudentModel {
+  return defineModel<StudentDoc>(connection, 'Student', studentSchema);
+}

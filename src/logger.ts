@@ -1,0 +1,48 @@
+import { pino, stdTimeFunctions, type Logger, type DestinationStream } from 'pino';
+
+export type { Logger } from 'pino';
+
+/**
+ * Paths that may hold a secret anywhere in a log object. Redaction is the safety net; the code
+ * also never passes request bodies, query strings of OAuth endpoints or headers to the logger.
+ */
+const REDACT_PATHS = [
+  'password',
+  '*.password',
+  'secret',
+  '*.secret',
+  'clientSecret',
+  '*.clientSecret',
+  'client_secret',
+  '*.client_secret',
+  'apiKey',
+  '*.apiKey',
+  'key',
+  '*.key',
+  'token',
+  '*.token',
+  'code',
+  '*.code_verifier',
+  'authorization',
+  '*.authorization',
+  'headers.authorization',
+  'headers.cookie',
+  'headers["x-api-key"]',
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'req.headers["x-api-key"]',
+];
+
+/** Creates the service logger: structured JSON on stdout (or the given stream, for tests). */
+export function createLogger(level: string, destination?: DestinationStream): Logger {
+  return pino(
+    {
+      level,
+      base: { service: 'campus-data-service' },
+      redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+      timestamp: stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+    },
+    destination,
+  );
+}
