@@ -38,17 +38,17 @@ export interface ConnectOptions {
 }
 
 /**
- * Opens a connection without requiring the server to be up: the driver connects on first use
- * and reconnects by itself, so a database outage yields errors (503) and later recovery rather
- * than a crash or a restart.
+ * Connects once; after that the driver reconnects by itself, so a later outage yields errors
+ * (503) and recovery without a restart. Commands fail fast while disconnected (no buffering).
  */
-export function openDatabase(uri: string, options: ConnectOptions = {}): Database {
+export async function openDatabase(uri: string, options: ConnectOptions = {}): Promise<Database> {
   const client = new MongoClient(uri, {
     serverSelectionTimeoutMS: options.serverSelectionTimeoutMS ?? 2000,
     connectTimeoutMS: 2000,
     monitorCommands: options.monitorCommands ?? false,
     ignoreUndefined: true,
   });
+  await client.connect();
   // Commands fail fast while disconnected instead of queueing (no hung requests).
   const connection = mongoose.createConnection().setClient(client);
   connection.set('bufferCommands', false);

@@ -23,7 +23,10 @@ const STATUS_BY_CODE: Record<ErrorCode, number> = {
   SERVICE_UNAVAILABLE: 503,
 };
 
-/** Base class: `expose` tells whether the message may be shown to the caller. */
+/**
+ * Base class: `expose` tells whether the message may be shown to the caller (client errors,
+ * and "unavailable", whose message holds no detail of the cause).
+ */
 export class AppError extends Error {
   readonly status: number;
   readonly expose: boolean;
@@ -38,7 +41,7 @@ export class AppError extends Error {
     super(message, { cause: options.cause });
     this.name = new.target.name;
     this.status = STATUS_BY_CODE[code];
-    this.expose = this.status < 500;
+    this.expose = this.status < 500 || code === 'SERVICE_UNAVAILABLE';
     this.headers = options.headers ?? {};
   }
 }

@@ -1,0 +1,36 @@
+import type { Command } from 'commander';
+import { createLogger } from '../../logger.js';
+import { startService } from '../../main.js';
+import { SURFACE_NAMES, type SurfaceName } from '../../http/surface.js';
+import { CliError, cliConfig } from '../runtime.js';
+
+export function registerServe(program: Command): void {
+  program
+    .command('serve')
+    .description('start the service (PORT, default 8080; HOST, default 127.0.0.1)')
+    .option('--only <surfaces>', `serve only these surfaces, comma-separated: ${SURFACE_NAMES.join(', ')}`)
+    .option('--json', 'print the start-up line as JSON')
+    .action(async (options: { only?: string; json?: boolean }) => {
+      const config = cliConfig();
+      const surfaces = options.only ? parseSurfaces(options.only) : undefined;
+      const logger = createLogger(config.logLevel);
+      const service = await startService(config, logger, surfaces);
+      const served = surfaces ?? SURFACE_NAMES;
+      if (options.json) process.stdout.write(`${JSON.stringify({ url: service.url, surfaces: served })}\n`);
+      else logger.info({ url: service.url, surfaces: served }, `listening on ${service.url}`);
+      const stop = () => {
+        void service.stop().then(() => process.exit(0));
+      };
+      process.once('SIGTERM', stop);
+      process.once('SIGINT', stop);
+    });
+}
+
+function parseSurfaces(value: string): SurfaceName[] {
+  const names = value.split(',').map((s) => s.trim()).filter(Boolean);
+  const unknown = names.filter((n) => !(SURFACE_NAMES as readonly string[]).includes(n));
+  if (names.length === 0 || unknown.length > 0) {
+    throw new CliError(`--only: unknown surface ${unknown.join(', ') || '(none)'}; use ${SURFACE_NAMES.join(', ')}.`);
+  }
+  return names as SurfaceName[];
+}

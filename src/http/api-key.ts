@@ -1,0 +1,78 @@
+import { ApiKeyService, UUID_PATTERN, hashApiKey, type ApiScope } from '../data/api-keys.js';
+import type { Database } from '../data/database.js';
+import type { ApiKeyDoc } from '../data/models/api-key.model.js';
+import { ForbiddenError, UnauthorizedError } from '../errors/index.js';
+import type { AppMiddleware } from './context.js';
+
+/** Who is calling the data API: the key's record id, its scopes and its own rate limit. */
+export interface ApiKeyPrincipal {
+  readonly id: string;
+  readonly scopes: ReadonlySet<ApiScope>;
+  readonly rateLimit: { points: number; durationSeconds: number } | null;
+}
+
+const MAX_CACHED_KEYS = 10000;
+
+/**
+ * Resolves the X-API-KEY header to a principal. Lookups are cached per key hash and dropped
+ * whenever the shared `keys` version moves, so an issue, renewal, rotation or revocation made
+ * anywhere (another instance, the CLI) takes effect within a second.
+ */
+export class ApiKeyAuthenticator {
+  private readonly cache = new Map<string, { doc: ApiKeyDoc | null; keysVersion: number }>();
+  private readonly service: ApiKeyService;
+
+  constructor(private readonly db: Database, private readonly now: () => Date = () => new Date()) {
+    this.service = new ApiKeyService(db);
+  }
+
+  /** Returns the principal, or throws 401 with the reason the DECISIONS allow to tell. */
+  async authenticate(header: string): Promise<ApiKeyPrincipal> {
+    if (!header) throw new UnauthorizedError('Missing API key: send it in the X-API-KEY header.');
+    if (!UUID_PATTERN.test(header)) throw new UnauthorizedError('Malformed API key: X-API-KEY must be a UUID.');
+    const doc = await this.lookup(header);
+    // Unknown and revoked keys read the same, so a caller cannot probe which keys once existed.
+    if (!doc || doc.revokedAt) throw new UnauthorizedError('Invalid API key: it is not recognised.');
+    if (doc.expiresAt.getTime() <= this.now().getTime()) {
+      throw new UnauthorizedError(`Expired API key: it expired at ${doc.expiresAt.toISOString()}; ask for it to be renewed.`);
+    }
+    return {
+      id: String(doc._id),
+      scopes: new Set(doc.scopes as ApiScope[]),
+      rateLimit: doc.rateLimitPoints && doc.rateLimitSeconds ? { points: doc.rateLimitPoints, durationSeconds: doc.rateLimitSeconds } : null,
+    };
+  }
+
+  private async lookup(key: string): Promise<ApiKeyDoc | null> {
+    const { keys } = await this.db.versions.current();
+    const hash = hashApiKey(key);
+    const hit = this.cache.get(hash);
+    if (hit && hit.keysVersion === keys) return hit.doc;
+    const doc = await this.service.findByKey(key);
+    if (this.cache.size >= MAX_CACHED_KEYS) this.cache.clear();
+    this.cache.set(hash, { doc, keysVersion: keys });
+    return doc;
+  }
+}
+
+/** Authenticates the caller by API key; 401 when that fails. */
+export function apiKey(authenticator: ApiKeyAuthenticator): AppMiddleware {
+  return async (ctx, next) => {
+    ctx.state.apiKey = await authenticator.authenticate(ctx.get('X-API-KEY').trim());
+    await next();
+  };
+}
+
+/** 403 unless the authenticated key holds `scope`. */
+export function requireScope(scope: ApiScope): AppMiddleware {
+  return async (ctx, next) => {
+    assertScope(ctx.state.apiKey, scope);
+    await next();
+  };
+}
+
+/** Throws 403 naming the missing scope (shared by REST routes and GraphQL root fields). */
+export function assertScope(principal: ApiKeyPrincipal | undefined, scope: ApiScope): void {
+  if (!principal) throw new UnauthorizedError('Missing API key: send it in the X-API-KEY header.');
+  if (!principal.scopes.has(scope)) throw new ForbiddenError(`This API key lacks the ${scope} scope that this endpoint requires.`);
+}

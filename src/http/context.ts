@@ -1,0 +1,41 @@
+import { randomUUID } from 'node:crypto';
+import type { Middleware, ParameterizedContext } from 'koa';
+import type { Logger } from '../logger.js';
+import type { ApiKeyPrincipal } from './api-key.js';
+
+/** Per-request state shared by the middleware; never kept in module globals. */
+export interface RequestState {
+  requestId: string;
+  log: Logger;
+  apiKey?: ApiKeyPrincipal;
+}
+
+export type AppContext = ParameterizedContext<RequestState>;
+export type AppMiddleware = Middleware<RequestState>;
+
+const INCOMING_ID = /^[A-Za-z0-9._-]{8,128}$/;
+
+/**
+ * Gives every request an id (a caller's X-Request-Id when well-formed), a child logger that
+ * stamps it on every line, and one access-log line. Only the path is logged: query strings
+ * and bodies may carry codes or secrets on the OAuth surfaces.
+ */
+export function requestContext(logger: Logger): AppMiddleware {
+  return async (ctx, next) => {
+    const incoming = ctx.get('X-Request-Id');
+    const requestId = INCOMING_ID.test(incoming) ? incoming : randomUUID();
+    ctx.state.requestId = requestId;
+    ctx.state.log = logger.child({ requestId });
+    ctx.set('X-Request-Id', requestId);
+    const started = process.hrtime.bigint();
+    try {
+      await next();
+    } finally {
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      ctx.state.log.info(
+        { method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(ms * 10) / 10 },
+        'request',
+      );
+    }
+  };
+}

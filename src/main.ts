@@ -1,0 +1,127 @@
+import { createServer, type Server } from 'node:http';
+import { Redis } from 'ioredis';
+import { closeServer, createApp } from './app.js';
+import type { Config } from './config/index.js';
+import { openDatabase, type Database } from './data/database.js';
+import { acquireEmbeddedDatabase, type EmbeddedDatabase } from './data/embedded/index.js';
+import type { SurfaceName } from './http/surface.js';
+import type { Logger } from './logger.js';
+
+/** The database a process uses: MONGODB_URI, or the embedded one of DATA_DIR. */
+export interface DatabaseRuntime {
+  readonly db: Database;
+  readonly uri: string;
+  readonly embedded: EmbeddedDatabase | undefined;
+  close(): Promise<void>;
+}
+
+/** Opens MONGODB_URI, or starts (or reuses) the embedded database when it is unset. */
+export async function openDatabaseRuntime(
+  config: Config,
+  progress: (line: string) => void,
+  options: { waitForDatabase?: boolean } = {},
+): Promise<DatabaseRuntime> {
+  const embedded = config.mongodbUri
+    ? undefined
+    : await acquireEmbeddedDatabase({ dataDir: config.dataDir, preferredPort: config.embeddedDbPort, progress });
+  const uri = config.mongodbUri ?? embedded?.uri ?? '';
+  let db: Database;
+  try {
+    db = await connectWithRetry(uri, progress, options.waitForDatabase ?? false);
+  } catch (err) {
+    await embedded?.stop();
+    throw err;
+  }
+  return {
+    db,
+    uri,
+    embedded,
+    close: async () => {
+      await db.close();
+      await embedded?.stop();
+    },
+  };
+}
+
+/** A server waits for its database (logging each try); a one-shot command fails at once. */
+async function connectWithRetry(uri: string, progress: (line: string) => void, wait: boolean): Promise<Database> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await openDatabase(uri);
+    } catch (err) {
+      if (!wait) throw new DatabaseUnavailableError(`Cannot reach the database at ${redactUri(uri)}: ${(err as Error).message}`);
+      progress(`database unreachable (attempt ${attempt}); retrying in 2s`);
+      await new Promise((r) => setTimeout(r, 2000));
+    }
+  }
+}
+
+export class DatabaseUnavailableError extends Error {
+  override name = 'DatabaseUnavailableError';
+}
+
+/** Drops credentials from a connection string before it is shown or logged. */
+export function redactUri(uri: string): string {
+  return uri.replace(/\/\/[^@/]*@/, '//[redacted]@');
+}
+
+/** Creates the Redis client for shared rate limits; failures are logged, never fatal. */
+export function openRedis(url: string, logger: Logger): Redis {
+  const redis = new Redis(url, {
+    // Fail fast while disconnected so the in-memory insurance limiter answers instead.
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
+  });
+  let lastReport = 0;
+  redis.on('error', (err: Error) => {
+    if (Date.now() - lastReport > 30000) {
+      lastReport = Date.now();
+      logger.warn({ err: { message: err.message } }, 'redis unavailable; rate limits fall back to this instance');
+    }
+  });
+  return redis;
+}
+
+export interface RunningService {
+  readonly server: Server;
+  readonly url: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * The composition root: connect, build the app, listen; SIGTERM/SIGINT stop accepting,
+ * finish requests in flight, then close every connection.
+ */
+export async function startService(config: Config, logger: Logger, surfaces?: readonly SurfaceName[]): Promise<RunningService> {
+  const runtime = await openDatabaseRuntime(config, (line) => logger.info(line), { waitForDatabase: true });
+  await ensureIndexes(runtime.db, logger);
+  const redis = config.redisUrl ? openRedis(config.redisUrl, logger) : undefined;
+  const app = await createApp({ config, db: runtime.db, logger, ...(redis ? { redis } : {}) }, surfaces ? { surfaces } : {});
+  const server = createServer(app.callback());
+  server.keepAliveTimeout = 5000;
+  await new Promise<void>((done, fail) => {
+    server.once('error', fail);
+    server.listen(config.port, config.host, () => done());
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+
+  let stopping: Promise<void> | undefined;
+  const stop = () =>
+    (stopping ??= (async () => {
+      logger.info('stopping: no new connections; finishing requests in flight');
+      await closeServer(server);
+      await app.close();
+      redis?.disconnect();
+      await runtime.close();
+      logger.info('stopped');
+    })());
+  return { server, url, stop };
+}
+
+/** Creates indexes at start; a failure is logged, not fatal (the data API answers 503 until it returns). */
+async function ensureIndexes(db: Database, logger: Logger): Promise<void> {
+  await db.ensureIndexes().catch((err: Error) => logger.warn({ err: { message: err.message } }, 'could not ensure indexes'));
+}
