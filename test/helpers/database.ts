@@ -1,0 +1,50 @@
+import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { openDatabase, type Database, type ConnectOptions } from '../../src/data/database.js';
+import { acquireEmbeddedDatabase, freePort, type EmbeddedDatabase } from '../../src/data/embedded/index.js';
+
+let embedded: EmbeddedDatabase | undefined;
+let baseUri: string | undefined;
+
+/** Starts the suite's database: MONGODB_URI when set, else a fresh embedded FerretDB. */
+export async function startTestDatabase(): Promise<void> {
+  if (process.env['MONGODB_URI']) {
+    baseUri = process.env['MONGODB_URI'];
+    return;
+  }
+  const dataDir = join('.data', `test-${process.pid}`);
+  rmSync(dataDir, { recursive: true, force: true });
+  embedded = await acquireEmbeddedDatabase({
+    dataDir,
+    preferredPort: await freePort(),
+    progress: (line) => process.stderr.write(`${line}\n`),
+  });
+  baseUri = embedded.uri;
+}
+
+export async function stopTestDatabase(): Promise<void> {
+  await embedded?.stop();
+  if (embedded) rmSync(join('.data', `test-${process.pid}`), { recursive: true, force: true });
+  embedded = undefined;
+}
+
+/** A connection string to a database of its own (a test file's), on the suite's server. */
+export function testDatabaseUri(name: string): string {
+  if (!baseUri) throw new Error('the test database is not started (test/helpers/hooks.ts)');
+  const url = new URL(baseUri);
+  url.pathname = `/t_${name.replace(/[^a-z0-9]/gi, '_').slice(0, 30)}_${randomBytes(3).toString('hex')}`;
+  return url.toString();
+}
+
+/** Opens an empty database of its own; `drop()` removes it. */
+export async function createTestDatabase(name: string, options: ConnectOptions = {}): Promise<Database & { drop(): Promise<void> }> {
+  const db = await openDatabase(testDatabaseUri(name), options);
+  await db.ensureIndexes();
+  return Object.assign(db, {
+    async drop() {
+      await db.connection.dropDatabase().catch(() => {});
+      await db.close();
+    },
+  });
+}

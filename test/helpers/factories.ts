@@ -1,0 +1,66 @@
+import { ApiKeyService, API_SCOPES, type ApiScope } from '../../src/data/api-keys.js';
+import type { Database } from '../../src/data/database.js';
+import type { ClubDoc } from '../../src/data/models/club.model.js';
+import type { ProjectDoc } from '../../src/data/models/project.model.js';
+import { toStudentRecord, type StudentDoc, type StudentInput } from '../../src/data/models/student.model.js';
+
+/** A valid enrolled student; override any field. */
+export function buildStudent(overrides: Partial<StudentInput> & { _id: number }): StudentDoc {
+  return toStudentRecord({
+    name: `Student ${overrides._id}`,
+    sex: 'MAN',
+    email: `s${overrides._id}@school.test`,
+    grade: 1,
+    classNum: 1,
+    number: 1,
+    major: 'SW_DEVELOPMENT',
+    role: 'GENERAL_STUDENT',
+    dormitoryFloor: null,
+    dormitoryRoom: null,
+    majorClubId: null,
+    autonomousClubId: null,
+    ...overrides,
+  });
+}
+
+export function buildClub(overrides: Partial<ClubDoc> & { _id: number }): ClubDoc {
+  return { name: `Club ${overrides._id}`, type: 'MAJOR_CLUB', leaderId: null, foundedYear: null, status: 'ACTIVE', abolishedYear: null, ...overrides };
+}
+
+export function buildProject(overrides: Partial<ProjectDoc> & { _id: number }): ProjectDoc {
+  return {
+    name: `Project ${overrides._id}`,
+    description: 'A project',
+    clubId: null,
+    participantIds: [],
+    startYear: null,
+    endYear: null,
+    status: 'ACTIVE',
+    ...overrides,
+  };
+}
+
+/** Inserts records and bumps the data version (as every real write does). */
+export async function insertSchool(
+  db: Database,
+  records: { students?: StudentDoc[]; clubs?: ClubDoc[]; projects?: ProjectDoc[] },
+): Promise<void> {
+  if (records.students?.length) await db.models.students.insertMany(records.students);
+  if (records.clubs?.length) await db.models.clubs.insertMany(records.clubs);
+  if (records.projects?.length) await db.models.projects.insertMany(records.projects);
+  await db.versions.bump('data');
+}
+
+/** Issues an API key (all scopes unless given) and returns its value. */
+export async function issueKey(
+  db: Database,
+  options: { scopes?: ApiScope[]; days?: number; rateLimit?: { points: number; durationSeconds: number }; now?: Date } = {},
+): Promise<string> {
+  const { key } = await new ApiKeyService(db).issue({
+    scopes: options.scopes ?? [...API_SCOPES],
+    ...(options.days ? { days: options.days } : {}),
+    ...(options.rateLimit ? { rateLimit: options.rateLimit } : {}),
+    ...(options.now ? { now: options.now } : {}),
+  });
+  return key;
+}

@@ -1,0 +1,14 @@
+import { startTestDatabase, stopTestDatabase } from './database.js';
+
+/** Mocha root hooks: one real database server for the whole suite. */
+export const mochaHooks = {
+  async beforeAll(this: Mocha.Context) {
+    // The first run on a machine builds FerretDB (1-3 minutes); later runs start it in a second.
+    this.timeout(600000);
+    await startTestDatabase();
+  },
+  async afterAll(this: Mocha.Context) {
+    this.timeout(30000);
+    await stopTestDatabase();
+  },
+};
