@@ -93,8 +93,11 @@ function securityHeaders(): AppMiddleware {
 /** Ends a listening server gracefully: stop accepting, let requests in flight finish. */
 export async function closeServer(server: Server, graceMs = 10000): Promise<void> {
   const closed = new Promise<void>((done) => server.close(() => done()));
+  // Keep-alive sockets become idle once their request finishes; close them as they do.
+  const sweep = setInterval(() => server.closeIdleConnections(), 50);
   server.closeIdleConnections();
   const timer = setTimeout(() => server.closeAllConnections(), graceMs);
   await closed;
+  clearInterval(sweep);
   clearTimeout(timer);
 }

@@ -3,6 +3,9 @@ import type { Models } from './database.js';
 import type { StudentDoc } from './models/student.model.js';
 import type { ClubDoc } from './models/club.model.js';
 
+/** One round trip per batch: the driver's default first batch (101) would add getMore calls. */
+const BATCH = 10000;
+
 /**
  * Per-request batch loaders: every reference in one GraphQL response (a student's clubs, a
  * club's leader and members, a project's participants) becomes one `$in` query per kind.
@@ -10,12 +13,12 @@ import type { ClubDoc } from './models/club.model.js';
 export function createLoaders(models: Models) {
   return {
     studentById: new DataLoader<number, StudentDoc | null>(async (ids) => {
-      const docs = await models.students.find({ _id: { $in: [...ids] } }).lean<StudentDoc[]>();
+      const docs = await models.students.find({ _id: { $in: [...ids] } }).batchSize(BATCH).lean<StudentDoc[]>();
       const byId = new Map(docs.map((d) => [d._id, d]));
       return ids.map((id) => byId.get(id) ?? null);
     }),
     clubById: new DataLoader<number, ClubDoc | null>(async (ids) => {
-      const docs = await models.clubs.find({ _id: { $in: [...ids] } }).lean<ClubDoc[]>();
+      const docs = await models.clubs.find({ _id: { $in: [...ids] } }).batchSize(BATCH).lean<ClubDoc[]>();
       const byId = new Map(docs.map((d) => [d._id, d]));
       return ids.map((id) => byId.get(id) ?? null);
     }),
@@ -25,6 +28,7 @@ export function createLoaders(models: Models) {
       const docs = await models.students
         .find({ $or: [{ majorClubId: { $in: ids } }, { autonomousClubId: { $in: ids } }] })
         .sort({ _id: 1 })
+        .batchSize(BATCH)
         .lean<StudentDoc[]>();
       const byClub = new Map<number, StudentDoc[]>(ids.map((id) => [id, []]));
       for (const doc of docs) {

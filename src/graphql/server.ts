@@ -28,6 +28,8 @@ export async function createGraphQLServer(logger: Logger): Promise<ApolloServer<
     schema,
     plugins: [limitsPlugin()],
     includeStacktraceInErrorResponses: false,
+    // main.ts owns shutdown; Apollo's own handler would re-raise SIGTERM and kill the process.
+    stopOnTerminationSignals: false,
     formatError: (formatted, error) => formatGraphQLError(formatted, error, logger),
   });
   await server.start();

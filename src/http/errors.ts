@@ -23,6 +23,7 @@ export function renderEnvelopeError(ctx: AppContext, error: AppError): void {
 
 /** Body-parser and Koa raise http-errors (status + expose); keep their 4xx meaning. */
 function fromKoaError(err: unknown): unknown {
+  if (err instanceof AppError) return err;
   if (err instanceof Error && 'status' in err && typeof err.status === 'number' && err.status >= 400 && err.status < 500) {
     return new KoaClientError(err.status, err.message);
   }

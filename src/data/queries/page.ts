@@ -16,7 +16,7 @@ export async function findPage<T>(
   const skip = page * size;
   const [total, items] = await Promise.all([
     model.countDocuments(filter),
-    model.find(filter).sort(sort).skip(skip).limit(size).lean<T[]>(),
+    model.find(filter).sort(sort).skip(skip).limit(size).batchSize(size).lean<T[]>(),
   ]);
   return { items, total };
 }

@@ -1,0 +1,111 @@
+import { expect } from 'chai';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { connect } from 'node:net';
+import { createInterface } from 'node:readline';
+import { buildTestApp } from '../helpers/app.js';
+import { createTestDatabase, testDatabaseUri } from '../helpers/database.js';
+import { expectEnvelope } from '../helpers/expect.js';
+import { freePort } from '../../src/data/embedded/index.js';
+
+const CLI = ['--import', 'tsx', 'src/cli/index.ts'];
+
+/** Starts `campus serve` as a real process and waits for its start-up line. */
+async function startServe(env: Record<string, string>): Promise<{ child: ChildProcessWithoutNullStreams; url: string }> {
+  const child = spawn(process.execPath, [...CLI, 'serve', '--json'], { env: { ...process.env, ...env } });
+  const url = await new Promise<string>((done, fail) => {
+    createInterface({ input: child.stdout }).once('line', (line) => done((JSON.parse(line) as { url: string }).url));
+    child.once('exit', (code) => fail(new Error(`serve exited with ${code}`)));
+  });
+  return { child, url };
+}
+
+describe('operations', function () {
+  this.timeout(30000);
+
+  it('SIGTERM stops accepting, finishes the request in flight, then exits 0', async () => {
+    const port = await freePort();
+    const { child } = await startServe({ MONGODB_URI: testDatabaseUri('sigterm'), PORT: String(port), LOG_LEVEL: 'silent' });
+    const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+
+    // A POST whose body is only half sent is a request in flight inside the handler.
+    const body = JSON.stringify({ query: '{ __typename }' });
+    const socket = connect(port, '127.0.0.1');
+    await new Promise((r) => socket.once('connect', r));
+    let response = '';
+    socket.on('data', (chunk) => (response += chunk.toString()));
+    socket.write(
+      `POST /graphql HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nX-API-KEY: 00000000-0000-4000-8000-000000000000\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`,
+    );
+    await new Promise((r) => setTimeout(r, 200));
+    child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 300));
+
+    const refused = await fetch(`http://127.0.0.1:${port}/v1/health`).then(
+      () => 'accepted',
+      () => 'refused',
+    );
+    expect(refused).to.equal('refused');
+
+    socket.write(body.slice(5));
+    const code = await exited;
+    // The unknown key earns a 401, which proves the in-flight request ran to completion.
+    expect(response).to.match(/^HTTP\/1\.1 401 Unauthorized/);
+    expect(code).to.equal(0);
+  });
+
+  it('production refuses plain HTTP, and accepts TLS reported by a trusted proxy', async () => {
+    const db = await createTestDatabase('tls');
+    const env = {
+      NODE_ENV: 'production',
+      MONGODB_URI: 'mongodb://unused.invalid/campus',
+      AUTH_URL: 'https://auth.school.test',
+      USERINFO_URL: 'https://auth.school.test',
+      BASE_URL: 'https://api.school.test',
+      OAUTH_JWKS: '{"keys":[]}',
+      OAUTH_COOKIE_KEYS: 'k1',
+      TRUSTED_PROXIES: '127.0.0.1',
+    };
+    const t = await buildTestApp('tls', { db, env, surfaces: ['data'] });
+    try {
+      await expectEnvelope(await t.request('/v1/health'), 403, 'FORBIDDEN', 'HTTPS is required');
+      await expectEnvelope(await t.request('/v1/health', { headers: { 'X-Forwarded-Proto': 'http' } }), 403, 'FORBIDDEN');
+      const viaProxy = await t.request('/v1/health', { headers: { 'X-Forwarded-Proto': 'https' } });
+      expect(viaProxy.status).to.equal(200);
+    } finally {
+      await t.close();
+      await db.drop();
+    }
+  });
+
+  it('production ignores X-Forwarded-Proto from an untrusted address', async () => {
+    const db = await createTestDatabase('tls2');
+    const env = {
+      NODE_ENV: 'production',
+      MONGODB_URI: 'mongodb://unused.invalid/campus',
+      AUTH_URL: 'https://auth.school.test',
+      USERINFO_URL: 'https://auth.school.test',
+      BASE_URL: 'https://api.school.test',
+      OAUTH_JWKS: '{"keys":[]}',
+      OAUTH_COOKIE_KEYS: 'k1',
+      TRUSTED_PROXIES: '10.9.9.9',
+    };
+    const t = await buildTestApp('tls2', { db, env, surfaces: ['data'] });
+    try {
+      await expectEnvelope(await t.request('/v1/health', { headers: { 'X-Forwarded-Proto': 'https' } }), 403, 'FORBIDDEN');
+    } finally {
+      await t.close();
+      await db.drop();
+    }
+  });
+
+  it('an invalid environment stops the process with one message listing every problem', async () => {
+    const child = spawn(process.execPath, [...CLI, 'serve'], { env: { ...process.env, PORT: 'x', RATE_LIMIT: 'lots' } });
+    let stderr = '';
+    child.stderr.on('data', (c) => (stderr += c.toString()));
+    const code = await new Promise((done) => child.once('exit', done));
+    expect(code).to.equal(1);
+    expect(stderr).to.include('campus: Invalid configuration:');
+    expect(stderr).to.include('  - PORT:');
+    expect(stderr).to.include('  - RATE_LIMIT: must look like <requests>/<seconds>, e.g. 100/60');
+  });
+});

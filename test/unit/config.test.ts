@@ -1,0 +1,79 @@
+import { expect } from 'chai';
+import { ConfigError, loadConfig } from '../../src/config/index.js';
+
+describe('config: loadConfig', () => {
+  it('runs a local start with no configuration at all', () => {
+    const config = loadConfig({});
+    expect(config.env).to.equal('development');
+    expect(config.host).to.equal('127.0.0.1');
+    expect(config.port).to.equal(8080);
+    expect(config.dataDir).to.equal('./.data');
+    expect(config.rateLimit).to.deep.equal({ points: 100, durationSeconds: 60 });
+    expect(config.schoolTimeZone).to.equal('Asia/Seoul');
+    expect(config.urls).to.deep.equal({ auth: 'http://127.0.0.1:8080', userinfo: 'http://127.0.0.1:8080', base: 'http://127.0.0.1:8080' });
+    expect(config.neis.syncTime).to.equal('02:00');
+    expect(Object.isFrozen(config.urls)).to.equal(true);
+  });
+
+  it('reads every variable it documents', () => {
+    const config = loadConfig({
+      PORT: '9000',
+      HOST: '0.0.0.0',
+      RATE_LIMIT: '600/30',
+      TRUSTED_PROXIES: '10.0.0.1, 10.0.0.2',
+      AUTH_URL: 'https://auth.example.kr/',
+      REDIS_URL: 'redis://127.0.0.1:6379',
+      NEIS_SYNC_ENABLED: 'FALSE',
+    });
+    expect(config.port).to.equal(9000);
+    expect(config.rateLimit).to.deep.equal({ points: 600, durationSeconds: 30 });
+    expect(config.trustedProxies).to.deep.equal(['10.0.0.1', '10.0.0.2']);
+    expect(config.urls.auth).to.equal('https://auth.example.kr');
+    expect(config.urls.base).to.equal('http://0.0.0.0:9000');
+    expect(config.neis.syncEnabled).to.equal(false);
+  });
+
+  it('lists every problem in one error', () => {
+    let error: unknown;
+    try {
+      loadConfig({ PORT: 'eighty', RATE_LIMIT: '100', SCHOOL_TIMEZONE: 'Mars/Olympus', MONGODB_URI: 'postgres://x' });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).to.be.instanceOf(ConfigError);
+    const problems = (error as ConfigError).problems;
+    expect(problems).to.have.length(4);
+    expect(problems.join('\n')).to.match(/PORT/).and.match(/RATE_LIMIT: must look like <requests>\/<seconds>/).and.match(/SCHOOL_TIMEZONE/).and.match(/MONGODB_URI/);
+  });
+
+  it('refuses development defaults in production', () => {
+    expect(() => loadConfig({ NODE_ENV: 'production' }))
+      .to.throw(ConfigError)
+      .with.property('problems')
+      .that.has.members([
+        'MONGODB_URI: required in production (the embedded database is for development)',
+        'AUTH_URL: required in production',
+        'USERINFO_URL: required in production',
+        'BASE_URL: required in production',
+        'OAUTH_JWKS: required in production (a JSON Web Key Set with private keys and kid)',
+        'OAUTH_COOKIE_KEYS: required in production (comma-separated random strings)',
+      ]);
+  });
+
+  it('refuses an http issuer in production', () => {
+    expect(() =>
+      loadConfig({
+        NODE_ENV: 'production',
+        MONGODB_URI: 'mongodb://db/campus',
+        AUTH_URL: 'http://auth.example.kr',
+        USERINFO_URL: 'https://me.example.kr',
+        BASE_URL: 'https://api.example.kr',
+        OAUTH_JWKS: '{"keys":[]}',
+        OAUTH_COOKIE_KEYS: 'a,b',
+      }),
+    )
+      .to.throw(ConfigError)
+      .with.property('problems')
+      .that.deep.equals(['AUTH_URL: must be an https:// address in production']);
+  });
+});
