@@ -1,4 +1,4 @@
-import { pino, stdTimeFunctions, type Logger, type DestinationStream } from 'pino';
+import { pino, destination as pinoDestination, stdTimeFunctions, type Logger, type DestinationStream } from 'pino';
 
 export type { Logger } from 'pino';
 
@@ -33,7 +33,11 @@ const REDACT_PATHS = [
   'req.headers["x-api-key"]',
 ];
 
-/** Creates the service logger: structured JSON on stdout (or the given stream, for tests). */
+/**
+ * Creates the service logger: structured JSON on stdout (or the given stream, for tests).
+ * Stdout is written asynchronously in small batches, so a log line never blocks a request;
+ * pino flushes what is buffered when the process exits.
+ */
 export function createLogger(level: string, destination?: DestinationStream): Logger {
   return pino(
     {
@@ -43,6 +47,6 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
       timestamp: stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
     },
-    destination,
+    destination ?? pinoDestination({ dest: 1, sync: false, minLength: 4096 }),
   );
 }

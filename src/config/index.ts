@@ -54,6 +54,9 @@ const envSchema = z.object({
     .string()
     .optional()
     .transform((v) => (v ? v.split(',').map((s) => s.trim()).filter(Boolean) : undefined)),
+  // Failed logins allowed per account and per client address before the login page says "wait".
+  OAUTH_LOGIN_LIMIT_ACCOUNT: rateLimitSpec.prefault('5/900'),
+  OAUTH_LOGIN_LIMIT_IP: rateLimitSpec.prefault('50/900'),
 
   NEIS_BASE_URL: z.url().default('https://open.neis.go.kr/hub'),
   NEIS_API_KEY: z.string().optional(),
@@ -97,7 +100,12 @@ export interface Config {
   readonly rateLimit: { readonly points: number; readonly durationSeconds: number };
   readonly schoolTimeZone: string;
   readonly urls: { readonly auth: string; readonly userinfo: string; readonly base: string };
-  readonly oauth: { readonly jwks: string | undefined; readonly cookieKeys: readonly string[] | undefined };
+  readonly oauth: {
+    readonly jwks: string | undefined;
+    readonly cookieKeys: readonly string[] | undefined;
+    readonly loginLimitAccount: { readonly points: number; readonly durationSeconds: number };
+    readonly loginLimitIp: { readonly points: number; readonly durationSeconds: number };
+  };
   readonly neis: {
     readonly baseUrl: string;
     readonly apiKey: string | undefined;
@@ -149,7 +157,12 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       userinfo: stripSlash(e.USERINFO_URL ?? local),
       base: stripSlash(e.BASE_URL ?? local),
     },
-    oauth: { jwks: e.OAUTH_JWKS, cookieKeys: e.OAUTH_COOKIE_KEYS },
+    oauth: {
+      jwks: e.OAUTH_JWKS,
+      cookieKeys: e.OAUTH_COOKIE_KEYS,
+      loginLimitAccount: e.OAUTH_LOGIN_LIMIT_ACCOUNT,
+      loginLimitIp: e.OAUTH_LOGIN_LIMIT_IP,
+    },
     neis: {
       baseUrl: stripSlash(e.NEIS_BASE_URL),
       apiKey: e.NEIS_API_KEY,

@@ -4,6 +4,11 @@ import { studentModel } from './models/student.model.js';
 import { clubModel } from './models/club.model.js';
 import { projectModel } from './models/project.model.js';
 import { apiKeyModel } from './models/api-key.model.js';
+import { oauthModels } from './models/oauth.js';
+import { mealModel } from './models/meal.model.js';
+import { neisStateModel } from './models/neis-state.model.js';
+import { scheduleModel } from './models/schedule.model.js';
+import { timetableModel } from './models/timetable.model.js';
 import { DataVersions } from './versions.js';
 
 /** The models of every domain, bound to one connection. */
@@ -13,6 +18,11 @@ export function createModels(connection: Connection) {
     clubs: clubModel(connection),
     projects: projectModel(connection),
     apiKeys: apiKeyModel(connection),
+    ...oauthModels(connection),
+    meals: mealModel(connection),
+    schedules: scheduleModel(connection),
+    timetables: timetableModel(connection),
+    neisState: neisStateModel(connection),
   };
 }
 

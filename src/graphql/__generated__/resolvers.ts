@@ -4,6 +4,9 @@ import type { StudentDoc } from '../../data/models/student.model.js';
 import type { ClubDoc } from '../../data/models/club.model.js';
 import type { ProjectDoc } from '../../data/models/project.model.js';
 import type { StudentPageParent, ClubPageParent, ProjectPageParent } from '../page.js';
+import type { MealDoc } from '../../data/models/meal.model.js';
+import type { ScheduleDoc } from '../../data/models/schedule.model.js';
+import type { TimetableDoc } from '../../data/models/timetable.model.js';
 import type { GraphQLContext } from '../context.js';
 export type Maybe<T> = T | null;
 export type InputMaybe<T> = Maybe<T>;
@@ -78,6 +81,38 @@ export type Major =
   | 'SMART_IOT'
   | 'SW_DEVELOPMENT';
 
+/** A school meal (the spec's Meal record), synced from NEIS mealServiceDietInfo. */
+export type Meal = {
+  __typename?: 'Meal';
+  /** The meal's distinct allergy codes in first-seen order; null when none. */
+  mealAllergyInfo?: Maybe<Array<Scalars['String']['output']>>;
+  /** Free text with a unit, e.g. 780.3 Kcal. */
+  mealCalories?: Maybe<Scalars['String']['output']>;
+  mealDate: Scalars['LocalDate']['output'];
+  /** {schoolCode}_{YYYYMMDD}_{NEIS meal code 1|2|3} */
+  mealId: Scalars['String']['output'];
+  /** Dish names, allergy codes and markers removed. */
+  mealMenu: Array<Scalars['String']['output']>;
+  /** People served. */
+  mealServeCount?: Maybe<Scalars['Int']['output']>;
+  mealType: MealType;
+  /** Nutrients, one per line. */
+  nutritionInfo?: Maybe<Scalars['String']['output']>;
+  /** Education office code */
+  officeCode: Scalars['String']['output'];
+  /** Education office name */
+  officeName: Scalars['String']['output'];
+  /** Origins of the ingredients, one per line. */
+  originInfo?: Maybe<Scalars['String']['output']>;
+  schoolCode: Scalars['String']['output'];
+  schoolName: Scalars['String']['output'];
+};
+
+export type MealType =
+  | 'BREAKFAST'
+  | 'DINNER'
+  | 'LUNCH';
+
 export type Project = {
   __typename?: 'Project';
   /** The owning club; null if none. */
@@ -123,10 +158,19 @@ export type Query = {
   __typename?: 'Query';
   /** Scope CLUB_READ. page >= 0, size 1 to 1000; ordered by id unless sortBy is given (id breaks ties). */
   clubs: ClubPage;
+  /**
+   * Scope NEIS_READ. Either date (one day) or fromDate with toDate (at most 366 days); none means
+   * today in the school's time zone. Ordered by date, then breakfast, lunch, dinner.
+   */
+  meals: Array<Meal>;
   /** Scope PROJECT_READ. page >= 0, size 1 to 1000; ordered by id unless sortBy is given (id breaks ties). */
   projects: ProjectPage;
+  /** Scope NEIS_READ. Dates as for meals. Ordered by date, then NEIS's order. */
+  schedules: Array<Schedule>;
   /** Scope STUDENT_READ. page >= 0, size 1 to 1000; ordered by id unless sortBy is given (id breaks ties). */
   students: StudentPage;
+  /** Scope NEIS_READ. grade 1 to 3, classNum 1 to 4; dates as for meals. Ordered by date, then period. */
+  timetables: Array<Timetable>;
   /** The API key's scopes, so a dashboard can tell what it may ask for. */
   viewerScopes: Array<Scalars['String']['output']>;
 };
@@ -149,6 +193,17 @@ export type QueryClubsArgs = {
  * Every root field needs the API key scope of the matching REST endpoint:
  * students STUDENT_READ, clubs CLUB_READ, projects PROJECT_READ, NEIS data NEIS_READ.
  */
+export type QueryMealsArgs = {
+  date?: InputMaybe<Scalars['LocalDate']['input']>;
+  fromDate?: InputMaybe<Scalars['LocalDate']['input']>;
+  toDate?: InputMaybe<Scalars['LocalDate']['input']>;
+};
+
+
+/**
+ * Every root field needs the API key scope of the matching REST endpoint:
+ * students STUDENT_READ, clubs CLUB_READ, projects PROJECT_READ, NEIS data NEIS_READ.
+ */
 export type QueryProjectsArgs = {
   filter?: InputMaybe<ProjectFilter>;
   page?: InputMaybe<Scalars['Int']['input']>;
@@ -162,12 +217,59 @@ export type QueryProjectsArgs = {
  * Every root field needs the API key scope of the matching REST endpoint:
  * students STUDENT_READ, clubs CLUB_READ, projects PROJECT_READ, NEIS data NEIS_READ.
  */
+export type QuerySchedulesArgs = {
+  date?: InputMaybe<Scalars['LocalDate']['input']>;
+  fromDate?: InputMaybe<Scalars['LocalDate']['input']>;
+  toDate?: InputMaybe<Scalars['LocalDate']['input']>;
+};
+
+
+/**
+ * Every root field needs the API key scope of the matching REST endpoint:
+ * students STUDENT_READ, clubs CLUB_READ, projects PROJECT_READ, NEIS data NEIS_READ.
+ */
 export type QueryStudentsArgs = {
   filter?: InputMaybe<StudentFilter>;
   page?: InputMaybe<Scalars['Int']['input']>;
   size?: InputMaybe<Scalars['Int']['input']>;
   sortBy?: InputMaybe<StudentSortBy>;
   sortDirection?: InputMaybe<SortDirection>;
+};
+
+
+/**
+ * Every root field needs the API key scope of the matching REST endpoint:
+ * students STUDENT_READ, clubs CLUB_READ, projects PROJECT_READ, NEIS data NEIS_READ.
+ */
+export type QueryTimetablesArgs = {
+  classNum: Scalars['Int']['input'];
+  date?: InputMaybe<Scalars['LocalDate']['input']>;
+  fromDate?: InputMaybe<Scalars['LocalDate']['input']>;
+  grade: Scalars['Int']['input'];
+  toDate?: InputMaybe<Scalars['LocalDate']['input']>;
+};
+
+/** An academic calendar event, synced from NEIS SchoolSchedule. Several events on one day have distinct ids. */
+export type Schedule = {
+  __typename?: 'Schedule';
+  /** Academic year (starts 1 March), e.g. 2026. */
+  academicYear: Scalars['String']['output'];
+  /** NEIS's day category, e.g. 휴업일, 공휴일, 해당없음. */
+  dayCategory?: Maybe<Scalars['String']['output']>;
+  /** Day or night course, e.g. 주간. */
+  dayNightType?: Maybe<Scalars['String']['output']>;
+  eventContent?: Maybe<Scalars['String']['output']>;
+  eventName: Scalars['String']['output'];
+  officeCode: Scalars['String']['output'];
+  officeName: Scalars['String']['output'];
+  scheduleDate: Scalars['LocalDate']['output'];
+  scheduleId: Scalars['String']['output'];
+  schoolCode: Scalars['String']['output'];
+  /** Course type, e.g. 고등학교. */
+  schoolCourseType?: Maybe<Scalars['String']['output']>;
+  schoolName: Scalars['String']['output'];
+  /** Grades the event concerns; empty when NEIS flags none. */
+  targetGrades: Array<Scalars['Int']['output']>;
 };
 
 export type Sex =
@@ -252,6 +354,26 @@ export type StudentSortBy =
   | 'SEX'
   | 'STUDENT_NUMBER';
 
+/** One period of one class on one day, synced from NEIS hisTimetable. */
+export type Timetable = {
+  __typename?: 'Timetable';
+  academicYear: Scalars['String']['output'];
+  classNum: Scalars['Int']['output'];
+  classroomName?: Maybe<Scalars['String']['output']>;
+  departmentName?: Maybe<Scalars['String']['output']>;
+  grade: Scalars['Int']['output'];
+  officeCode: Scalars['String']['output'];
+  officeName: Scalars['String']['output'];
+  period: Scalars['Int']['output'];
+  schoolCode: Scalars['String']['output'];
+  schoolName: Scalars['String']['output'];
+  semester?: Maybe<Scalars['String']['output']>;
+  subject: Scalars['String']['output'];
+  timetableDate: Scalars['LocalDate']['output'];
+  /** {schoolCode}_{YYYYMMDD}_{grade}_{classNum}_{period} */
+  timetableId: Scalars['String']['output'];
+};
+
 
 
 export type ResolverTypeWrapper<T> = Promise<T> | T;
@@ -334,12 +456,15 @@ export type ResolversTypes = {
   LocalDate: ResolverTypeWrapper<Scalars['LocalDate']['output']>;
   Long: ResolverTypeWrapper<Scalars['Long']['output']>;
   Major: Major;
+  Meal: ResolverTypeWrapper<MealDoc>;
+  MealType: MealType;
   Project: ResolverTypeWrapper<ProjectDoc>;
   ProjectFilter: ProjectFilter;
   ProjectPage: ResolverTypeWrapper<ProjectPageParent>;
   ProjectSortBy: ProjectSortBy;
   ProjectStatus: ProjectStatus;
   Query: ResolverTypeWrapper<{}>;
+  Schedule: ResolverTypeWrapper<ScheduleDoc>;
   Sex: Sex;
   SortDirection: SortDirection;
   String: ResolverTypeWrapper<Scalars['String']['output']>;
@@ -348,6 +473,7 @@ export type ResolversTypes = {
   StudentPage: ResolverTypeWrapper<StudentPageParent>;
   StudentRole: StudentRole;
   StudentSortBy: StudentSortBy;
+  Timetable: ResolverTypeWrapper<TimetableDoc>;
 };
 
 /** Mapping between all available schema types and the resolvers parents */
@@ -359,14 +485,17 @@ export type ResolversParentTypes = {
   Int: Scalars['Int']['output'];
   LocalDate: Scalars['LocalDate']['output'];
   Long: Scalars['Long']['output'];
+  Meal: MealDoc;
   Project: ProjectDoc;
   ProjectFilter: ProjectFilter;
   ProjectPage: ProjectPageParent;
   Query: {};
+  Schedule: ScheduleDoc;
   String: Scalars['String']['output'];
   Student: StudentDoc;
   StudentFilter: StudentFilter;
   StudentPage: StudentPageParent;
+  Timetable: TimetableDoc;
 };
 
 export type ClubResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Club'] = ResolversParentTypes['Club']> = {
@@ -396,6 +525,23 @@ export interface LongScalarConfig extends GraphQLScalarTypeConfig<ResolversTypes
   name: 'Long';
 }
 
+export type MealResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Meal'] = ResolversParentTypes['Meal']> = {
+  mealAllergyInfo?: Resolver<Maybe<Array<ResolversTypes['String']>>, ParentType, ContextType>;
+  mealCalories?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  mealDate?: Resolver<ResolversTypes['LocalDate'], ParentType, ContextType>;
+  mealId?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  mealMenu?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
+  mealServeCount?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
+  mealType?: Resolver<ResolversTypes['MealType'], ParentType, ContextType>;
+  nutritionInfo?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  officeCode?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  officeName?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  originInfo?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  schoolCode?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  schoolName?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
+};
+
 export type ProjectResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Project'] = ResolversParentTypes['Project']> = {
   club?: Resolver<Maybe<ResolversTypes['Club']>, ParentType, ContextType>;
   description?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
@@ -417,9 +563,29 @@ export type ProjectPageResolvers<ContextType = GraphQLContext, ParentType extend
 
 export type QueryResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Query'] = ResolversParentTypes['Query']> = {
   clubs?: Resolver<ResolversTypes['ClubPage'], ParentType, ContextType, RequireFields<QueryClubsArgs, 'page' | 'size' | 'sortDirection'>>;
+  meals?: Resolver<Array<ResolversTypes['Meal']>, ParentType, ContextType, Partial<QueryMealsArgs>>;
   projects?: Resolver<ResolversTypes['ProjectPage'], ParentType, ContextType, RequireFields<QueryProjectsArgs, 'page' | 'size' | 'sortDirection'>>;
+  schedules?: Resolver<Array<ResolversTypes['Schedule']>, ParentType, ContextType, Partial<QuerySchedulesArgs>>;
   students?: Resolver<ResolversTypes['StudentPage'], ParentType, ContextType, RequireFields<QueryStudentsArgs, 'page' | 'size' | 'sortDirection'>>;
+  timetables?: Resolver<Array<ResolversTypes['Timetable']>, ParentType, ContextType, RequireFields<QueryTimetablesArgs, 'classNum' | 'grade'>>;
   viewerScopes?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
+};
+
+export type ScheduleResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Schedule'] = ResolversParentTypes['Schedule']> = {
+  academicYear?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  dayCategory?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  dayNightType?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  eventContent?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  eventName?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  officeCode?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  officeName?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  scheduleDate?: Resolver<ResolversTypes['LocalDate'], ParentType, ContextType>;
+  scheduleId?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  schoolCode?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  schoolCourseType?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  schoolName?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  targetGrades?: Resolver<Array<ResolversTypes['Int']>, ParentType, ContextType>;
+  __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
 };
 
 export type StudentResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Student'] = ResolversParentTypes['Student']> = {
@@ -450,15 +616,36 @@ export type StudentPageResolvers<ContextType = GraphQLContext, ParentType extend
   __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
 };
 
+export type TimetableResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Timetable'] = ResolversParentTypes['Timetable']> = {
+  academicYear?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  classNum?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  classroomName?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  departmentName?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  grade?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  officeCode?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  officeName?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  period?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  schoolCode?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  schoolName?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  semester?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  subject?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  timetableDate?: Resolver<ResolversTypes['LocalDate'], ParentType, ContextType>;
+  timetableId?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
+};
+
 export type Resolvers<ContextType = GraphQLContext> = {
   Club?: ClubResolvers<ContextType>;
   ClubPage?: ClubPageResolvers<ContextType>;
   LocalDate?: GraphQLScalarType;
   Long?: GraphQLScalarType;
+  Meal?: MealResolvers<ContextType>;
   Project?: ProjectResolvers<ContextType>;
   ProjectPage?: ProjectPageResolvers<ContextType>;
   Query?: QueryResolvers<ContextType>;
+  Schedule?: ScheduleResolvers<ContextType>;
   Student?: StudentResolvers<ContextType>;
   StudentPage?: StudentPageResolvers<ContextType>;
+  Timetable?: TimetableResolvers<ContextType>;
 };
 

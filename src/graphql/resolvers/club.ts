@@ -34,9 +34,17 @@ export const clubResolvers: Resolvers = {
       const leader = await ctx.loaders.studentById.load(c.leaderId);
       return leader && isEnrolledRole(leader.role) ? leader : null;
     },
+    // The leader the API shows (see `leader`) is left out unless includeLeader, and listed when
+    // it is (even if not a member); a graduate or withdrawn "leader" reads as null, so such a
+    // member stays listed whatever the flag says.
     async participants(c, args, ctx) {
-      const members = await ctx.loaders.membersByClubId.load(c._id);
-      return args.includeLeader ? members : members.filter((m) => m._id !== c.leaderId);
+      const [members, leader] = await Promise.all([
+        ctx.loaders.membersByClubId.load(c._id),
+        args.includeLeader && c.leaderId != null ? ctx.loaders.studentById.load(c.leaderId) : null,
+      ]);
+      const others = members.filter((m) => !(m._id === c.leaderId && isEnrolledRole(m.role)));
+      if (!leader || !isEnrolledRole(leader.role)) return others;
+      return [...others, leader].sort((a, b) => a._id - b._id);
     },
   },
 };

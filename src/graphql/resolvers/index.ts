@@ -4,6 +4,7 @@ import { Long, LocalDate } from './scalars.js';
 import { studentResolvers } from './student.js';
 import { clubResolvers } from './club.js';
 import { projectResolvers } from './project.js';
+import { neisResolvers } from './neis.js';
 
 /** All resolvers, merged per type (each domain file owns its types). */
 export function buildResolvers(): Resolvers {
@@ -12,6 +13,7 @@ export function buildResolvers(): Resolvers {
     studentResolvers,
     clubResolvers,
     projectResolvers,
+    neisResolvers,
   ];
   const merged: Record<string, unknown> = {};
   for (const part of parts) {

@@ -5,7 +5,7 @@ import type { AppMiddleware } from '../../http/context.js';
 import type { RestClubsQuery, RestClubsQueryVariables } from './__generated__/operations.js';
 import { respondWithOperation, type RestDeps } from './execute.js';
 import { CLUBS_OPERATION } from './operations/clubs.js';
-import { boolParam, defined, enumParam, intParam, parseQuery, textParam } from './params.js';
+import { boolParam, defined, enumParam, intParam, memoByQueryString, parseQuery, textParam } from './params.js';
 
 /** Every query parameter of GET /v1/clubs (spec + DECISIONS.md); unknown ones are ignored. */
 export const clubsQuery = z.object({
@@ -35,10 +35,14 @@ export function clubsVariables(q: z.output<typeof clubsQuery>): RestClubsQueryVa
 
 /** GET /v1/clubs */
 export function clubsHandler(deps: RestDeps): AppMiddleware {
+  const request = memoByQueryString((query) => {
+    const variables = clubsVariables(parseQuery(clubsQuery, query));
+    return { variables, cacheKey: `clubs:${JSON.stringify(variables)}` };
+  });
   return async (ctx) => {
-    const variables = clubsVariables(parseQuery(clubsQuery, ctx.query));
+    const { variables, cacheKey } = request(ctx.querystring, ctx.query);
     await respondWithOperation(ctx, deps, {
-      cacheKey: `clubs:${JSON.stringify(variables)}`,
+      cacheKey,
       query: CLUBS_OPERATION,
       variables,
       pick: (data: RestClubsQuery) => data.clubs,

@@ -78,3 +78,19 @@ export function parseQuery<S extends z.ZodObject>(schema: S, query: Record<strin
 export function defined<T extends Record<string, unknown>>(value: T): Partial<T> {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
+
+/**
+ * Memoises a query-string parser: a repeated query string skips validation and key building.
+ * Only successful parses are kept (a bad query throws each time); bounded, oldest dropped first.
+ */
+export function memoByQueryString<T>(parse: (query: Record<string, string | string[] | undefined>) => T, max = 1000) {
+  const memo = new Map<string, T>();
+  return (querystring: string, query: Record<string, string | string[] | undefined>): T => {
+    const hit = memo.get(querystring);
+    if (hit !== undefined) return hit;
+    const value = parse(query);
+    if (memo.size >= max) memo.delete(memo.keys().next().value ?? '');
+    memo.set(querystring, value);
+    return value;
+  };
+}

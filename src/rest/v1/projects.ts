@@ -5,7 +5,7 @@ import type { AppMiddleware } from '../../http/context.js';
 import type { RestProjectsQuery, RestProjectsQueryVariables } from './__generated__/operations.js';
 import { respondWithOperation, type RestDeps } from './execute.js';
 import { PROJECTS_OPERATION } from './operations/projects.js';
-import { defined, enumParam, intParam, parseQuery, textParam } from './params.js';
+import { defined, enumParam, intParam, memoByQueryString, parseQuery, textParam } from './params.js';
 
 /** Every query parameter of GET /v1/projects (spec + DECISIONS.md); unknown ones are ignored. */
 export const projectsQuery = z.object({
@@ -26,10 +26,14 @@ export function projectsVariables(q: z.output<typeof projectsQuery>): RestProjec
 
 /** GET /v1/projects */
 export function projectsHandler(deps: RestDeps): AppMiddleware {
+  const request = memoByQueryString((query) => {
+    const variables = projectsVariables(parseQuery(projectsQuery, query));
+    return { variables, cacheKey: `projects:${JSON.stringify(variables)}` };
+  });
   return async (ctx) => {
-    const variables = projectsVariables(parseQuery(projectsQuery, ctx.query));
+    const { variables, cacheKey } = request(ctx.querystring, ctx.query);
     await respondWithOperation(ctx, deps, {
-      cacheKey: `projects:${JSON.stringify(variables)}`,
+      cacheKey,
       query: PROJECTS_OPERATION,
       variables,
       pick: (data: RestProjectsQuery) => data.projects,

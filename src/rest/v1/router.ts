@@ -44,9 +44,19 @@ export function dataRoutes(deps: DataRoutesDeps): AppMiddleware {
 
   // The router's context type adds params; our middleware does not read them.
   const routes = router.routes() as unknown as AppMiddleware;
-  const methods = router.allowedMethods({
-    throw: true,
-    methodNotAllowed: () => new MethodNotAllowedError(['GET']),
-  }) as unknown as AppMiddleware;
-  return (ctx, next) => routes(ctx, () => methods(ctx, next));
+  // A path of this router asked with a method it does not take is 405 (OPTIONS: 204), naming
+  // the methods it takes; any other path goes on to the next surface. (The router's own
+  // allowedMethods() checks only after the rest of the app ran, whose final 404 throws first.)
+  return (ctx, next) =>
+    routes(ctx, async () => {
+      const matched = (ctx as unknown as { matched?: { methods: string[] }[] }).matched ?? [];
+      const allowed = [...new Set(matched.flatMap((layer) => layer.methods))];
+      if (allowed.length === 0) return next();
+      if (ctx.method === 'OPTIONS') {
+        ctx.status = 204;
+        ctx.set('Allow', allowed.join(', '));
+        return;
+      }
+      throw new MethodNotAllowedError(allowed);
+    });
 }

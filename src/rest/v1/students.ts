@@ -5,7 +5,7 @@ import type { AppMiddleware } from '../../http/context.js';
 import type { RestStudentsQuery, RestStudentsQueryVariables } from './__generated__/operations.js';
 import { respondWithOperation, type RestDeps } from './execute.js';
 import { STUDENTS_OPERATION } from './operations/students.js';
-import { boolParam, defined, enumParam, intParam, parseQuery, textParam } from './params.js';
+import { boolParam, defined, enumParam, intParam, memoByQueryString, parseQuery, textParam } from './params.js';
 
 const STUDENT_SORT_BY = ['ID', 'NAME', 'EMAIL', 'STUDENT_NUMBER', 'GRADE', 'CLASS_NUM', 'NUMBER', 'MAJOR', 'ROLE', 'SEX', 'DORMITORY_ROOM'] as const;
 
@@ -38,10 +38,14 @@ export function studentsVariables(q: z.output<typeof studentsQuery>): RestStuden
 
 /** GET /v1/students */
 export function studentsHandler(deps: RestDeps): AppMiddleware {
+  const request = memoByQueryString((query) => {
+    const variables = studentsVariables(parseQuery(studentsQuery, query));
+    return { variables, cacheKey: `students:${JSON.stringify(variables)}` };
+  });
   return async (ctx) => {
-    const variables = studentsVariables(parseQuery(studentsQuery, ctx.query));
+    const { variables, cacheKey } = request(ctx.querystring, ctx.query);
     await respondWithOperation(ctx, deps, {
-      cacheKey: `students:${JSON.stringify(variables)}`,
+      cacheKey,
       query: STUDENTS_OPERATION,
       variables,
       pick: (data: RestStudentsQuery) => data.students,

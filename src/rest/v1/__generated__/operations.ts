@@ -71,6 +71,38 @@ export type Major =
   | 'SMART_IOT'
   | 'SW_DEVELOPMENT';
 
+/** A school meal (the spec's Meal record), synced from NEIS mealServiceDietInfo. */
+export type Meal = {
+  __typename?: 'Meal';
+  /** The meal's distinct allergy codes in first-seen order; null when none. */
+  mealAllergyInfo?: Maybe<Array<Scalars['String']['output']>>;
+  /** Free text with a unit, e.g. 780.3 Kcal. */
+  mealCalories?: Maybe<Scalars['String']['output']>;
+  mealDate: Scalars['LocalDate']['output'];
+  /** {schoolCode}_{YYYYMMDD}_{NEIS meal code 1|2|3} */
+  mealId: Scalars['String']['output'];
+  /** Dish names, allergy codes and markers removed. */
+  mealMenu: Array<Scalars['String']['output']>;
+  /** People served. */
+  mealServeCount?: Maybe<Scalars['Int']['output']>;
+  mealType: MealType;
+  /** Nutrients, one per line. */
+  nutritionInfo?: Maybe<Scalars['String']['output']>;
+  /** Education office code */
+  officeCode: Scalars['String']['output'];
+  /** Education office name */
+  officeName: Scalars['String']['output'];
+  /** Origins of the ingredients, one per line. */
+  originInfo?: Maybe<Scalars['String']['output']>;
+  schoolCode: Scalars['String']['output'];
+  schoolName: Scalars['String']['output'];
+};
+
+export type MealType =
+  | 'BREAKFAST'
+  | 'DINNER'
+  | 'LUNCH';
+
 export type Project = {
   __typename?: 'Project';
   /** The owning club; null if none. */
@@ -116,10 +148,19 @@ export type Query = {
   __typename?: 'Query';
   /** Scope CLUB_READ. page >= 0, size 1 to 1000; ordered by id unless sortBy is given (id breaks ties). */
   clubs: ClubPage;
+  /**
+   * Scope NEIS_READ. Either date (one day) or fromDate with toDate (at most 366 days); none means
+   * today in the school's time zone. Ordered by date, then breakfast, lunch, dinner.
+   */
+  meals: Array<Meal>;
   /** Scope PROJECT_READ. page >= 0, size 1 to 1000; ordered by id unless sortBy is given (id breaks ties). */
   projects: ProjectPage;
+  /** Scope NEIS_READ. Dates as for meals. Ordered by date, then NEIS's order. */
+  schedules: Array<Schedule>;
   /** Scope STUDENT_READ. page >= 0, size 1 to 1000; ordered by id unless sortBy is given (id breaks ties). */
   students: StudentPage;
+  /** Scope NEIS_READ. grade 1 to 3, classNum 1 to 4; dates as for meals. Ordered by date, then period. */
+  timetables: Array<Timetable>;
   /** The API key's scopes, so a dashboard can tell what it may ask for. */
   viewerScopes: Array<Scalars['String']['output']>;
 };
@@ -142,6 +183,17 @@ export type QueryClubsArgs = {
  * Every root field needs the API key scope of the matching REST endpoint:
  * students STUDENT_READ, clubs CLUB_READ, projects PROJECT_READ, NEIS data NEIS_READ.
  */
+export type QueryMealsArgs = {
+  date?: InputMaybe<Scalars['LocalDate']['input']>;
+  fromDate?: InputMaybe<Scalars['LocalDate']['input']>;
+  toDate?: InputMaybe<Scalars['LocalDate']['input']>;
+};
+
+
+/**
+ * Every root field needs the API key scope of the matching REST endpoint:
+ * students STUDENT_READ, clubs CLUB_READ, projects PROJECT_READ, NEIS data NEIS_READ.
+ */
 export type QueryProjectsArgs = {
   filter?: InputMaybe<ProjectFilter>;
   page?: InputMaybe<Scalars['Int']['input']>;
@@ -155,12 +207,59 @@ export type QueryProjectsArgs = {
  * Every root field needs the API key scope of the matching REST endpoint:
  * students STUDENT_READ, clubs CLUB_READ, projects PROJECT_READ, NEIS data NEIS_READ.
  */
+export type QuerySchedulesArgs = {
+  date?: InputMaybe<Scalars['LocalDate']['input']>;
+  fromDate?: InputMaybe<Scalars['LocalDate']['input']>;
+  toDate?: InputMaybe<Scalars['LocalDate']['input']>;
+};
+
+
+/**
+ * Every root field needs the API key scope of the matching REST endpoint:
+ * students STUDENT_READ, clubs CLUB_READ, projects PROJECT_READ, NEIS data NEIS_READ.
+ */
 export type QueryStudentsArgs = {
   filter?: InputMaybe<StudentFilter>;
   page?: InputMaybe<Scalars['Int']['input']>;
   size?: InputMaybe<Scalars['Int']['input']>;
   sortBy?: InputMaybe<StudentSortBy>;
   sortDirection?: InputMaybe<SortDirection>;
+};
+
+
+/**
+ * Every root field needs the API key scope of the matching REST endpoint:
+ * students STUDENT_READ, clubs CLUB_READ, projects PROJECT_READ, NEIS data NEIS_READ.
+ */
+export type QueryTimetablesArgs = {
+  classNum: Scalars['Int']['input'];
+  date?: InputMaybe<Scalars['LocalDate']['input']>;
+  fromDate?: InputMaybe<Scalars['LocalDate']['input']>;
+  grade: Scalars['Int']['input'];
+  toDate?: InputMaybe<Scalars['LocalDate']['input']>;
+};
+
+/** An academic calendar event, synced from NEIS SchoolSchedule. Several events on one day have distinct ids. */
+export type Schedule = {
+  __typename?: 'Schedule';
+  /** Academic year (starts 1 March), e.g. 2026. */
+  academicYear: Scalars['String']['output'];
+  /** NEIS's day category, e.g. 휴업일, 공휴일, 해당없음. */
+  dayCategory?: Maybe<Scalars['String']['output']>;
+  /** Day or night course, e.g. 주간. */
+  dayNightType?: Maybe<Scalars['String']['output']>;
+  eventContent?: Maybe<Scalars['String']['output']>;
+  eventName: Scalars['String']['output'];
+  officeCode: Scalars['String']['output'];
+  officeName: Scalars['String']['output'];
+  scheduleDate: Scalars['LocalDate']['output'];
+  scheduleId: Scalars['String']['output'];
+  schoolCode: Scalars['String']['output'];
+  /** Course type, e.g. 고등학교. */
+  schoolCourseType?: Maybe<Scalars['String']['output']>;
+  schoolName: Scalars['String']['output'];
+  /** Grades the event concerns; empty when NEIS flags none. */
+  targetGrades: Array<Scalars['Int']['output']>;
 };
 
 export type Sex =
@@ -245,6 +344,26 @@ export type StudentSortBy =
   | 'SEX'
   | 'STUDENT_NUMBER';
 
+/** One period of one class on one day, synced from NEIS hisTimetable. */
+export type Timetable = {
+  __typename?: 'Timetable';
+  academicYear: Scalars['String']['output'];
+  classNum: Scalars['Int']['output'];
+  classroomName?: Maybe<Scalars['String']['output']>;
+  departmentName?: Maybe<Scalars['String']['output']>;
+  grade: Scalars['Int']['output'];
+  officeCode: Scalars['String']['output'];
+  officeName: Scalars['String']['output'];
+  period: Scalars['Int']['output'];
+  schoolCode: Scalars['String']['output'];
+  schoolName: Scalars['String']['output'];
+  semester?: Maybe<Scalars['String']['output']>;
+  subject: Scalars['String']['output'];
+  timetableDate: Scalars['LocalDate']['output'];
+  /** {schoolCode}_{YYYYMMDD}_{grade}_{classNum}_{period} */
+  timetableId: Scalars['String']['output'];
+};
+
 export type RestClubsQueryVariables = Exact<{
   filter?: InputMaybe<ClubFilter>;
   page?: InputMaybe<Scalars['Int']['input']>;
@@ -258,6 +377,32 @@ export type RestClubsQueryVariables = Exact<{
 export type RestClubsQuery = { __typename?: 'Query', clubs: { __typename?: 'ClubPage', totalPages: number, totalElements: number, clubs: Array<{ __typename?: 'Club', id: number, name: string, type: ClubType, foundedYear?: number | null, status: ClubStatus, abolishedYear?: number | null, leader?: { __typename?: 'Student', id: number, name: string, email: string, studentNumber?: number | null, major?: Major | null, sex: Sex } | null, participants: Array<{ __typename?: 'Student', id: number, name: string, email: string, studentNumber?: number | null, major?: Major | null, sex: Sex }> }> } };
 
 export type RestParticipantFragment = { __typename?: 'Student', id: number, name: string, email: string, studentNumber?: number | null, major?: Major | null, sex: Sex };
+
+export type RestMealsQueryVariables = Exact<{
+  fromDate: Scalars['LocalDate']['input'];
+  toDate: Scalars['LocalDate']['input'];
+}>;
+
+
+export type RestMealsQuery = { __typename?: 'Query', meals: Array<{ __typename?: 'Meal', mealId: string, schoolCode: string, schoolName: string, officeCode: string, officeName: string, mealDate: string, mealType: MealType, mealMenu: Array<string>, mealAllergyInfo?: Array<string> | null, mealCalories?: string | null, originInfo?: string | null, nutritionInfo?: string | null, mealServeCount?: number | null }> };
+
+export type RestSchedulesQueryVariables = Exact<{
+  fromDate: Scalars['LocalDate']['input'];
+  toDate: Scalars['LocalDate']['input'];
+}>;
+
+
+export type RestSchedulesQuery = { __typename?: 'Query', schedules: Array<{ __typename?: 'Schedule', scheduleId: string, schoolCode: string, schoolName: string, officeCode: string, officeName: string, scheduleDate: string, academicYear: string, eventName: string, eventContent?: string | null, dayCategory?: string | null, schoolCourseType?: string | null, dayNightType?: string | null, targetGrades: Array<number> }> };
+
+export type RestTimetablesQueryVariables = Exact<{
+  grade: Scalars['Int']['input'];
+  classNum: Scalars['Int']['input'];
+  fromDate: Scalars['LocalDate']['input'];
+  toDate: Scalars['LocalDate']['input'];
+}>;
+
+
+export type RestTimetablesQuery = { __typename?: 'Query', timetables: Array<{ __typename?: 'Timetable', timetableId: string, schoolCode: string, schoolName: string, officeCode: string, officeName: string, timetableDate: string, academicYear: string, semester?: string | null, grade: number, classNum: number, period: number, subject: string, departmentName?: string | null, classroomName?: string | null }> };
 
 export type RestProjectsQueryVariables = Exact<{
   filter?: InputMaybe<ProjectFilter>;

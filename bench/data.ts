@@ -1,0 +1,86 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ApiKeyService, API_SCOPES } from '../src/data/api-keys.js';
+import { openDatabase } from '../src/data/database.js';
+import { acquireEmbeddedDatabase, freePort } from '../src/data/embedded/index.js';
+import { seedDemoSchool } from '../src/data/seed/demo.js';
+import { compare, report, startProcess, type Figures } from './lib.js';
+
+const STUDENT_SORTS = ['ID', 'NAME', 'EMAIL', 'STUDENT_NUMBER', 'GRADE', 'CLASS_NUM', 'NUMBER', 'MAJOR', 'ROLE', 'SEX', 'DORMITORY_ROOM'];
+
+/**
+ * Data API bench: /v1/students?size=300 cold and warm, and a 304 revalidation, each against a
+ * bare Node http server answering the same bytes, measured in the same run.
+ */
+export async function runDataBench(): Promise<boolean> {
+  const embedded = process.env['MONGODB_URI']
+    ? undefined
+    : await acquireEmbeddedDatabase({ dataDir: join('.data', 'bench'), preferredPort: await freePort() });
+  const uri = process.env['MONGODB_URI'] ?? embedded?.uri ?? '';
+  const db = await openDatabase(uri);
+  await seedDemoSchool(db);
+  // The bench key's own limit is far above the load, so no request is refused.
+  const { key } = await new ApiKeyService(db).issue({ scopes: [...API_SCOPES], rateLimit: { points: 1e9, durationSeconds: 60 }, label: 'bench' });
+  const app = await startProcess('bench/serve-app.ts', { MONGODB_URI: uri, LOG_LEVEL: 'silent' });
+  const headers = { 'X-API-KEY': key };
+  const path = '/v1/students?size=300';
+  const dir = mkdtempSync(join(tmpdir(), 'campus-bench-'));
+  try {
+    const cold = await coldRequests(app.url, headers);
+    const first = await fetch(app.url + path, { headers });
+    const body = Buffer.from(await first.arrayBuffer());
+    const etag = first.headers.get('etag') ?? '';
+    writeFileSync(join(dir, 'body.json'), body);
+    const bare = await startProcess('bench/serve-bare.ts', { BARE_BODY_FILE: join(dir, 'body.json'), BARE_ETAG: etag });
+    try {
+      console.log(`/v1/students?size=300 answers ${body.length} bytes; ETag ${etag}`);
+      const ok200 = await compare(
+        { label: 'bare node http, same bytes (200)', options: { url: bare.url + path } },
+        { label: 'GET /v1/students?size=300, warm (200)', options: { url: app.url + path, headers } },
+      );
+      const ok304 = await compare(
+        { label: 'bare node http, 304', options: { url: bare.url + path, headers: { 'If-None-Match': etag }, expectStatus: 304 } },
+        {
+          label: 'GET /v1/students?size=300, If-None-Match (304)',
+          options: { url: app.url + path, headers: { ...headers, 'If-None-Match': etag }, expectStatus: 304 },
+        },
+      );
+      const [bare200, warm, bare304, revalidate] = [ok200.baseline, ok200.subject, ok304.baseline, ok304.subject];
+      return report('Data API (10 connections; median of 3 alternating 3 s rounds)', [
+        { figures: cold, baseline: bare200 },
+        { figures: bare200 },
+        { figures: warm, baseline: bare200, target: 0.3 },
+        { figures: bare304 },
+        { figures: revalidate, baseline: bare304, target: 0.3 },
+      ]);
+    } finally {
+      await bare.stop();
+    }
+  } finally {
+    await app.stop();
+    rmSync(dir, { recursive: true, force: true });
+    await db.close();
+    await embedded?.stop();
+  }
+}
+
+/** First requests: each of 22 distinct queries once, so none is answered from the cache. */
+async function coldRequests(url: string, headers: Record<string, string>): Promise<Figures> {
+  const times: number[] = [];
+  let failures = 0;
+  const started = performance.now();
+  for (const sortBy of STUDENT_SORTS) {
+    for (const direction of ['ASC', 'DESC']) {
+      const t0 = performance.now();
+      const res = await fetch(`${url}/v1/students?size=300&sortBy=${sortBy}&sortDirection=${direction}`, { headers });
+      await res.arrayBuffer();
+      times.push(performance.now() - t0);
+      if (res.status !== 200) failures++;
+    }
+  }
+  const elapsed = (performance.now() - started) / 1000;
+  times.sort((a, b) => a - b);
+  const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))] ?? 0;
+  return { label: 'GET /v1/students?size=300, first request (cold)', rps: times.length / elapsed, p50: at(0.5), p99: at(0.99), failures };
+}

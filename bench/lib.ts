@@ -1,0 +1,117 @@
+import autocannon from 'autocannon';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { createInterface } from 'node:readline';
+
+/** One measured load: requests per second, latency percentiles and failures. */
+export interface Figures {
+  readonly label: string;
+  readonly rps: number;
+  readonly p50: number;
+  readonly p99: number;
+  readonly failures: number;
+}
+
+export interface LoadOptions {
+  url: string;
+  headers?: Record<string, string>;
+  method?: 'GET' | 'POST';
+  body?: string;
+  /** Expected status; anything else counts as a failure. */
+  expectStatus?: number;
+  durationSeconds?: number;
+  connections?: number;
+}
+
+/** Runs autocannon against one URL and reduces the result to the figures we print. */
+export async function measure(label: string, options: LoadOptions): Promise<Figures> {
+  const expected = options.expectStatus ?? 200;
+  let wrongStatus = 0;
+  const result = await autocannon({
+    url: options.url,
+    method: options.method ?? 'GET',
+    headers: options.headers ?? {},
+    ...(options.body ? { body: options.body } : {}),
+    connections: options.connections ?? 10,
+    duration: options.durationSeconds ?? 5,
+    setupClient: (client) => {
+      client.on('response', (statusCode: number) => {
+        if (statusCode !== expected) wrongStatus++;
+      });
+    },
+  });
+  return {
+    label,
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    failures: result.errors + result.timeouts + wrongStatus,
+  };
+}
+
+/**
+ * Measures a subject against its baseline in alternating rounds (A B A B ...) and keeps each
+ * one's median round, so a burst of load from elsewhere on a noisy machine hits both alike.
+ */
+export async function compare(
+  baseline: { label: string; options: LoadOptions },
+  subject: { label: string; options: LoadOptions },
+  rounds = 3,
+  secondsPerRound = 3,
+): Promise<{ baseline: Figures; subject: Figures }> {
+  const runs: { baseline: Figures[]; subject: Figures[] } = { baseline: [], subject: [] };
+  for (let round = 0; round < rounds; round++) {
+    runs.baseline.push(await measure(baseline.label, { ...baseline.options, durationSeconds: secondsPerRound }));
+    runs.subject.push(await measure(subject.label, { ...subject.options, durationSeconds: secondsPerRound }));
+  }
+  return { baseline: median(runs.baseline), subject: median(runs.subject) };
+}
+
+/** The round with the median request rate; failures are summed over every round. */
+function median(rounds: Figures[]): Figures {
+  const sorted = [...rounds].sort((a, b) => a.rps - b.rps);
+  const middle = sorted[Math.floor(sorted.length / 2)] ?? sorted[0];
+  if (!middle) throw new Error('no rounds measured');
+  return { ...middle, failures: rounds.reduce((sum, r) => sum + r.failures, 0) };
+}
+
+/** Prints figures as a table with each one's ratio to its baseline. */
+export function report(title: string, rows: { figures: Figures; baseline?: Figures; target?: number }[]): boolean {
+  console.log(`\n${title}`);
+  console.log('  measurement                                   req/s     p50 ms   p99 ms   failed   ratio to baseline');
+  let ok = true;
+  for (const { figures: f, baseline, target } of rows) {
+    const ratio = baseline ? f.rps / baseline.rps : undefined;
+    const verdict = ratio !== undefined && target !== undefined ? (ratio >= target ? ` (target >= ${target}: met)` : ` (target >= ${target}: MISSED)`) : '';
+    if ((target !== undefined && ratio !== undefined && ratio < target) || f.failures > 0) ok = false;
+    console.log(
+      `  ${f.label.padEnd(44)} ${f.rps.toFixed(0).padStart(7)}  ${f.p50.toFixed(1).padStart(7)}  ${f.p99.toFixed(1).padStart(7)}  ${String(f.failures).padStart(7)}   ${
+        ratio === undefined ? 'baseline' : `${ratio.toFixed(2)}x of "${baseline?.label}"${verdict}`
+      }`,
+    );
+  }
+  return ok;
+}
+
+/** Starts a bench server script in its own process (so it does not share a core with the load). */
+export async function startProcess(script: string, env: Record<string, string>): Promise<{ url: string; stop(): Promise<void>; child: ChildProcessWithoutNullStreams }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', script], { env: { ...process.env, ...env } });
+  let stderr = '';
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  const url = await new Promise<string>((done, fail) => {
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      const match = /^listening (\S+)/.exec(line);
+      if (match?.[1]) done(match[1]);
+    });
+    child.once('exit', (code) => fail(new Error(`${script} exited with ${code}: ${stderr}`)));
+  });
+  return {
+    url,
+    child,
+    stop: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}

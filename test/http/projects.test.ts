@@ -1,0 +1,229 @@
+import { expect } from 'chai';
+import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { expectEnvelope, expectOk } from '../helpers/expect.js';
+import { buildClub, buildProject, buildStudent, insertSchool, issueKey } from '../helpers/factories.js';
+
+/** GET /v1/projects over HTTP against a real database. */
+
+interface Participant {
+  id: number;
+  name: string;
+  email: string;
+  studentNumber: number | null;
+  major: string | null;
+  sex: string;
+}
+interface Project {
+  id: number;
+  name: string;
+  description: string;
+  club: { id: number; name: string; type: string } | null;
+  participants: Participant[];
+  startYear: number | null;
+  endYear: number | null;
+  status: string;
+}
+interface ProjectPage {
+  totalPages: number;
+  totalElements: number;
+  projects: Project[];
+}
+
+/*
+ *  id name         club           participants (stored order)
+ *   1 Smart Farm   10 Robotics    [2, 1]              -> listed by id
+ *   2 Campus Map   none           []
+ *   3 Smart Farm   20 Chess       [3]                 (a graduate)
+ *   4 AI Tutor     10 Robotics    [4, 999]            (withdrawn; 999 does not exist)
+ *   5 Zeta Game    77 (no such)   [1]                 ENDED 2023-2024
+ */
+const students = [
+  buildStudent({ _id: 1, name: 'Kim One', sex: 'MAN', email: 'one@school.test', grade: 2, classNum: 3, number: 4, major: 'AI', majorClubId: 10 }),
+  buildStudent({ _id: 2, name: 'Lee Two', sex: 'WOMAN', email: 'two@school.test', grade: 1, classNum: 1, number: 1, major: 'SMART_IOT' }),
+  buildStudent({ _id: 3, name: 'Park Grad', sex: 'MAN', email: 'grad@school.test', role: 'GRADUATE', grade: null, classNum: null, number: null, major: null }),
+  buildStudent({ _id: 4, name: 'Choi Left', sex: 'WOMAN', email: 'left@school.test', role: 'WITHDRAWN', grade: null, classNum: null, number: null, major: null }),
+];
+const clubs = [buildClub({ _id: 10, name: 'Robotics', type: 'MAJOR_CLUB', leaderId: 1 }), buildClub({ _id: 20, name: 'Chess', type: 'AUTONOMOUS_CLUB' })];
+const projects = [
+  buildProject({ _id: 1, name: 'Smart Farm', description: 'Sensors in the school garden', clubId: 10, participantIds: [2, 1], startYear: 2025 }),
+  buildProject({ _id: 2, name: 'Campus Map', description: 'A map of the campus', clubId: null, participantIds: [] }),
+  buildProject({ _id: 3, name: 'Smart Farm', description: 'The older farm', clubId: 20, participantIds: [3] }),
+  buildProject({ _id: 4, name: 'AI Tutor', description: 'Homework help', clubId: 10, participantIds: [4, 999] }),
+  buildProject({ _id: 5, name: 'Zeta Game', description: 'A game', clubId: 77, participantIds: [1], startYear: 2023, endYear: 2024, status: 'ENDED' }),
+];
+const P: Record<number, Participant> = {
+  1: { id: 1, name: 'Kim One', email: 'one@school.test', studentNumber: 2304, major: 'AI', sex: 'MAN' },
+  2: { id: 2, name: 'Lee Two', email: 'two@school.test', studentNumber: 1101, major: 'SMART_IOT', sex: 'WOMAN' },
+  3: { id: 3, name: 'Park Grad', email: 'grad@school.test', studentNumber: null, major: null, sex: 'MAN' },
+  4: { id: 4, name: 'Choi Left', email: 'left@school.test', studentNumber: null, major: null, sex: 'WOMAN' },
+};
+const ROBOTICS = { id: 10, name: 'Robotics', type: 'MAJOR_CLUB' };
+const ORDER: Record<string, { ASC: number[]; DESC: number[] }> = {
+  ID: { ASC: [1, 2, 3, 4, 5], DESC: [5, 4, 3, 2, 1] },
+  NAME: { ASC: [4, 2, 1, 3, 5], DESC: [5, 1, 3, 2, 4] },
+};
+
+describe('GET /v1/projects', () => {
+  let t: TestApp;
+  let key: string;
+  const get = (query = '') => t.request(`/v1/projects${query}`, { headers: { 'X-API-KEY': key } });
+  const ok = async (query = '') => expectOk<ProjectPage>(await get(query));
+  const ids = async (query = '') => (await ok(query)).projects.map((p) => p.id);
+  const expect400 = async (query: string, parameter: string, allowed: string) => {
+    const body = await expectEnvelope(await get(query), 400, 'BAD_REQUEST', `Invalid parameter '${parameter}': `);
+    expect(body.message, query).to.include(allowed);
+  };
+
+  before(async () => {
+    t = await buildTestApp('projects', { surfaces: ['data'] });
+    await insertSchool(t.db, { students, clubs, projects });
+    key = await issueKey(t.db, { scopes: ['PROJECT_READ'], rateLimit: { points: 100000, durationSeconds: 60 } });
+  });
+  after(() => t.close());
+
+  describe('envelope and records', () => {
+    it('answers the exact envelope, wrapper and project records', async () => {
+      const res = await get();
+      const body = (await res.json()) as { data: ProjectPage };
+      expect(res.status).to.equal(200);
+      expect(Object.keys(body)).to.deep.equal(['status', 'code', 'message', 'data']);
+      expect(Object.keys(body.data)).to.deep.equal(['totalPages', 'totalElements', 'projects']);
+      expect(body).to.deep.equal({
+        status: 'OK',
+        code: 200,
+        message: 'OK',
+        data: {
+          totalPages: 1,
+          totalElements: 5,
+          projects: [
+            { id: 1, name: 'Smart Farm', description: 'Sensors in the school garden', club: ROBOTICS, participants: [P[1], P[2]], startYear: 2025, endYear: null, status: 'ACTIVE' },
+            { id: 2, name: 'Campus Map', description: 'A map of the campus', club: null, participants: [], startYear: null, endYear: null, status: 'ACTIVE' },
+            { id: 3, name: 'Smart Farm', description: 'The older farm', club: { id: 20, name: 'Chess', type: 'AUTONOMOUS_CLUB' }, participants: [P[3]], startYear: null, endYear: null, status: 'ACTIVE' },
+            { id: 4, name: 'AI Tutor', description: 'Homework help', club: ROBOTICS, participants: [P[4]], startYear: null, endYear: null, status: 'ACTIVE' },
+            { id: 5, name: 'Zeta Game', description: 'A game', club: null, participants: [P[1]], startYear: 2023, endYear: 2024, status: 'ENDED' },
+          ],
+        },
+      });
+      const [first] = body.data.projects;
+      expect(Object.keys(first ?? {})).to.deep.equal(['id', 'name', 'description', 'club', 'participants', 'startYear', 'endYear', 'status']);
+      expect(Object.keys(first?.club ?? {})).to.deep.equal(['id', 'name', 'type']);
+      expect(Object.keys(first?.participants[0] ?? {})).to.deep.equal(['id', 'name', 'email', 'studentNumber', 'major', 'sex']);
+    });
+
+    it('paging: totalPages = ceil(total / size); a page past the end is empty', async () => {
+      for (const [size, pages] of [[1, 5], [2, 3], [4, 2], [5, 1], [1000, 1]] as const) {
+        const data = await ok(`?size=${size}`);
+        expect([data.totalPages, data.totalElements, data.projects.length]).to.deep.equal([pages, 5, Math.min(size, 5)]);
+      }
+      expect(await ok('?size=2&page=3')).to.deep.equal({ totalPages: 3, totalElements: 5, projects: [] });
+      expect(await ok('?page=2147483647&size=1000')).to.deep.equal({ totalPages: 1, totalElements: 5, projects: [] });
+      expect(await ok('?projectName=none')).to.deep.equal({ totalPages: 0, totalElements: 0, projects: [] });
+    });
+  });
+
+  describe('filters', () => {
+    it('projectId, projectName (substring, case-insensitive), clubId, status', async () => {
+      expect(await ids('?projectId=2')).to.deep.equal([2]);
+      expect(await ids('?projectId=999')).to.deep.equal([]);
+      expect(await ids('?projectName=smart')).to.deep.equal([1, 3]);
+      expect(await ids('?projectName=SMART%20FARM')).to.deep.equal([1, 3]);
+      expect(await ids('?projectName=a')).to.deep.equal([1, 2, 3, 4, 5]);
+      expect(await ids('?projectName=tut')).to.deep.equal([4]);
+      expect(await ids(`?projectName=${encodeURIComponent('Smart.Farm')}`)).to.deep.equal([]);
+      expect(await ids('?projectName=')).to.deep.equal([1, 2, 3, 4, 5]);
+      expect(await ids('?clubId=10')).to.deep.equal([1, 4]);
+      expect(await ids('?clubId=20')).to.deep.equal([3]);
+      expect(await ids('?clubId=77')).to.deep.equal([5]);
+      expect(await ids('?clubId=30')).to.deep.equal([]);
+      expect(await ids('?clubId=10&projectName=farm')).to.deep.equal([1]);
+      expect(await ids('?clubId=10&projectId=3')).to.deep.equal([]);
+      expect(await ids('?status=ENDED')).to.deep.equal([5]);
+      expect(await ids('?status=ACTIVE')).to.deep.equal([1, 2, 3, 4]);
+    });
+
+    it('unknown parameters are ignored', async () => {
+      expect(await ids('?clubName=Chess&x=1&ProjectId=2')).to.deep.equal([1, 2, 3, 4, 5]);
+    });
+  });
+
+  describe('sorting and paging', () => {
+    async function walk(query: string, size: number): Promise<number[]> {
+      const first = await ok(`${query}&size=${size}`);
+      const seen = first.projects.map((p) => p.id);
+      for (let page = 1; page < first.totalPages; page++) seen.push(...(await ok(`${query}&size=${size}&page=${page}`)).projects.map((p) => p.id));
+      expect((await ok(`${query}&size=${size}&page=${first.totalPages}`)).projects).to.deep.equal([]);
+      return seen;
+    }
+    for (const sortBy of Object.keys(ORDER)) {
+      for (const dir of ['ASC', 'DESC'] as const) {
+        it(`sortBy=${sortBy} sortDirection=${dir}: exact order (ties by id), pages of 1 and 2 neither overlap nor skip`, async () => {
+          const expected = ORDER[sortBy]?.[dir] ?? [];
+          expect(await ids(`?sortBy=${sortBy}&sortDirection=${dir}`)).to.deep.equal(expected);
+          expect(await walk(`?sortBy=${sortBy}&sortDirection=${dir}`, 2)).to.deep.equal(expected);
+          expect(await walk(`?sortBy=${sortBy}&sortDirection=${dir}`, 1)).to.deep.equal(expected);
+        });
+      }
+    }
+    it('sortDirection defaults to ASC; without sortBy the order is id ascending', async () => {
+      expect(await ids('?sortBy=NAME')).to.deep.equal(ORDER['NAME']?.ASC);
+      expect(await ids('?sortDirection=DESC')).to.deep.equal([5, 4, 3, 2, 1]);
+    });
+  });
+
+  describe('parameter validation', () => {
+    const statuses: [string, number][] = [
+      ['page=-1', 400], ['page=0', 200], ['size=0', 400], ['size=1', 200], ['size=1000', 200], ['size=1001', 400],
+      ['projectId=0', 400], ['projectId=1', 200], ['projectId=9007199254740991', 200], ['projectId=99999999999999999999', 400],
+      ['clubId=0', 400], ['clubId=1', 200], ['clubId=99999999999999999999', 400],
+    ];
+    for (const [query, status] of statuses) {
+      it(`${query} -> ${status}`, async () => {
+        const res = await get(`?${query}`);
+        const name = query.split('=')[0] ?? '';
+        if (status === 200) await expectOk(res);
+        else await expectEnvelope(res, 400, 'BAD_REQUEST', new RegExp(`^Invalid parameter '${name}': must be an integer from \\d+ to \\d+ \\(got '-?\\d+'\\)\\.$`));
+      });
+    }
+    for (const name of ['projectId', 'clubId', 'page', 'size']) {
+      for (const raw of ['abc', '1.5', '', '-0.0', 'Infinity']) {
+        it(`${name}='${raw}' -> 400`, () => expect400(`?${name}=${raw}`, name, 'must be an integer from'));
+      }
+      it(`${name} given twice -> 400`, () => expect400(`?${name}=1&${name}=2`, name, 'must be given only once'));
+    }
+    const enums: [string, string, string[]][] = [
+      ['sortBy', 'ID, NAME', ['name', 'TYPE', 'CLUB', '']],
+      ['sortDirection', 'ASC, DESC', ['desc', '']],
+      ['status', 'ACTIVE, ENDED', ['ended', 'DONE']],
+    ];
+    for (const [name, allowed, values] of enums) {
+      for (const raw of values) {
+        it(`${name}='${raw}' -> 400 listing ${allowed}`, async () => {
+          const body = await expectEnvelope(await get(`?${name}=${raw}`), 400, 'BAD_REQUEST');
+          expect(body.message).to.equal(`Invalid parameter '${name}': must be one of ${allowed} (got '${raw}').`);
+        });
+      }
+      it(`${name} given twice -> 400`, () => expect400(`?${name}=ID&${name}=ID`, name, 'must be given only once'));
+    }
+    it('projectName over 100 characters or given twice -> 400', async () => {
+      await expect400(`?projectName=${'p'.repeat(101)}`, 'projectName', 'at most 100 characters');
+      await expect400('?projectName=a&projectName=b', 'projectName', 'must be given only once');
+    });
+  });
+});
+
+describe('GET /v1/projects default page size', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await buildTestApp('projects_default_size', { surfaces: ['data'] });
+    await insertSchool(t.db, { projects: Array.from({ length: 101 }, (_, i) => buildProject({ _id: i + 1 })) });
+  });
+  after(() => t.close());
+
+  it('is 100', async () => {
+    const key = await issueKey(t.db, { scopes: ['PROJECT_READ'] });
+    const get = (q: string) => t.request(`/v1/projects${q}`, { headers: { 'X-API-KEY': key } });
+    const first = await expectOk<ProjectPage>(await get(''));
+    expect([first.totalPages, first.totalElements, first.projects.length, first.projects[99]?.id]).to.deep.equal([2, 101, 100, 100]);
+    expect((await expectOk<ProjectPage>(await get('?page=1'))).projects.map((p) => p.id)).to.deep.equal([101]);
+  });
+});
