@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import { NotFoundError } from './errors/index.js';
 import { createGraphQLServer } from './graphql/server.js';
 import { ApiKeyAuthenticator } from './http/api-key.js';
-import type { AppMiddleware, RequestState } from './http/context.js';
+import type { RequestState } from './http/context.js';
 import { requestContext } from './http/context.js';
 import { envelopeErrors } from './http/errors.js';
 import { KeyRateLimiter } from './http/rate-limit.js';
@@ -45,8 +45,7 @@ export async function createApp(deps: AppDeps, options: AppOptions = {}): Promis
   if (wanted.has('userinfo')) surfaces.push(await createUserinfoSurface(deps));
 
   koa.use(requestContext(deps.logger));
-  koa.use(securityHeaders());
-  koa.use(trustForwardingFrom(deps.config.trustedProxies));
+  if (koa.proxy) koa.use(trustForwardingFrom(deps.config.trustedProxies));
   if (deps.config.isProduction) koa.use(requireTls(deps.config.trustedProxies));
   koa.use(envelopeErrors());
   for (const surface of surfaces) koa.use(surface.middleware);
@@ -80,13 +79,6 @@ async function createDataSurface(deps: AppDeps): Promise<Surface> {
       await neis.close();
       await graphql.stop();
     },
-  };
-}
-
-function securityHeaders(): AppMiddleware {
-  return async (ctx, next) => {
-    ctx.set('X-Content-Type-Options', 'nosniff');
-    await next();
   };
 }
 

@@ -16,7 +16,7 @@ export type AppMiddleware = Middleware<RequestState>;
 const INCOMING_ID = /^[A-Za-z0-9._-]{8,128}$/;
 
 /**
- * Gives every request an id (a caller's X-Request-Id when well-formed), a child logger that
+ * Gives every request an id (and the nosniff header every answer carries) (a caller's X-Request-Id when well-formed), a child logger that
  * stamps it on every line, and one access-log line. Only the path is logged: query strings
  * and bodies may carry codes or secrets on the OAuth surfaces.
  */
@@ -29,6 +29,7 @@ export function requestContext(logger: Logger): AppMiddleware {
     let log: Logger | undefined;
     Object.defineProperty(ctx.state, 'log', { get: () => (log ??= logger.child({ requestId })), enumerable: true });
     ctx.set('X-Request-Id', requestId);
+    ctx.set('X-Content-Type-Options', 'nosniff');
     const started = process.hrtime.bigint();
     try {
       await next();

@@ -7,35 +7,14 @@ import type { HealthContributor } from '../http/health.js';
 import type { AppDeps } from '../http/surface.js';
 import type { RestDeps } from '../rest/v1/execute.js';
 import { mealsHandler, schedulesHandler, timetablesHandler } from '../rest/v1/neis.js';
-import { NeisClient } from './client.js';
 import { NeisScheduler } from './scheduler.js';
-import { NeisSync, schoolKey } from './sync.js';
+import { neisSyncFromConfig, schoolKey } from './sync.js';
 
 /** The NEIS part of the data surface: its routes, its health section and its background sync. */
 export interface NeisRoutes {
   register(router: Router<RequestState>, guard: (scope: ApiScope) => AppMiddleware[], rest: RestDeps): void;
   health?: HealthContributor;
   close(): Promise<void>;
-}
-
-/** Builds the NEIS client and sync job from the configuration. */
-export function createNeisSync(deps: Pick<AppDeps, 'config' | 'db' | 'logger' | 'now'>): NeisSync {
-  const neis = deps.config.neis;
-  const client = new NeisClient({
-    baseUrl: neis.baseUrl,
-    apiKey: neis.apiKey,
-    officeCode: neis.officeCode,
-    schoolCode: neis.schoolCode,
-    timeoutMs: neis.timeoutMs,
-  });
-  return new NeisSync({
-    store: new NeisStore(deps.db),
-    client,
-    officeCode: neis.officeCode,
-    schoolCode: neis.schoolCode,
-    logger: deps.logger,
-    ...(deps.now ? { now: deps.now } : {}),
-  });
 }
 
 /**
@@ -68,7 +47,7 @@ function startScheduler(deps: AppDeps, store: NeisStore, now: () => Date): NeisS
     return undefined;
   }
   const scheduler = new NeisScheduler({
-    sync: createNeisSync(deps),
+    sync: neisSyncFromConfig(deps.config, deps.db, deps.logger, deps.now),
     store,
     logger: deps.logger,
     now,

@@ -1,10 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
+import type { Config } from '../config/index.js';
+import type { Database } from '../data/database.js';
 import { MEAL_TYPE_RANK } from '../data/models/meal.model.js';
 import { NEIS_DATASETS, type DatasetReport, type NeisDataset, type SyncReport } from '../data/models/neis-state.model.js';
-import { LeaseLostError, type NeisStore } from '../data/neis.js';
+import { LeaseLostError, NeisStore } from '../data/neis.js';
 import type { Logger } from '../logger.js';
-import { NeisError, type NeisClient, type NeisClientEvent, type NeisRow } from './client.js';
+import { NeisClient, NeisError, type NeisClientEvent, type NeisRow } from './client.js';
 import { mapMeals, mapSchedules, mapTimetables, type Mapped } from './mappers.js';
 
 /** Why a sync runs: shown in /v1/health next to its outcome. */
@@ -47,6 +49,19 @@ export interface NeisSyncOptions {
 /** `office/school`: the identity of the data a sync writes. */
 export function schoolKey(officeCode: string, schoolCode: string): string {
   return `${officeCode}/${schoolCode}`;
+}
+
+/** The sync job of the configured school against the configured NEIS address. */
+export function neisSyncFromConfig(config: Config, db: Database, logger: Logger, now?: () => Date): NeisSync {
+  const { baseUrl, apiKey, officeCode, schoolCode, timeoutMs } = config.neis;
+  return new NeisSync({
+    store: new NeisStore(db),
+    client: new NeisClient({ baseUrl, apiKey, officeCode, schoolCode, timeoutMs }),
+    officeCode,
+    schoolCode,
+    logger,
+    ...(now ? { now } : {}),
+  });
 }
 
 /**

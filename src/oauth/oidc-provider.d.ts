@@ -232,6 +232,7 @@ declare module 'oidc-provider' {
       options?: { mergeWithLastSubmission?: boolean },
     ): Promise<void>;
     on(event: 'server_error', listener: (ctx: KoaContextWithOIDC, error: Error) => void): this;
+    on(event: 'error', listener: (error: Error) => void): this;
     on(event: string, listener: (ctx: KoaContextWithOIDC, value: unknown) => void): this;
   }
 

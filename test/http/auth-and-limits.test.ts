@@ -339,6 +339,9 @@ describe('data API: API keys, rate limits, conditional requests', () => {
       const graphql = await t.request('/graphql', { method: 'PUT', headers: { 'X-API-KEY': key } });
       await expectEnvelope(graphql, 405, 'METHOD_NOT_ALLOWED');
       expect(graphql.headers.get('allow')).to.equal('HEAD, GET, POST');
+      const options = await t.request('/v1/students', { method: 'OPTIONS' });
+      expect(options.status).to.equal(204);
+      expect(options.headers.get('allow')).to.equal('HEAD, GET');
     });
 
     it('GET /v1/health needs no key', async () => {

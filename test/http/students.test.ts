@@ -53,7 +53,7 @@ interface StudentPage {
  *   5 Han Sora        WOMAN  charlie   1 1 1   SW_DEVELOPMENT  GENERAL_STUDENT    201
  *   6 Choi Withdrawn  MAN    juliet    -       -               WITHDRAWN          -
  *   7 Kim Minsu       MAN    bravo     2 1 4   AI              GENERAL_STUDENT    301
- *   8 Yoon Alone      MAN    golf      3 2 7   SMART_IOT       GENERAL_STUDENT    -
+ *   8 Yoon Alone      MAN    golf      3 2 7   SMART_IOT       GENERAL_STUDENT    -     (autonomous club 99: no such club)
  *   9 Ahn Grad        WOMAN  kilo      -       -               GRADUATE           -
  *  10 Bae Withdrawn   WOMAN  lima      -       -               WITHDRAWN          -
  *  11 Seo Jun         MAN    echo      1 1 2   SW_DEVELOPMENT  STUDENT_COUNCIL    201
@@ -90,7 +90,7 @@ function school() {
     enrolled(5, 'Han Sora', 'WOMAN', 'charlie@school.test', 1, 1, 1, 'SW_DEVELOPMENT', 'GENERAL_STUDENT', 201),
     left(6, 'Choi Withdrawn', 'MAN', 'juliet@school.test', 'WITHDRAWN'),
     enrolled(7, 'Kim Minsu', 'MAN', 'bravo@school.test', 2, 1, 4, 'AI', 'GENERAL_STUDENT', 301),
-    enrolled(8, 'Yoon Alone', 'MAN', 'golf@school.test', 3, 2, 7, 'SMART_IOT', 'GENERAL_STUDENT', null),
+    { ...enrolled(8, 'Yoon Alone', 'MAN', 'golf@school.test', 3, 2, 7, 'SMART_IOT', 'GENERAL_STUDENT', null), autonomousClubId: 99 },
     left(9, 'Ahn Grad', 'WOMAN', 'kilo@school.test', 'GRADUATE'),
     left(10, 'Bae Withdrawn', 'WOMAN', 'lima@school.test', 'WITHDRAWN'),
     enrolled(11, 'Seo Jun', 'MAN', 'echo@school.test', 1, 1, 2, 'SW_DEVELOPMENT', 'STUDENT_COUNCIL', 201),
@@ -200,6 +200,11 @@ describe('GET /v1/students', () => {
     it('shows the optional extras when a student has them', async () => {
       const [s] = (await ok('?studentId=3')).students;
       expect(s).to.include({ specialty: 'Backend', githubId: 'kim3', githubUrl: 'https://github.com/kim3', majorClub: null, autonomousClub: null });
+    });
+
+    it('a student outside the dormitory, and a reference to a club that does not exist, read as null', async () => {
+      const [s] = (await ok('?studentId=8')).students;
+      expect(s).to.include({ dormitoryFloor: null, dormitoryRoom: null, majorClub: null, autonomousClub: null, studentNumber: 3207 });
     });
 
     it('graduates and withdrawn students have null grade, classNum, number, studentNumber and major', async () => {

@@ -55,7 +55,7 @@ export function studentSort(sortBy: StudentSortBy | null | undefined, direction:
     ID: { _id: d },
     NAME: { name: d },
     EMAIL: { email: d },
-    STUDENT_NUMBER: { grade: d, classNum: d, number: d },
+    STUDENT_NUMBER: { enrolledRank: 1, grade: d, classNum: d, number: d },
     GRADE: { enrolledRank: 1, grade: d },
     CLASS_NUM: { enrolledRank: 1, classNum: d },
     NUMBER: { enrolledRank: 1, number: d },

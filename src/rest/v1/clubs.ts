@@ -40,7 +40,7 @@ export function clubsHandler(deps: RestDeps): AppMiddleware {
     return { variables, cacheKey: `clubs:${JSON.stringify(variables)}` };
   });
   return async (ctx) => {
-    const { variables, cacheKey } = request(ctx.querystring, ctx.query);
+    const { variables, cacheKey } = request(ctx.querystring, () => ctx.query);
     await respondWithOperation(ctx, deps, {
       cacheKey,
       query: CLUBS_OPERATION,

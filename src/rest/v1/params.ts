@@ -85,10 +85,10 @@ export function defined<T extends Record<string, unknown>>(value: T): Partial<T>
  */
 export function memoByQueryString<T>(parse: (query: Record<string, string | string[] | undefined>) => T, max = 1000) {
   const memo = new Map<string, T>();
-  return (querystring: string, query: Record<string, string | string[] | undefined>): T => {
+  return (querystring: string, query: () => Record<string, string | string[] | undefined>): T => {
     const hit = memo.get(querystring);
     if (hit !== undefined) return hit;
-    const value = parse(query);
+    const value = parse(query());
     if (memo.size >= max) memo.delete(memo.keys().next().value ?? '');
     memo.set(querystring, value);
     return value;

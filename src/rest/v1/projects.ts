@@ -31,7 +31,7 @@ export function projectsHandler(deps: RestDeps): AppMiddleware {
     return { variables, cacheKey: `projects:${JSON.stringify(variables)}` };
   });
   return async (ctx) => {
-    const { variables, cacheKey } = request(ctx.querystring, ctx.query);
+    const { variables, cacheKey } = request(ctx.querystring, () => ctx.query);
     await respondWithOperation(ctx, deps, {
       cacheKey,
       query: PROJECTS_OPERATION,

@@ -4,7 +4,6 @@ import type { ApolloServer } from '@apollo/server';
 import { MethodNotAllowedError } from '../../errors/index.js';
 import { apiKey, requireScope, type ApiKeyAuthenticator } from '../../http/api-key.js';
 import type { AppMiddleware, RequestState } from '../../http/context.js';
-import { envelopeErrors } from '../../http/errors.js';
 import { healthHandler, type HealthContributor } from '../../http/health.js';
 import { rateLimit, type KeyRateLimiter } from '../../http/rate-limit.js';
 import { createContext, type GraphQLContext } from '../../graphql/context.js';
@@ -26,10 +25,11 @@ export interface DataRoutesDeps extends RestDeps {
 /** The data API: each endpoint is `apiKey -> rateLimit -> scope -> handler`, errors as envelopes. */
 export function dataRoutes(deps: DataRoutesDeps): AppMiddleware {
   const router = new Router<RequestState>();
-  const authenticated: AppMiddleware[] = [envelopeErrors(), apiKey(deps.authenticator), rateLimit(deps.limiter)];
+  // Errors become envelopes in the app-wide boundary (src/app.ts); routes only add their checks.
+  const authenticated: AppMiddleware[] = [apiKey(deps.authenticator), rateLimit(deps.limiter)];
   const guard = (scope: Parameters<typeof requireScope>[0]) => [...authenticated, requireScope(scope)];
 
-  router.get('/v1/health', envelopeErrors(), healthHandler(deps.db, deps.health));
+  router.get('/v1/health', healthHandler(deps.db, deps.health));
   router.get('/v1/students', ...guard('STUDENT_READ'), studentsHandler(deps));
   router.get('/v1/clubs', ...guard('CLUB_READ'), clubsHandler(deps));
   router.get('/v1/projects', ...guard('PROJECT_READ'), projectsHandler(deps));

@@ -43,7 +43,7 @@ export function studentsHandler(deps: RestDeps): AppMiddleware {
     return { variables, cacheKey: `students:${JSON.stringify(variables)}` };
   });
   return async (ctx) => {
-    const { variables, cacheKey } = request(ctx.querystring, ctx.query);
+    const { variables, cacheKey } = request(ctx.querystring, () => ctx.query);
     await respondWithOperation(ctx, deps, {
       cacheKey,
       query: STUDENTS_OPERATION,

@@ -1,0 +1,213 @@
+import type { IncomingMessage } from 'node:http';
+import type Provider from 'oidc-provider';
+import type { KoaContextWithOIDC, ProviderMiddleware } from 'oidc-provider';
+import type { OAuthStore } from '../data/oauth-store.js';
+import type { Logger } from '../logger.js';
+import { AccessTokenRejected, looksLikeJwt, type AccessTokenVerifier, type VerifiedAccessToken } from './access-token.js';
+import { OAUTH_PATHS, OAUTH_SCOPES, SELF_READ } from './constants.js';
+
+/** The endpoints that authenticate clients and take a POST body. */
+const CLIENT_ENDPOINTS = new Set<string>([OAUTH_PATHS.token, OAUTH_PATHS.revoke, OAUTH_PATHS.introspect]);
+/** oidc-provider's own body limit. */
+const BODY_LIMIT = 56 * 1024;
+
+export interface ProviderMiddlewareDeps {
+  readonly verifier: AccessTokenVerifier;
+  readonly store: OAuthStore;
+  readonly logger: Logger;
+}
+
+/**
+ * Middleware that runs inside the provider's own Koa app, before (and, after `next`, around)
+ * its routes: the JSON bodies of the spec, the default scope, the RFC 8414 metadata path, and
+ * revocation/introspection of our JWT access tokens (which the provider refuses as structured).
+ */
+export function installProviderMiddleware(provider: Provider, deps: ProviderMiddlewareDeps): void {
+  provider.use(acceptJsonBodies);
+  provider.use(defaultScope);
+  provider.use(metadataAliases);
+  provider.use(structuredAccessTokens(deps.verifier, deps.store));
+  logProviderEvents(provider, deps.logger);
+}
+
+/** A body the provider cannot take; answered 400 invalid_request with this message. */
+class BodyError extends Error {}
+
+/**
+ * oidc-provider parses only form bodies; the spec sends JSON. The body is read here, a JSON
+ * object becomes the equivalent form (a `scope` array becomes a space-separated string), and
+ * the provider receives it through `req.body`, which it reads when the stream is consumed.
+ * The provider then applies its usual checks and errors to the same parameters.
+ */
+const acceptJsonBodies: ProviderMiddleware = async (ctx, next) => {
+  if (ctx.method !== 'POST' || !CLIENT_ENDPOINTS.has(ctx.path)) return next();
+  const isJson = typeof ctx.is('application/json') === 'string';
+  const isForm = typeof ctx.is('application/x-www-form-urlencoded') === 'string';
+  // Other content types are left to the provider, which refuses them with 400.
+  if (!isJson && !isForm) return next();
+  let form: string;
+  try {
+    const raw = await readBody(ctx.req);
+    form = isJson ? jsonToForm(raw) : raw;
+  } catch (err) {
+    if (err instanceof BodyError) return oauthError(ctx, 400, 'invalid_request', err.message);
+    throw err;
+  }
+  // The provider would say "no client authentication mechanism provided"; the spec wants the
+  // missing parameter named.
+  if (!ctx.get('authorization') && !new URLSearchParams(form).get('client_id')) {
+    return oauthError(ctx, 400, 'invalid_request', "missing required parameter 'client_id'");
+  }
+  ctx.req.headers['content-type'] = 'application/x-www-form-urlencoded';
+  (ctx.req as IncomingMessage & { body?: string }).body = form;
+  return next();
+};
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    const buffer = chunk as Buffer;
+    size += buffer.length;
+    if (size > BODY_LIMIT) throw new BodyError('failed to parse the request body (too large)');
+    chunks.push(buffer);
+  }
+  return Buffer.concat(chunks, size).toString('utf8');
+}
+
+function jsonToForm(raw: string): string {
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    throw new BodyError('failed to parse the request body');
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new BodyError('the request body must be a JSON object');
+  }
+  const form = new URLSearchParams();
+  for (const [name, field] of Object.entries(value)) {
+    if (field === null || field === undefined) continue;
+    if (typeof field === 'string') form.append(name, field);
+    else if (name === 'scope' && Array.isArray(field) && field.every((s) => typeof s === 'string')) form.append(name, field.join(' '));
+    else throw new BodyError(`invalid parameter '${name}': must be a string${name === 'scope' ? ' or an array of strings' : ''}`);
+  }
+  return form.toString();
+}
+
+/** The spec's authorize request has no scope parameter; DECISIONS.md makes `self:read` the default. */
+const defaultScope: ProviderMiddleware = async (ctx, next) => {
+  if (ctx.method === 'GET' && ctx.path === OAUTH_PATHS.authorize && ctx.query['scope'] === undefined) {
+    const query = new URLSearchParams(ctx.querystring);
+    query.set('scope', SELF_READ);
+    ctx.querystring = query.toString();
+  }
+  return next();
+};
+
+/**
+ * /.well-known/oauth-authorization-server (RFC 8414) serves the same metadata as the OpenID
+ * discovery document; both list every scope, including the resource scope `self:read`.
+ */
+const metadataAliases: ProviderMiddleware = async (ctx, next) => {
+  if (ctx.path === OAUTH_PATHS.authorizationServerMetadata) ctx.path = OAUTH_PATHS.discovery;
+  await next();
+  if (ctx.path === OAUTH_PATHS.discovery && ctx.status === 200 && isRecord(ctx.body)) {
+    ctx.body = { ...ctx.body, scopes_supported: [...OAUTH_SCOPES] };
+  }
+};
+
+/**
+ * The provider refuses JWT access tokens at revocation and introspection ("structured tokens").
+ * After it has authenticated the client, such a token is handled here: revoking it revokes its
+ * grant (a JWT cannot be revoked alone; RFC 7009 allows revoking the related tokens too), and
+ * introspection answers from the verified claims. Only the client the token was issued to may
+ * do either; anyone else learns nothing (`active: false`, or a silent 200).
+ */
+function structuredAccessTokens(verifier: AccessTokenVerifier, store: OAuthStore): ProviderMiddleware {
+  return async (ctx, next) => {
+    await next();
+    const oidc = ctx.oidc;
+    if (!oidc || (oidc.route !== 'revocation' && oidc.route !== 'introspection')) return;
+    if (ctx.status !== 400 || !isRecord(ctx.body) || ctx.body['error'] !== 'unsupported_token_type') return;
+    const token = oidc.params?.['token'];
+    const client = oidc.client;
+    if (!client || !looksLikeJwt(token)) return;
+    const verified = await verifier.verify(token).catch((err: unknown) => {
+      if (err instanceof AccessTokenRejected) return undefined;
+      throw err;
+    });
+    const own = verified?.clientId === client.clientId ? verified : undefined;
+    ctx.status = 200;
+    ctx.set('Cache-Control', 'no-store');
+    if (oidc.route === 'revocation') {
+      if (own) await store.revokeGrant(own.grantId);
+      ctx.body = '';
+    } else {
+      ctx.body = own ? introspection(own) : { active: false };
+    }
+  };
+}
+
+function introspection(token: VerifiedAccessToken): Record<string, unknown> {
+  const { claims } = token;
+  return {
+    active: true,
+    client_id: token.clientId,
+    sub: token.sub,
+    scope: [...token.scopes].join(' '),
+    iss: claims.iss,
+    aud: claims.aud,
+    exp: claims.exp,
+    iat: claims.iat,
+    jti: claims.jti,
+    token_type: 'Bearer',
+  };
+}
+
+/** Writes an OAuth error body the way the provider does. */
+function oauthError(ctx: KoaContextWithOIDC, status: number, error: string, description: string): void {
+  ctx.status = status;
+  ctx.set('Cache-Control', 'no-store');
+  ctx.body = { error, error_description: description };
+}
+
+const REFUSAL_EVENTS = ['authorization.error', 'grant.error', 'revocation.error', 'introspection.error', 'jwks.error', 'discovery.error'];
+
+/**
+ * The provider's events, logged through pino with the request id of the host app. Only error
+ * codes, descriptions and identifiers are logged: never parameters, bodies or tokens.
+ */
+function logProviderEvents(provider: Provider, logger: Logger): void {
+  const log = (ctx: KoaContextWithOIDC) => {
+    const requestId = ctx.res.getHeader('x-request-id');
+    return typeof requestId === 'string' ? logger.child({ requestId }) : logger;
+  };
+  provider.on('server_error', (ctx, err) => {
+    log(ctx).error({ err: { name: err.name, message: err.message, stack: err.stack }, route: ctx.oidc?.route }, 'oauth server error');
+  });
+  for (const event of REFUSAL_EVENTS) {
+    provider.on(event, (ctx, err) => {
+      const { error, description } = describeRefusal(err);
+      log(ctx).info({ event, route: ctx.oidc?.route, error, description, clientId: ctx.oidc?.client?.clientId }, 'oauth request refused');
+    });
+  }
+  provider.on('grant.success', (ctx) => {
+    log(ctx).info({ event: 'grant.success', grantType: ctx.oidc?.params?.['grant_type'], clientId: ctx.oidc?.client?.clientId }, 'tokens issued');
+  });
+  // Errors that escape the provider's own handlers (Koa's 'error' event; the answer is a 500).
+  provider.on('error', (err) => {
+    logger.error({ err: { name: err.name, message: err.message, stack: err.stack } }, 'oauth unhandled error');
+  });
+  provider.on('grant.revoked', (ctx, grantId) => {
+    log(ctx).warn({ event: 'grant.revoked', grantId, clientId: ctx.oidc?.client?.clientId }, 'grant revoked');
+  });
+}
+
+function describeRefusal(err: unknown): { error: unknown; description: unknown } {
+  return isRecord(err) ? { error: err['error'], description: err['error_description'] } : { error: String(err), description: undefined };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null;
+}

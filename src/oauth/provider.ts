@@ -1,0 +1,188 @@
+import Provider, {
+  errors,
+  type Account,
+  type Client,
+  type Configuration,
+  type Grant,
+  type KoaContextWithOIDC,
+  type TokenLike,
+} from 'oidc-provider';
+import type { Config } from '../config/index.js';
+import type { OAuthStore } from '../data/oauth-store.js';
+import type { Logger } from '../logger.js';
+import type { AccountService } from './accounts.js';
+import { createAdapterFactory } from './adapter.js';
+import { FIRST_PARTY, type ClientService } from './clients.js';
+import { LIFETIMES, OAUTH_PATHS, OAUTH_SCOPES, OPENID, SELF_READ, userinfoAudience } from './constants.js';
+import type { OAuthKeys } from './keys.js';
+import { renderProviderError } from './pages.js';
+import { clientSecretMatches } from './secrets.js';
+
+export interface ProviderDeps {
+  readonly config: Config;
+  readonly logger: Logger;
+  readonly keys: OAuthKeys;
+  readonly store: OAuthStore;
+  readonly accounts: AccountService;
+  readonly clients: ClientService;
+}
+
+/**
+ * Builds the oidc-provider instance: routes of DECISIONS.md, JWT access tokens for the userinfo
+ * server (a resource indicator that every grant defaults to), the lifetimes of the spec, PKCE,
+ * refresh rotation, and our account, client and page hooks.
+ */
+export function buildProvider(deps: ProviderDeps): Provider {
+  const audience = userinfoAudience(deps.config.urls.userinfo);
+  const provider = new Provider(deps.config.urls.auth, configuration(deps, audience));
+  // X-Forwarded-* is trusted exactly when the host app trusts it (TRUSTED_PROXIES).
+  provider.proxy = deps.config.trustedProxies.length > 0;
+  compareHashedClientSecrets(provider);
+  return provider;
+}
+
+function configuration(deps: ProviderDeps, audience: string): Configuration {
+  const { keys } = deps;
+  return {
+    adapter: createAdapterFactory(deps.store, deps.clients),
+    jwks: { keys: keys.privateJwks.keys.map((k) => ({ ...k })) },
+    cookies: {
+      keys: [...keys.cookieKeys],
+      names: { session: 'campus_session', interaction: 'campus_interaction', resume: 'campus_resume' },
+      long: { signed: true, httpOnly: true, sameSite: 'lax' },
+      short: { signed: true, httpOnly: true, sameSite: 'lax' },
+    },
+    routes: {
+      authorization: OAUTH_PATHS.authorize,
+      token: OAUTH_PATHS.token,
+      jwks: OAUTH_PATHS.jwks,
+      revocation: OAUTH_PATHS.revoke,
+      introspection: OAUTH_PATHS.introspect,
+    },
+    responseTypes: ['code'],
+    scopes: [OPENID],
+    claims: { openid: ['sub'] },
+    // Hashed secrets rule out client_secret_jwt (it needs the secret itself).
+    clientAuthMethods: ['client_secret_basic', 'client_secret_post', 'none'],
+    clientDefaults: {
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'client_secret_basic',
+      id_token_signed_response_alg: keys.signingAlg,
+    },
+    extraClientMetadata: { properties: [FIRST_PARTY], validator: validateFirstParty },
+    // The spec lists redirect_uri as a parameter of authorize; it is never inferred.
+    allowOmittingSingleRegisteredRedirectUri: false,
+    pkce: { required: (_ctx, client) => client.clientAuthMethod === 'none' },
+    rotateRefreshToken: true,
+    // Refresh tokens outlive the login session (30 days); they end by expiry or revocation.
+    expiresWithSession: async () => false,
+    issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
+    ttl: {
+      AccessToken: LIFETIMES.accessToken,
+      AuthorizationCode: LIFETIMES.authorizationCode,
+      RefreshToken: LIFETIMES.refreshToken,
+      Grant: LIFETIMES.refreshToken,
+      IdToken: LIFETIMES.idToken,
+      Interaction: LIFETIMES.interaction,
+      Session: LIFETIMES.session,
+    },
+    // The userinfo server checks that the grant behind an access token is still alive.
+    extraTokenClaims: async (_ctx, token) => accessTokenGrantClaim(token),
+    findAccount: async (_ctx, sub) => findAccount(deps.accounts, sub),
+    loadExistingGrant: (ctx) => loadExistingGrant(ctx),
+    clientBasedCORS: (_ctx, origin, client) => browserClientOrigin(client, origin),
+    interactions: { url: async (_ctx, interaction) => `${OAUTH_PATHS.interaction}/${interaction.uid}` },
+    renderError: async (ctx, out) => renderProviderError(ctx, out),
+    discovery: { userinfo_endpoint: audience },
+    features: {
+      devInteractions: { enabled: false },
+      // Our userinfo server verifies JWTs itself; the built-in one takes only opaque tokens.
+      userinfo: { enabled: false },
+      dPoP: { enabled: false },
+      pushedAuthorizationRequests: { enabled: false },
+      rpInitiatedLogout: { enabled: false },
+      revocation: { enabled: true, allowedPolicy: async (_ctx, client, token) => token.clientId === client.clientId },
+      introspection: { enabled: true, allowedPolicy: async (_ctx, client, token) => token.clientId === client.clientId },
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: async () => audience,
+        useGrantedResource: async () => true,
+        getResourceServerInfo: async (_ctx, resource, client) => resourceServer(resource, client, audience, keys.signingAlg),
+      },
+    },
+  };
+}
+
+/** The userinfo server is the only resource server: JWT access tokens, 1 hour, `self:read`. */
+function resourceServer(resource: string, client: Client, audience: string, alg: string) {
+  if (resource !== audience) throw new errors.InvalidTarget();
+  const allowed = new Set((client.scope ?? '').split(' '));
+  return {
+    scope: allowed.has(SELF_READ) ? SELF_READ : '',
+    audience,
+    accessTokenTTL: LIFETIMES.accessToken,
+    accessTokenFormat: 'jwt' as const,
+    jwt: { sign: { alg } },
+  };
+}
+
+function accessTokenGrantClaim(token: TokenLike): Record<string, unknown> | undefined {
+  return token.kind === 'AccessToken' && token.grantId ? { gid: token.grantId } : undefined;
+}
+
+async function findAccount(accounts: AccountService, sub: string): Promise<Account | undefined> {
+  const account = /^\d+$/.test(sub) ? await accounts.findById(Number(sub)) : null;
+  if (!account) return undefined;
+  return { accountId: sub, claims: () => ({ sub }) };
+}
+
+/**
+ * The provider's default, plus: a first-party client's grant is created (or widened) with
+ * exactly the requested scopes, so the consent prompt finds nothing missing and is skipped.
+ */
+async function loadExistingGrant(ctx: KoaContextWithOIDC): Promise<Grant | undefined> {
+  const oidc = ctx.oidc;
+  const client = oidc?.client;
+  if (!oidc || !client) return undefined;
+  const grantId = oidc.result?.consent?.grantId ?? oidc.session?.grantIdFor(client.clientId);
+  const existing = grantId ? await oidc.provider.Grant.find(grantId) : undefined;
+  const accountId = oidc.session?.accountId;
+  if (client[FIRST_PARTY] !== true || !accountId) return existing;
+  const grant = existing ?? new oidc.provider.Grant({ accountId, clientId: client.clientId });
+  const requested = oidc.requestParamScopes;
+  const openid = [...oidc.requestParamOIDCScopes];
+  if (openid.length > 0) grant.addOIDCScope(openid.join(' '));
+  for (const [indicator, server] of Object.entries(oidc.resourceServers)) {
+    const scopes = [...requested].filter((s) => server.scopes.has(s));
+    if (scopes.length > 0) grant.addResourceScope(indicator, scopes.join(' '));
+  }
+  await grant.save();
+  return grant;
+}
+
+/** Browsers may call the token endpoint only for public clients, from a redirect address's origin. */
+function browserClientOrigin(client: Client, origin: string): boolean {
+  if (client.clientAuthMethod !== 'none' || origin === 'null') return false;
+  return client.redirectUris.some((uri) => URL.parse(uri)?.origin === origin);
+}
+
+function validateFirstParty(_ctx: unknown, key: string, value: unknown): void {
+  if (key === FIRST_PARTY && value !== undefined && typeof value !== 'boolean') {
+    throw new errors.InvalidClientMetadata(`${FIRST_PARTY} must be a boolean`);
+  }
+}
+
+/**
+ * Secrets are stored as SHA-256 hashes. oidc-provider compares the presented secret with the
+ * stored value through `Client.prototype.compareClientSecret`, the hook its maintainer points
+ * to for hashed secrets (panva/node-oidc-provider#631); this replaces it with a hash check.
+ */
+function compareHashedClientSecrets(provider: Provider): void {
+  provider.Client.prototype.compareClientSecret = function compareHashed(this: Client, actual: string): boolean {
+    return clientSecretMatches(actual, this.clientSecret);
+  };
+}
+
+/** Every scope the service knows, for discovery (resource scopes are not OIDC "statics"). */
+export const SUPPORTED_SCOPES: readonly string[] = [...OAUTH_SCOPES];
