@@ -23,6 +23,18 @@ const DATE_FIELD: Readonly<Record<NeisDataset, string>> = {
   timetables: 'timetableDate',
 };
 
+function emptyState(): NeisStateDoc {
+  return {
+    _id: STATE_ID,
+    school: null,
+    lease: { owner: null, expiresAt: new Date(0) },
+    segments: { meals: [], schedules: [], timetables: [] },
+    retired: [],
+    lastSync: null,
+    lastSuccessAt: null,
+  };
+}
+
 /** The sync no longer holds the lease (it expired and another instance took it): stop writing. */
 export class LeaseLostError extends Error {
   override name = 'LeaseLostError';
@@ -43,7 +55,8 @@ export class NeisStore {
 
   /** The shared state (segments, lease, last sync), or null before the first sync. */
   async state(): Promise<NeisStateDoc | null> {
-    return this.db.models.neisState.findById(STATE_ID).lean<NeisStateDoc>();
+    const doc = await this.db.models.neisState.findById(STATE_ID).lean<Partial<NeisStateDoc>>();
+    return doc ? { ...emptyState(), ...doc, segments: { ...emptyState().segments, ...doc.segments } } : null;
   }
 
   /** Live meals of `from`..`to`, by date then breakfast, lunch, dinner. */
@@ -197,23 +210,13 @@ export class NeisStore {
     return byDataset[dataset].collection;
   }
 
-  /** Creates the state document once; a concurrent creator winning the race is fine. */
+  /**
+   * Creates the state document once; a concurrent creator winning the race is fine. A plain
+   * insert, because FerretDB drops null and empty-array fields of an upsert's $setOnInsert.
+   */
   private async ensureState(): Promise<void> {
     try {
-      await this.db.models.neisState.updateOne(
-        { _id: STATE_ID },
-        {
-          $setOnInsert: {
-            school: null,
-            lease: { owner: null, expiresAt: new Date(0) },
-            segments: { meals: [], schedules: [], timetables: [] },
-            retired: [],
-            lastSync: null,
-            lastSuccessAt: null,
-          },
-        },
-        { upsert: true },
-      );
+      await this.db.models.neisState.collection.insertOne(emptyState() as never);
     } catch (err) {
       if ((err as { code?: unknown }).code !== 11000) throw err;
     }

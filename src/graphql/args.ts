@@ -12,7 +12,8 @@ export const LIMITS = {
 
 /** The one wording of a bad parameter: it names the parameter, the expectation and the value. */
 export function invalidParameter(name: string, expectation: string, got: unknown): BadRequestError {
-  const shown = typeof got === 'string' ? `'${got.length > 64 ? `${got.slice(0, 64)}…` : got}'` : String(got);
+  const quote = (v: string) => `'${v.length > 64 ? `${v.slice(0, 64)}…` : v}'`;
+  const shown = typeof got === 'string' ? quote(got) : Array.isArray(got) ? got.map((v) => quote(String(v))).join(', ') : String(got);
   return new BadRequestError(`Invalid parameter '${name}': ${expectation} (got ${shown}).`, name);
 }
 
