@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import { Redis } from 'ioredis';
-import { closeServer, createApp } from './app.js';
+import { closeServer, createApp, type App } from './app.js';
 import type { Config } from './config/index.js';
 import { openDatabase, type Database } from './data/database.js';
 import { acquireEmbeddedDatabase, type EmbeddedDatabase } from './data/embedded/index.js';
@@ -95,15 +95,26 @@ export interface RunningService {
  */
 export async function startService(config: Config, logger: Logger, surfaces?: readonly SurfaceName[]): Promise<RunningService> {
   const runtime = await openDatabaseRuntime(config, (line) => logger.info(line), { waitForDatabase: true });
-  await ensureIndexes(runtime.db, logger);
   const redis = config.redisUrl ? openRedis(config.redisUrl, logger) : undefined;
-  const app = await createApp({ config, db: runtime.db, logger, ...(redis ? { redis } : {}) }, surfaces ? { surfaces } : {});
-  const server = createServer(app.callback());
-  server.keepAliveTimeout = 5000;
-  await new Promise<void>((done, fail) => {
-    server.once('error', fail);
-    server.listen(config.port, config.host, () => done());
-  });
+  let app: App | undefined;
+  const server = createServer();
+  try {
+    await ensureIndexes(runtime.db, logger);
+    app = await createApp({ config, db: runtime.db, logger, ...(redis ? { redis } : {}) }, surfaces ? { surfaces } : {});
+    server.on('request', app.callback());
+    server.keepAliveTimeout = 5000;
+    await new Promise<void>((done, fail) => {
+      server.once('error', fail);
+      server.listen(config.port, config.host, () => done());
+    });
+  } catch (err) {
+    // Leave nothing running (the embedded database is a child process) when start-up fails.
+    await app?.close();
+    redis?.disconnect();
+    await runtime.close();
+    throw err;
+  }
+  const running = app;
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
@@ -113,7 +124,7 @@ export async function startService(config: Config, logger: Logger, surfaces?: re
     (stopping ??= (async () => {
       logger.info('stopping: no new connections; finishing requests in flight');
       await closeServer(server);
-      await app.close();
+      await running.close();
       redis?.disconnect();
       await runtime.close();
       logger.info('stopped');

@@ -1,5 +1,8 @@
 import { expect } from 'chai';
 import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { testDatabaseUri } from '../helpers/database.js';
@@ -112,6 +115,26 @@ describe('campus command', function () {
     expect(unknown.stderr).to.equal('campus: No API key with id or prefix ffffffff.\n');
     const noDemo = await campus(uri, 'seed');
     expect(noDemo.code).to.equal(1);
+  });
+
+  it('says what is missing when neither Go nor mongod can provide the embedded database', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'campus-nogo-'));
+    try {
+      const result = await run(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', 'db'], {
+        env: { HOME: home, XDG_CACHE_HOME: join(home, 'cache'), DATA_DIR: join(home, 'data'), PATH: '/usr/bin:/bin' },
+      }).then(
+        () => ({ code: 0, stderr: '' }),
+        (err: { code: number; stderr: string }) => err,
+      );
+      expect(result.code).to.equal(1);
+      expect(result.stderr).to.equal(
+        'campus: MONGODB_URI is not set, and the embedded database cannot start: neither Go (needed once to build FerretDB) ' +
+          'nor mongod was found on PATH. Install Go 1.24 or newer (https://go.dev/dl/), put a mongod on PATH, ' +
+          'or set MONGODB_URI to a MongoDB server.\n',
+      );
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
   });
 
   it('every subcommand has --help', async () => {

@@ -14,7 +14,12 @@ export function registerServe(program: Command): void {
       const config = cliConfig();
       const surfaces = options.only ? parseSurfaces(options.only) : undefined;
       const logger = createLogger(config.logLevel);
-      const service = await startService(config, logger, surfaces);
+      const service = await startService(config, logger, surfaces).catch((err: NodeJS.ErrnoException) => {
+        if (err.code === 'EADDRINUSE' || err.code === 'EACCES') {
+          throw new CliError(`Cannot listen on ${config.host}:${config.port} (${err.code}); choose another PORT or HOST.`);
+        }
+        throw err;
+      });
       const served = surfaces ?? SURFACE_NAMES;
       if (options.json) process.stdout.write(`${JSON.stringify({ url: service.url, surfaces: served })}\n`);
       else logger.info({ url: service.url, surfaces: served }, `listening on ${service.url}`);
