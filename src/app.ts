@@ -10,7 +10,6 @@ import { KeyRateLimiter } from './http/rate-limit.js';
 import { SURFACE_NAMES, type AppDeps, type Surface, type SurfaceName } from './http/surface.js';
 import { requireTls, trustForwardingFrom } from './http/tls.js';
 import { createNeisRoutes } from './neis/routes.js';
-import { createAuthSurface, createUserinfoSurface } from './oauth/index.js';
 import { ResponseCache } from './rest/v1/response-cache.js';
 import { dataRoutes } from './rest/v1/router.js';
 
@@ -41,8 +40,12 @@ export async function createApp(deps: AppDeps, options: AppOptions = {}): Promis
 
   const surfaces: Surface[] = [];
   if (wanted.has('data')) surfaces.push(await createDataSurface(deps));
-  if (wanted.has('auth')) surfaces.push(await createAuthSurface(deps));
-  if (wanted.has('userinfo')) surfaces.push(await createUserinfoSurface(deps));
+  if (wanted.has('auth') || wanted.has('userinfo')) {
+    // Loaded only when served: oidc-provider is heavy and warns about Node 20 at import.
+    const oauth = await import('./oauth/index.js');
+    if (wanted.has('auth')) surfaces.push(await oauth.createAuthSurface(deps));
+    if (wanted.has('userinfo')) surfaces.push(await oauth.createUserinfoSurface(deps));
+  }
 
   koa.use(requestContext(deps.logger));
   if (koa.proxy) koa.use(trustForwardingFrom(deps.config.trustedProxies));

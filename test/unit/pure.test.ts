@@ -22,6 +22,13 @@ describe('unit: student record rule', () => {
     expect([s.studentNumber, s.email, s.enrolledRank, s.dormitoryRank]).to.deep.equal([2312, 'kim@school.test', 0, 0]);
   });
 
+  it('refuses an enrolled student without grade, class, number or major', () => {
+    expect(() => toStudentRecord({ ...base, grade: null, role: 'GENERAL_STUDENT' })).to.throw(
+      'student 7: grade is required for an enrolled (GENERAL_STUDENT) student',
+    );
+    expect(() => toStudentRecord({ ...base, major: null, role: 'STUDENT_COUNCIL' })).to.throw('major is required');
+  });
+
   for (const role of ['GRADUATE', 'WITHDRAWN'] as const) {
     it(`a ${role} student has null grade, classNum, number, studentNumber and major`, () => {
       const s = toStudentRecord({ ...base, role });

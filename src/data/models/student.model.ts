@@ -64,7 +64,7 @@ export function toStudentRecord(input: StudentInput): StudentDoc {
   const classNum = enrolled ? input.classNum : null;
   const number = enrolled ? input.number : null;
   const studentNumber = grade != null && classNum != null && number != null ? grade * 1000 + classNum * 100 + number : null;
-  return {
+  const record: StudentDoc = {
     ...input,
     email: input.email.toLowerCase(),
     grade,
@@ -75,18 +75,31 @@ export function toStudentRecord(input: StudentInput): StudentDoc {
     specialty: input.specialty ?? null,
     githubId: input.githubId ?? null,
     githubUrl: input.githubUrl ?? null,
+    // Nulls sort last through these ranks; the rule above makes "null" mean "not enrolled".
     enrolledRank: enrolled ? 0 : 1,
     dormitoryRank: input.dormitoryRoom == null ? 1 : 0,
   };
+  const problem = enrolmentProblem(record);
+  if (problem) throw new Error(`student ${input._id}: ${problem}`);
+  return record;
+}
+
+/** Fields that are null exactly when a student is no longer enrolled (the spec). */
+const ENROLMENT_FIELDS = ['grade', 'classNum', 'number', 'studentNumber', 'major'] as const;
+
+/** The problem with a record's enrolment fields, if any (used by every write path). */
+export function enrolmentProblem(s: Pick<StudentDoc, (typeof ENROLMENT_FIELDS)[number] | 'role'>): string | undefined {
+  const enrolled = isEnrolledRole(s.role as StudentRole);
+  for (const field of ENROLMENT_FIELDS) {
+    if (enrolled && s[field] == null) return `${field} is required for an enrolled (${s.role}) student`;
+    if (!enrolled && s[field] != null) return `${field} must be null for a ${s.role} student`;
+  }
+  return undefined;
 }
 
 studentSchema.pre('validate', function enforceEnrolmentRule(next) {
-  if (!isEnrolledRole(this.role as StudentRole)) {
-    for (const field of ['grade', 'classNum', 'number', 'studentNumber', 'major'] as const) {
-      if (this[field] != null) return next(new Error(`${field} must be null for a ${this.role} student`));
-    }
-  }
-  next();
+  const problem = enrolmentProblem(this);
+  next(problem ? new Error(problem) : undefined);
 });
 
 export function studentModel(connection: Connection): StudentModel {
