@@ -9,7 +9,7 @@ import { createLogger } from '../src/logger.js';
 const config = loadConfig({ ...process.env, NODE_ENV: 'test', NEIS_SYNC_ENABLED: 'false' });
 const db = await openDatabase(config.mongodbUri ?? '');
 // Access logs are written as in production (info), to /dev/null rather than a terminal.
-const logger = createLogger('info', destination({ dest: '/dev/null', sync: false, minLength: 4096 }));
+const logger = createLogger('info', destination({ dest: '/dev/null', sync: false, minLength: 8192 }));
 const app = await createApp({ config, db, logger }, { surfaces: ['data'] });
 const server = createServer(app.callback());
 server.keepAliveTimeout = 5000;
