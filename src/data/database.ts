@@ -6,7 +6,7 @@ import { projectModel } from './models/project.model.js';
 import { apiKeyModel } from './models/api-key.model.js';
 import { oauthModels } from './models/oauth.js';
 import { mealModel } from './models/meal.model.js';
-import { neisStateModel } from './models/neis-state.model.js';
+import { neisLeaseModel, neisStateModel } from './models/neis-state.model.js';
 import { scheduleModel } from './models/schedule.model.js';
 import { timetableModel } from './models/timetable.model.js';
 import { DataVersions } from './versions.js';
@@ -23,6 +23,7 @@ export function createModels(connection: Connection) {
     schedules: scheduleModel(connection),
     timetables: timetableModel(connection),
     neisState: neisStateModel(connection),
+    neisLeases: neisLeaseModel(connection),
   };
 }
 

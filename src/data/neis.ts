@@ -4,6 +4,7 @@ import type { MealDoc } from './models/meal.model.js';
 import {
   NEIS_DATASETS,
   type NeisDataset,
+  type NeisLeaseDoc,
   type NeisStateDoc,
   type RetiredRange,
   type Segment,
@@ -27,9 +28,9 @@ function emptyState(): NeisStateDoc {
   return {
     _id: STATE_ID,
     school: null,
-    lease: { owner: null, expiresAt: new Date(0) },
     segments: { meals: [], schedules: [], timetables: [] },
     retired: [],
+    pending: [],
     lastSync: null,
     lastSuccessAt: null,
   };
@@ -43,7 +44,16 @@ export class LeaseLostError extends Error {
   }
 }
 
-export type LeaseResult = { acquired: true } | { acquired: false; owner: string | null; expiresAt: Date };
+/** A held lease: its term number and owner id. */
+export interface Lease {
+  readonly term: number;
+  readonly owner: string;
+}
+
+export type LeaseResult = { acquired: true; lease: Lease } | { acquired: false; owner: string | null; expiresAt: Date };
+
+/** Old lease terms kept for the record; older ones are deleted when a new term starts. */
+const KEPT_TERMS = 20;
 
 /**
  * NEIS data in the database. Rows are written under a fresh generation id and become visible
@@ -97,56 +107,77 @@ export class NeisStore {
     return results.flat();
   }
 
-  /** Takes the sync lease when it is free or expired (one atomic update decides). */
+  /**
+   * Takes the sync lease when it is free or expired: inserting the next term number decides, so
+   * of several instances racing exactly one wins (a unique-key insert is atomic everywhere).
+   */
   async acquireLease(owner: string, ttlMs: number, now: Date): Promise<LeaseResult> {
-    await this.ensureState();
-    const taken = await this.db.models.neisState
-      .findOneAndUpdate(
-        { _id: STATE_ID, 'lease.expiresAt': { $lte: now } },
-        { $set: { lease: { owner, expiresAt: new Date(now.getTime() + ttlMs) } } },
-        { new: true },
-      )
-      .lean<NeisStateDoc>();
-    if (taken) return { acquired: true };
-    const current = await this.state();
-    return { acquired: false, owner: current?.lease.owner ?? null, expiresAt: current?.lease.expiresAt ?? now };
+    const leases = this.db.models.neisLeases;
+    const latest = await this.latestLease();
+    if (latest && latest.expiresAt.getTime() > now.getTime()) return { acquired: false, owner: latest.owner, expiresAt: latest.expiresAt };
+    const term = (latest?._id ?? 0) + 1;
+    try {
+      await leases.collection.insertOne({ _id: term, owner, acquiredAt: now, expiresAt: new Date(now.getTime() + ttlMs) } as never);
+    } catch (err) {
+      if ((err as { code?: unknown }).code !== 11000) throw err;
+      const winner = await this.latestLease();
+      return { acquired: false, owner: winner?.owner ?? null, expiresAt: winner?.expiresAt ?? now };
+    }
+    await leases.deleteMany({ _id: { $lt: term - KEPT_TERMS } });
+    return { acquired: true, lease: { term, owner } };
   }
 
-  /** Extends the lease; throws LeaseLostError when another owner holds it now. */
-  async renewLease(owner: string, ttlMs: number, now: Date): Promise<void> {
-    const res = await this.db.models.neisState.updateOne(
-      { _id: STATE_ID, 'lease.owner': owner },
-      { $set: { 'lease.expiresAt': new Date(now.getTime() + ttlMs) } },
-    );
-    if (res.matchedCount === 0) throw new LeaseLostError();
+  /** Extends the lease; throws LeaseLostError when a later term exists (another instance took over). */
+  async renewLease(lease: Lease, ttlMs: number, now: Date): Promise<void> {
+    await this.assertHolder(lease);
+    await this.db.models.neisLeases.updateOne({ _id: lease.term, owner: lease.owner }, { $set: { expiresAt: new Date(now.getTime() + ttlMs) } });
   }
 
-  /** Frees the lease if `owner` still holds it. */
-  async releaseLease(owner: string): Promise<void> {
-    await this.db.models.neisState.updateOne(
-      { _id: STATE_ID, 'lease.owner': owner },
-      { $set: { lease: { owner: null, expiresAt: new Date(0) } } },
-    );
+  /** Throws LeaseLostError unless `lease` is still the latest term. */
+  async assertHolder(lease: Lease): Promise<void> {
+    const latest = await this.latestLease();
+    if (!latest || latest._id !== lease.term || latest.owner !== lease.owner) throw new LeaseLostError();
   }
 
-  /** Inserts rows of a not-yet-visible generation, in chunks; `afterChunk` may renew the lease. */
+  /** Frees the lease (expires it now) if it is still ours. */
+  async releaseLease(lease: Lease): Promise<void> {
+    await this.db.models.neisLeases.updateOne({ _id: lease.term, owner: lease.owner }, { $set: { expiresAt: new Date(0) } });
+  }
+
+  private async latestLease(): Promise<NeisLeaseDoc | null> {
+    return this.db.models.neisLeases.findOne().sort({ _id: -1 }).lean<NeisLeaseDoc>();
+  }
+
+  /**
+   * Inserts the rows of a new, not yet visible generation, in chunks; `afterChunk` may check the
+   * lease. The generation is noted as pending first, so a sync that dies half-way leaves rows
+   * the next one can find and delete without scanning.
+   */
   async writeGeneration(
     dataset: NeisDataset,
+    lease: Lease,
+    generation: string,
     docs: readonly Record<string, unknown>[],
     afterChunk: () => Promise<void> = async () => {},
   ): Promise<void> {
+    await this.assertHolder(lease);
+    await this.ensureState();
+    const state = await this.state();
+    await this.db.models.neisState.updateOne({ _id: STATE_ID }, { $set: { pending: [...(state?.pending ?? []), { dataset, generation }] } });
     for (let i = 0; i < docs.length; i += CHUNK) {
       // The native driver: the rows are built by our mappers already, casting would only cost time.
-      await this.collection(dataset).insertMany(docs.slice(i, i + CHUNK).map((d) => ({ ...d })));
+      await this.collection(dataset).insertMany(docs.slice(i, i + CHUNK).map((d) => ({ ...d, generation })));
       await afterChunk();
     }
   }
 
   /**
-   * Makes `segment` live for `dataset`: one update of the state document, conditional on still
-   * holding the lease. The replaced rows are retired (deleted later), and cached answers dropped.
+   * Makes `segment` live for `dataset`: one update of the state document, made only while the
+   * lease is ours. The replaced rows are retired (deleted later), and cached answers dropped.
    */
-  async activate(dataset: NeisDataset, owner: string, segment: Segment, school: string, now: Date): Promise<void> {
+  async activate(dataset: NeisDataset, lease: Lease, segment: Segment, school: string, now: Date): Promise<void> {
+    await this.assertHolder(lease);
+    await this.ensureState();
     const state = await this.state();
     const sameSchool = state?.school === school;
     const { segments, retired } = replaceRange(sameSchool ? state.segments[dataset] : [], segment);
@@ -160,22 +191,24 @@ export class NeisStore {
       }
     }
     set['retired'] = [...(state?.retired ?? []), ...retiredNow];
-    const res = await this.db.models.neisState.updateOne({ _id: STATE_ID, 'lease.owner': owner }, { $set: set });
-    if (res.matchedCount === 0) throw new LeaseLostError();
+    set['pending'] = (state?.pending ?? []).filter((p) => p.generation !== segment.generation);
+    await this.db.models.neisState.updateOne({ _id: STATE_ID }, { $set: set });
     await this.db.versions.bump('data');
   }
 
   /**
    * Deletes retired rows older than `graceMs` (readers that picked the old generation have long
-   * finished) and orphans: rows of generations nothing refers to, left by a sync that failed or
-   * lost its lease half-way. Only the lease holder calls this.
+   * finished) and the rows of pending generations that never went live (a sync that failed or
+   * lost its lease half-way). Only the lease holder calls this, when no write of its own is
+   * pending. Each delete names its generation: FerretDB scans for anything else.
    */
-  async collectGarbage(owner: string, now: Date, graceMs: number): Promise<number> {
+  async collectGarbage(lease: Lease, now: Date, graceMs: number): Promise<number> {
+    await this.assertHolder(lease);
     const state = await this.state();
     if (!state) return 0;
     const isDue = (r: RetiredRange) => now.getTime() - new Date(r.retiredAt).getTime() >= graceMs;
     const due = state.retired.filter(isDue);
-    const keep = state.retired.filter((r) => !isDue(r));
+    if (due.length === 0 && state.pending.length === 0) return 0;
     let deleted = 0;
     for (const r of due) {
       const res = await this.collection(r.dataset).deleteMany({
@@ -184,15 +217,11 @@ export class NeisStore {
       });
       deleted += res.deletedCount;
     }
-    for (const dataset of NEIS_DATASETS) {
-      const referenced = [...state.segments[dataset], ...keep.filter((r) => r.dataset === dataset)].map((s) => s.generation);
-      const res = await this.collection(dataset).deleteMany({ generation: { $nin: [...new Set(referenced)] } });
+    for (const p of state.pending) {
+      const res = await this.collection(p.dataset).deleteMany({ generation: p.generation });
       deleted += res.deletedCount;
     }
-    if (due.length > 0) {
-      const res = await this.db.models.neisState.updateOne({ _id: STATE_ID, 'lease.owner': owner }, { $set: { retired: keep } });
-      if (res.matchedCount === 0) throw new LeaseLostError();
-    }
+    await this.db.models.neisState.updateOne({ _id: STATE_ID }, { $set: { retired: state.retired.filter((r) => !isDue(r)), pending: [] } });
     return deleted;
   }
 

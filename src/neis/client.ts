@@ -35,6 +35,7 @@ export type NeisClientEvent =
   | { type: 'page'; service: NeisService; page: number; pages: number; rows: number; total: number }
   | { type: 'retry'; service: NeisService; page: number; attempt: number; delayMs: number; error: string };
 
+/** Where and how the client calls NEIS. */
 export interface NeisClientOptions {
   readonly baseUrl: string;
   /** Sent as KEY when set (NEIS answers keyless callers with sample data only). */
@@ -51,6 +52,7 @@ export interface NeisClientOptions {
   readonly backoffMs?: (attempt: number) => number;
 }
 
+/** Per-call options: cancellation and progress. */
 export interface FetchOptions {
   readonly signal?: AbortSignal | undefined;
   readonly onEvent?: ((event: NeisClientEvent) => void) | undefined;

@@ -4,7 +4,7 @@ import type { Config } from '../config/index.js';
 import type { Database } from '../data/database.js';
 import { MEAL_TYPE_RANK } from '../data/models/meal.model.js';
 import { NEIS_DATASETS, type DatasetReport, type NeisDataset, type SyncReport } from '../data/models/neis-state.model.js';
-import { LeaseLostError, NeisStore } from '../data/neis.js';
+import { LeaseLostError, NeisStore, type Lease } from '../data/neis.js';
 import type { Logger } from '../logger.js';
 import { NeisClient, NeisError, type NeisClientEvent, type NeisRow } from './client.js';
 import { mapMeals, mapSchedules, mapTimetables, type Mapped } from './mappers.js';
@@ -86,26 +86,29 @@ export class NeisSync {
     const { store, logger } = this.options;
     const owner = `${this.instance}:${randomBytes(4).toString('hex')}`;
     const startedAt = this.now();
-    const lease = await store.acquireLease(owner, this.leaseMs, startedAt);
-    if (!lease.acquired) {
-      request.onProgress?.(`another NEIS sync is running (${lease.owner ?? 'unknown'}); nothing to do`);
-      return { outcome: 'busy', owner: lease.owner, until: lease.expiresAt };
+    const taken = await store.acquireLease(owner, this.leaseMs, startedAt);
+    if (!taken.acquired) {
+      request.onProgress?.(`another NEIS sync is running (${taken.owner ?? 'unknown'}); nothing to do`);
+      return { outcome: 'busy', owner: taken.owner, until: taken.expiresAt };
     }
+    const { lease } = taken;
 
-    const heartbeat = this.keepLease(owner, request.signal);
+    const heartbeat = this.keepLease(lease, request.signal);
     const datasets: Partial<Record<NeisDataset, DatasetReport>> = {};
     let error: string | null = null;
     try {
-      await store.collectGarbage(owner, this.now(), this.gcGraceMs);
+      await store.collectGarbage(lease, this.now(), this.gcGraceMs);
       for (const dataset of request.datasets ?? NEIS_DATASETS) {
-        datasets[dataset] = await this.syncDataset(dataset, owner, request, heartbeat);
+        datasets[dataset] = await this.syncDataset(dataset, lease, request, heartbeat);
       }
+      // Rows replaced long enough ago go now; the ones just replaced wait for the next sync.
+      await store.collectGarbage(lease, this.now(), this.gcGraceMs);
     } catch (err) {
       error = describeError(err);
       logger.error({ err: errorForLog(err) }, 'NEIS sync stopped');
     } finally {
       heartbeat.stop();
-      await store.releaseLease(owner).catch(() => {});
+      await store.releaseLease(lease).catch(() => {});
     }
 
     const report = summarise(request, startedAt, this.now(), datasets, error);
@@ -115,7 +118,7 @@ export class NeisSync {
     return report;
   }
 
-  private async syncDataset(dataset: NeisDataset, owner: string, request: SyncRequest, heartbeat: Heartbeat): Promise<DatasetReport> {
+  private async syncDataset(dataset: NeisDataset, lease: Lease, request: SyncRequest, heartbeat: Heartbeat): Promise<DatasetReport> {
     const { store, logger } = this.options;
     const progress = request.onProgress ?? (() => {});
     try {
@@ -127,9 +130,9 @@ export class NeisSync {
       const mapped = mapDataset(dataset, rows);
       for (const warning of mapped.warnings) logger.warn({ dataset, warning }, 'NEIS row skipped');
       const generation = `${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`;
-      await store.writeGeneration(dataset, toDocs(dataset, mapped.records, generation), async () => heartbeat.check());
+      await store.writeGeneration(dataset, lease, generation, toDocs(dataset, mapped.records), async () => heartbeat.check());
       heartbeat.check();
-      await store.activate(dataset, owner, { from: request.from, to: request.to, generation }, this.school(), this.now());
+      await store.activate(dataset, lease, { from: request.from, to: request.to, generation }, this.school(), this.now());
       const skipped = mapped.warnings.length > 0 ? `, ${mapped.warnings.length} rows skipped` : '';
       progress(`${dataset}: ${mapped.records.length} records now served for ${request.from}..${request.to}${skipped}`);
       return { outcome: 'ok', rows: mapped.records.length, skippedRows: mapped.warnings.length, error: null };
@@ -155,12 +158,12 @@ export class NeisSync {
   }
 
   /** Renews the lease every third of its life; when that fails, aborts the run's requests. */
-  private keepLease(owner: string, outer: AbortSignal | undefined): Heartbeat {
+  private keepLease(lease: Lease, outer: AbortSignal | undefined): Heartbeat {
     const controller = new AbortController();
     const signal = outer ? AbortSignal.any([outer, controller.signal]) : controller.signal;
     let lost = false;
     const timer = setInterval(() => {
-      this.options.store.renewLease(owner, this.leaseMs, this.now()).catch((err: unknown) => {
+      this.options.store.renewLease(lease, this.leaseMs, this.now()).catch((err: unknown) => {
         if (!(err instanceof LeaseLostError)) return; // a database hiccup: try again next beat
         lost = true;
         controller.abort();
@@ -193,10 +196,10 @@ function mapDataset(dataset: NeisDataset, rows: readonly NeisRow[]): Mapped<obje
   return mapTimetables(rows);
 }
 
-/** Stored rows: the record plus its generation and its sort keys. */
-function toDocs(dataset: NeisDataset, records: readonly object[], generation: string): Record<string, unknown>[] {
+/** Stored rows: the record plus its sort keys (the store adds the generation). */
+function toDocs(dataset: NeisDataset, records: readonly object[]): Record<string, unknown>[] {
   return records.map((record, seq) => {
-    const doc: Record<string, unknown> = { ...record, generation };
+    const doc: Record<string, unknown> = { ...record };
     if (dataset === 'meals') doc['mealTypeRank'] = MEAL_TYPE_RANK[(record as { mealType: keyof typeof MEAL_TYPE_RANK }).mealType];
     else doc['seq'] = seq;
     return doc;

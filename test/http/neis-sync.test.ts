@@ -44,7 +44,7 @@ describe('NEIS sync against the fake NEIS server', () => {
   let store: NeisStore;
   let log: ReturnType<typeof captureLogger>;
 
-  const makeSync = (client: Partial<NeisClientOptions> = {}) =>
+  const makeSync = (client: Partial<NeisClientOptions> = {}, gcGraceMs = 0) =>
     new NeisSync({
       store,
       client: new NeisClient({
@@ -59,7 +59,7 @@ describe('NEIS sync against the fake NEIS server', () => {
       officeCode: 'F10',
       schoolCode: '7380292',
       logger: log.logger,
-      gcGraceMs: 0,
+      gcGraceMs,
     });
   const run = async (request: Partial<SyncRequest> = {}, client: Partial<NeisClientOptions> = {}) =>
     asReport(await makeSync(client).run({ ...MARCH, trigger: 'cli', ...request }));
@@ -131,11 +131,12 @@ describe('NEIS sync against the fake NEIS server', () => {
   });
 
   it('does not retry a bad key (ERROR-290): that dataset fails, its old data stays, the others update', async () => {
-    await run();
+    const datasets = ['meals', 'schedules'] as const;
+    await run({ datasets });
     const before = await store.meals(MARCH.from, MARCH.to);
     fake.reset();
     fake.script('mealServiceDietInfo', { kind: 'result', code: 'ERROR-290' });
-    const report = await run();
+    const report = await run({ datasets });
     expect(report.outcome).to.equal('partial');
     expect(report.datasets.meals).to.deep.equal({
       outcome: 'failed',
@@ -196,6 +197,7 @@ describe('NEIS sync against the fake NEIS server', () => {
     expect(report.datasets.meals?.error).to.equal('NEIS mealServiceDietInfo sent a malformed answer: the body is not JSON');
     expect(requestsOf('mealServiceDietInfo')).to.have.length(1);
     expect(await store.meals(MARCH.from, MARCH.to)).to.deep.equal(before);
+    expect((await store.state())?.lastSync).to.include({ outcome: 'failed', error: 'meals: NEIS mealServiceDietInfo sent a malformed answer: the body is not JSON' });
   });
 
   it('skips a row with an unknown meal code with a warning, never the whole sync', async () => {
@@ -223,23 +225,28 @@ describe('NEIS sync against the fake NEIS server', () => {
   });
 
   it('replaces a window atomically: readers see all old rows or all new ones, never none or a mix', async () => {
-    const window = { from: '2026-03-02', to: '2026-03-27' };
-    await run({ ...window, datasets: ['timetables'] });
-    const expected = (await store.timetables(window.from, window.to, 2, 3)).length;
-    expect(expected).to.equal(136);
+    const window = { from: '2026-03-02', to: '2026-03-06', trigger: 'cli' as const, datasets: ['timetables' as const] };
+    await run(window);
+    const expected = await store.timetables(window.from, window.to, 2, 3);
+    expect(expected).to.have.length(34);
     let syncing = true;
     const counts: number[] = [];
     const reader = (async () => {
       while (syncing) counts.push((await store.timetables(window.from, window.to, 2, 3)).length);
     })();
-    await run({ ...window, datasets: ['timetables'] });
+    // The default grace period: replaced rows stay for readers that chose them a moment ago.
+    asReport(await makeSync({}, 120_000).run(window));
     syncing = false;
     await reader;
-    expect(counts.length).to.be.greaterThan(3);
-    expect([...new Set(counts)]).to.deep.equal([expected]);
-    // The replaced generation is deleted by the next sync (grace 0 here): no rows pile up.
-    await run({ ...window, datasets: ['timetables'] });
-    expect(await db.models.timetables.countDocuments({})).to.equal(1632);
+    // (test/integration/neis-store.test.ts checks the same step by step.)
+    expect(counts.length).to.be.greaterThan(0);
+    expect([...new Set(counts)]).to.deep.equal([34]);
+    const after = await store.timetables(window.from, window.to, 2, 3);
+    expect(after.map((t) => t.timetableId)).to.deep.equal(expected.map((t) => t.timetableId));
+    expect(after[0]?.generation).to.not.equal(expected[0]?.generation);
+    // Once the grace period is over (0 here), the next sync deletes what was replaced.
+    await run(window);
+    expect(await db.models.timetables.countDocuments({ timetableDate: { $gte: window.from, $lte: window.to } })).to.equal(408);
   });
 });
 
@@ -272,6 +279,48 @@ describe('NEIS sync in the app: start-up sync and /v1/health', () => {
       expect(meals.map((m) => m.mealDate)).to.deep.equal([ANCHOR, ANCHOR, ANCHOR]);
     } finally {
       await t.close();
+    }
+  });
+
+  it('skips the start-up sync when the data is fresh, then syncs daily at NEIS_SYNC_TIME in NEIS_SYNC_TIMEZONE', async () => {
+    const db = await createTestDatabase('neis-daily');
+    // A clock running from 01:59:59.2 in Seoul: the daily 02:00 run is due in 0.8 s.
+    const offset = new Date('2026-03-15T16:59:59.200Z').getTime() - Date.now();
+    const now = () => new Date(Date.now() + offset);
+    try {
+      const fresh = await new NeisSync({
+        store: new NeisStore(db),
+        client: new NeisClient({ baseUrl: fake.url, apiKey: KEY, officeCode: 'F10', schoolCode: '7380292', timeoutMs: 2000 }),
+        officeCode: 'F10',
+        schoolCode: '7380292',
+        logger: createLogger('silent'),
+        now,
+      }).run({ from: '2026-03-01', to: '2027-02-28', trigger: 'cli', datasets: ['meals', 'schedules'] });
+      expect(fresh.outcome).to.equal('ok');
+      fake.reset();
+      const t = await buildTestApp('neis-daily', {
+        db,
+        now,
+        env: { NEIS_SYNC_ENABLED: 'true', NEIS_BASE_URL: fake.url, NEIS_API_KEY: KEY, NEIS_SYNC_TIME: '02:00', NEIS_SYNC_TIMEZONE: 'Asia/Seoul' },
+      });
+      try {
+        // (A cast, not an annotation: TypeScript would narrow an annotated `null` to never in the loop.)
+        let lastSync = null as { trigger: string; outcome: string } | null;
+        let scheduler: unknown;
+        for (let i = 0; i < 100 && lastSync?.trigger !== 'daily'; i++) {
+          await new Promise((r) => setTimeout(r, 50));
+          ({ lastSync, scheduler } = (await expectOk<{ neis: { lastSync: typeof lastSync; scheduler: unknown } }>(await t.request('/v1/health'))).neis);
+        }
+        expect(lastSync).to.deep.include({ trigger: 'daily', outcome: 'ok' });
+        expect(t.logs.some((l) => l['msg'] === 'NEIS data is fresh; no start-up sync')).to.equal(true);
+        // The next run is tomorrow at 02:00 in Seoul.
+        expect(scheduler).to.deep.equal({ enabled: true, nextRunAt: '2026-03-16T17:00:00.000Z', nextTrigger: 'daily' });
+        expect(fake.requests.find((r) => r.service === 'hisTimetable')?.params).to.include({ TI_FROM_YMD: '20260301', TI_TO_YMD: '20270228' });
+      } finally {
+        await t.close();
+      }
+    } finally {
+      await db.drop();
     }
   });
 

@@ -118,13 +118,13 @@ describe('NEIS dates: when the start-up sync runs', () => {
   const state = (overrides: Partial<NeisStateDoc> = {}): NeisStateDoc => ({
     _id: 'neis',
     school: 'F10/7380292',
-    lease: { owner: null, expiresAt: new Date(0) },
     segments: {
       meals: [{ from: '2026-03-01', to: '2027-02-28', generation: 'g' }],
       schedules: [{ from: '2026-03-01', to: '2027-02-28', generation: 'g' }],
       timetables: [],
     },
     retired: [],
+    pending: [],
     lastSync: null,
     lastSuccessAt: new Date('2026-03-15T17:00:00Z'),
     ...overrides,

@@ -1,6 +1,7 @@
 import { Schema, type Connection, type Model } from 'mongoose';
 import { defineModel } from './define.js';
 
+/** The spec's MealType values, in serving order. */
 export const MEAL_TYPES = ['BREAKFAST', 'LUNCH', 'DINNER'] as const;
 export type MealType = (typeof MEAL_TYPES)[number];
 
@@ -56,6 +57,7 @@ mealSchema.index({ generation: 1, mealDate: 1, mealTypeRank: 1 });
 
 export type MealModel = Model<MealDoc>;
 
+/** The meals model (collection neis_meals). */
 export function mealModel(connection: Connection): MealModel {
   return defineModel<MealDoc>(connection, 'Meal', mealSchema);
 }

@@ -1,6 +1,7 @@
 import { Schema, type Connection, type Model } from 'mongoose';
 import { defineModel } from './define.js';
 
+/** What the NEIS sync keeps, in the order it syncs them. */
 export const NEIS_DATASETS = ['meals', 'schedules', 'timetables'] as const;
 export type NeisDataset = (typeof NEIS_DATASETS)[number];
 
@@ -17,6 +18,13 @@ export interface RetiredRange extends Segment {
   retiredAt: Date;
 }
 
+/** A generation whose rows are being written. */
+export interface PendingGeneration {
+  dataset: NeisDataset;
+  generation: string;
+}
+
+/** One dataset's part of a sync. */
 export interface DatasetReport {
   outcome: 'ok' | 'failed';
   /** Records now served for the window (0 on failure: the previous ones stay). */
@@ -41,15 +49,16 @@ export interface SyncReport {
 /**
  * The one document readers and the sync share. Readers take `segments` to choose which rows are
  * live; a sync flips a segment in one single-document update, so a reader sees either the old
- * rows or the new ones, never a mix or nothing. `lease` lets one instance sync at a time.
+ * rows or the new ones, never a mix or nothing.
  */
 export interface NeisStateDoc {
   _id: string;
   /** `office/school` the segments belong to; another school starts from nothing. */
   school: string | null;
-  lease: { owner: string | null; expiresAt: Date };
   segments: Record<NeisDataset, Segment[]>;
   retired: RetiredRange[];
+  /** Generations being written and not yet live; left here only by a sync that failed half-way. */
+  pending: PendingGeneration[];
   lastSync: SyncReport | null;
   lastSuccessAt: Date | null;
 }
@@ -64,16 +73,13 @@ const neisStateSchema = new Schema(
   {
     _id: { type: String, required: true },
     school: { type: String, default: null },
-    lease: {
-      owner: { type: String, default: null },
-      expiresAt: { type: Date, default: () => new Date(0) },
-    },
     segments: {
       meals: { type: [segmentSchema], default: [] },
       schedules: { type: [segmentSchema], default: [] },
       timetables: { type: [segmentSchema], default: [] },
     },
     retired: { type: [retiredSchema], default: [] },
+    pending: { type: [new Schema({ dataset: String, generation: String }, { _id: false })], default: [] },
     lastSync: { type: Schema.Types.Mixed, default: null },
     lastSuccessAt: { type: Date, default: null },
   },
@@ -82,6 +88,36 @@ const neisStateSchema = new Schema(
 
 export type NeisStateModel = Model<NeisStateDoc>;
 
+/** The NEIS state model (collection neis_state, one document). */
 export function neisStateModel(connection: Connection): NeisStateModel {
   return defineModel<NeisStateDoc>(connection, 'NeisState', neisStateSchema);
+}
+
+/**
+ * One term of the sync lease. Taking the lease inserts term N+1: a unique `_id` insert is the
+ * one write both MongoDB and FerretDB make atomic (FerretDB's findAndModify is not), so of two
+ * instances racing for a free or expired lease exactly one wins. Only the holder writes its term.
+ */
+export interface NeisLeaseDoc {
+  _id: number;
+  owner: string;
+  acquiredAt: Date;
+  expiresAt: Date;
+}
+
+const neisLeaseSchema = new Schema(
+  {
+    _id: { type: Number, required: true },
+    owner: { type: String, required: true },
+    acquiredAt: { type: Date, required: true },
+    expiresAt: { type: Date, required: true },
+  },
+  { versionKey: false, collection: 'neis_leases' },
+);
+
+export type NeisLeaseModel = Model<NeisLeaseDoc>;
+
+/** The NEIS sync lease model (collection neis_leases, one document per term). */
+export function neisLeaseModel(connection: Connection): NeisLeaseModel {
+  return defineModel<NeisLeaseDoc>(connection, 'NeisLease', neisLeaseSchema);
 }

@@ -50,6 +50,7 @@ scheduleSchema.index({ generation: 1, scheduleDate: 1, seq: 1 });
 
 export type ScheduleModel = Model<ScheduleDoc>;
 
+/** The calendar events model (collection neis_schedules). */
 export function scheduleModel(connection: Connection): ScheduleModel {
   return defineModel<ScheduleDoc>(connection, 'Schedule', scheduleSchema);
 }

@@ -51,6 +51,7 @@ timetableSchema.index({ generation: 1, grade: 1, classNum: 1, timetableDate: 1, 
 
 export type TimetableModel = Model<TimetableDoc>;
 
+/** The timetable periods model (collection neis_timetables). */
 export function timetableModel(connection: Connection): TimetableModel {
   return defineModel<TimetableDoc>(connection, 'Timetable', timetableSchema);
 }

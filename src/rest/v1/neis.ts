@@ -3,7 +3,7 @@ import { todayIn } from '../../calendar.js';
 import { BadRequestError } from '../../errors/index.js';
 import { LIMITS } from '../../graphql/args.js';
 import { resolveDateRange } from '../../graphql/dates.js';
-import type { AppMiddleware } from '../../http/context.js';
+import type { AppContext, AppMiddleware } from '../../http/context.js';
 import type {
   RestMealsQuery,
   RestMealsQueryVariables,
@@ -14,7 +14,7 @@ import type {
 } from './__generated__/operations.js';
 import { respondWithOperation, type RestDeps } from './execute.js';
 import { MEALS_OPERATION, SCHEDULES_OPERATION, TIMETABLES_OPERATION } from './operations/neis.js';
-import { dateParam, intParam, parseQuery } from './params.js';
+import { dateParam, intParam, memoByQueryString, parseQuery } from './params.js';
 
 /** The date parameters of every NEIS endpoint; unknown parameters are ignored. */
 export const neisDateQuery = z.object({
@@ -29,15 +29,17 @@ export const timetablesQuery = neisDateQuery.extend({
   classNum: intParam(LIMITS.classNum).optional(),
 });
 
-/** The resolved window of a request; "today" is read from `now` in the school's zone. */
-function dateRange(query: Record<string, string | string[] | undefined>, deps: RestDeps, now: () => Date): RestMealsQueryVariables {
-  return resolveDateRange(parseQuery(neisDateQuery, query), todayIn(deps.timeZone, now()));
+/** Parses the date parameters (memoised per query string); "today" is resolved per request. */
+function dateRangeOf(deps: RestDeps, now: () => Date) {
+  const parse = memoByQueryString((query) => parseQuery(neisDateQuery, query));
+  return (ctx: AppContext): RestMealsQueryVariables => resolveDateRange(parse(ctx.querystring, () => ctx.query), todayIn(deps.timeZone, now()));
 }
 
 /** GET /v1/neis/meals */
 export function mealsHandler(deps: RestDeps, now: () => Date): AppMiddleware {
+  const dateRange = dateRangeOf(deps, now);
   return async (ctx) => {
-    const variables = dateRange(ctx.query, deps, now);
+    const variables = dateRange(ctx);
     await respondWithOperation(ctx, deps, {
       // The resolved dates, not the raw query: "no date" means a different day tomorrow.
       cacheKey: `neis:meals:${variables.fromDate}:${variables.toDate}`,
@@ -50,8 +52,9 @@ export function mealsHandler(deps: RestDeps, now: () => Date): AppMiddleware {
 
 /** GET /v1/neis/schedules */
 export function schedulesHandler(deps: RestDeps, now: () => Date): AppMiddleware {
+  const dateRange = dateRangeOf(deps, now);
   return async (ctx) => {
-    const variables: RestSchedulesQueryVariables = dateRange(ctx.query, deps, now);
+    const variables: RestSchedulesQueryVariables = dateRange(ctx);
     await respondWithOperation(ctx, deps, {
       cacheKey: `neis:schedules:${variables.fromDate}:${variables.toDate}`,
       query: SCHEDULES_OPERATION,
@@ -63,10 +66,14 @@ export function schedulesHandler(deps: RestDeps, now: () => Date): AppMiddleware
 
 /** GET /v1/neis/timetables (grade and classNum required) */
 export function timetablesHandler(deps: RestDeps, now: () => Date): AppMiddleware {
-  return async (ctx) => {
-    const q = parseQuery(timetablesQuery, ctx.query);
+  const parse = memoByQueryString((query) => {
+    const q = parseQuery(timetablesQuery, query);
     if (q.grade === undefined) throw new BadRequestError("Missing parameter 'grade': an integer from 1 to 3 is required.", 'grade');
     if (q.classNum === undefined) throw new BadRequestError("Missing parameter 'classNum': an integer from 1 to 4 is required.", 'classNum');
+    return { ...q, grade: q.grade, classNum: q.classNum };
+  });
+  return async (ctx) => {
+    const q = parse(ctx.querystring, () => ctx.query);
     const variables: RestTimetablesQueryVariables = {
       grade: q.grade,
       classNum: q.classNum,
