@@ -69,7 +69,7 @@ export async function createApp(deps: AppDeps, options: AppOptions = {}): Promis
 async function createDataSurface(deps: AppDeps): Promise<Surface> {
   const graphql = await createGraphQLServer(deps.logger);
   const neis = createNeisRoutes(deps);
-  const restDeps = { graphql, db: deps.db, cache: new ResponseCache(), timeZone: deps.config.schoolTimeZone };
+  const restDeps = { graphql, db: deps.db, cache: new ResponseCache(), timeZone: deps.config.schoolTimeZone, now: deps.now ?? (() => new Date()) };
   return {
     middleware: dataRoutes({
       ...restDeps,

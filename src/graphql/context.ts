@@ -11,6 +11,8 @@ export interface GraphQLContext {
   readonly db: Database;
   readonly log: Logger;
   readonly timeZone: string;
+  /** The clock "today" is read from (injected in tests). */
+  readonly now: () => Date;
   /** Throws 401/403 unless the caller holds `scope`. */
   requireScope(scope: ApiScope): void;
 }
@@ -20,6 +22,7 @@ export interface ContextInput {
   db: Database;
   log: Logger;
   timeZone: string;
+  now: () => Date;
 }
 
 /** Builds a context; loaders are per request so no cached record outlives its request. */

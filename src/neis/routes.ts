@@ -27,9 +27,9 @@ export function createNeisRoutes(deps: AppDeps): NeisRoutes {
   const scheduler = startScheduler(deps, store, now);
   return {
     register(router, guard, rest) {
-      router.get('/v1/neis/meals', ...guard('NEIS_READ'), mealsHandler(rest, now));
-      router.get('/v1/neis/schedules', ...guard('NEIS_READ'), schedulesHandler(rest, now));
-      router.get('/v1/neis/timetables', ...guard('NEIS_READ'), timetablesHandler(rest, now));
+      router.get('/v1/neis/meals', ...guard('NEIS_READ'), mealsHandler(rest));
+      router.get('/v1/neis/schedules', ...guard('NEIS_READ'), schedulesHandler(rest));
+      router.get('/v1/neis/timetables', ...guard('NEIS_READ'), timetablesHandler(rest));
     },
     health: async () => ({ neis: describeSync(await store.state(), scheduler) }),
     close: async () => {

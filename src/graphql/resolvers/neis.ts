@@ -10,18 +10,18 @@ export const neisResolvers: Resolvers = {
   Query: {
     async meals(_parent, args, ctx) {
       ctx.requireScope('NEIS_READ');
-      const { fromDate, toDate } = resolveDateRange(args, todayIn(ctx.timeZone, new Date()));
+      const { fromDate, toDate } = resolveDateRange(args, todayIn(ctx.timeZone, ctx.now()));
       return new NeisStore(ctx.db).meals(fromDate, toDate);
     },
     async schedules(_parent, args, ctx) {
       ctx.requireScope('NEIS_READ');
-      const { fromDate, toDate } = resolveDateRange(args, todayIn(ctx.timeZone, new Date()));
+      const { fromDate, toDate } = resolveDateRange(args, todayIn(ctx.timeZone, ctx.now()));
       return new NeisStore(ctx.db).schedules(fromDate, toDate);
     },
     async timetables(_parent, args, ctx) {
       ctx.requireScope('NEIS_READ');
       requireClass(args.grade, args.classNum);
-      const { fromDate, toDate } = resolveDateRange(args, todayIn(ctx.timeZone, new Date()));
+      const { fromDate, toDate } = resolveDateRange(args, todayIn(ctx.timeZone, ctx.now()));
       return new NeisStore(ctx.db).timetables(fromDate, toDate, args.grade, args.classNum);
     },
   },

@@ -20,6 +20,7 @@ export interface RestDeps {
   readonly db: Database;
   readonly cache: ResponseCache;
   readonly timeZone: string;
+  readonly now: () => Date;
 }
 
 export interface RestOperation<TData, TPayload> {
@@ -55,7 +56,7 @@ async function execute<TData, TPayload>(
   deps: RestDeps,
   operation: RestOperation<TData, TPayload>,
 ): Promise<CachedAnswer> {
-  const contextValue = createContext({ principal: ctx.state.apiKey, db: deps.db, log: ctx.state.log, timeZone: deps.timeZone });
+  const contextValue = createContext({ principal: ctx.state.apiKey, db: deps.db, log: ctx.state.log, timeZone: deps.timeZone, now: deps.now });
   const response = await deps.graphql.executeOperation({ query: operation.query, variables: operation.variables }, { contextValue });
   if (response.body.kind !== 'single') throw new InternalError(new Error('unexpected incremental GraphQL response'));
   const { data, errors } = response.body.singleResult;

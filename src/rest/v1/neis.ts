@@ -30,14 +30,14 @@ export const timetablesQuery = neisDateQuery.extend({
 });
 
 /** Parses the date parameters (memoised per query string); "today" is resolved per request. */
-function dateRangeOf(deps: RestDeps, now: () => Date) {
+function dateRangeOf(deps: RestDeps) {
   const parse = memoByQueryString((query) => parseQuery(neisDateQuery, query));
-  return (ctx: AppContext): RestMealsQueryVariables => resolveDateRange(parse(ctx.querystring, () => ctx.query), todayIn(deps.timeZone, now()));
+  return (ctx: AppContext): RestMealsQueryVariables => resolveDateRange(parse(ctx.querystring, () => ctx.query), todayIn(deps.timeZone, deps.now()));
 }
 
 /** GET /v1/neis/meals */
-export function mealsHandler(deps: RestDeps, now: () => Date): AppMiddleware {
-  const dateRange = dateRangeOf(deps, now);
+export function mealsHandler(deps: RestDeps): AppMiddleware {
+  const dateRange = dateRangeOf(deps);
   return async (ctx) => {
     const variables = dateRange(ctx);
     await respondWithOperation(ctx, deps, {
@@ -51,8 +51,8 @@ export function mealsHandler(deps: RestDeps, now: () => Date): AppMiddleware {
 }
 
 /** GET /v1/neis/schedules */
-export function schedulesHandler(deps: RestDeps, now: () => Date): AppMiddleware {
-  const dateRange = dateRangeOf(deps, now);
+export function schedulesHandler(deps: RestDeps): AppMiddleware {
+  const dateRange = dateRangeOf(deps);
   return async (ctx) => {
     const variables: RestSchedulesQueryVariables = dateRange(ctx);
     await respondWithOperation(ctx, deps, {
@@ -65,7 +65,7 @@ export function schedulesHandler(deps: RestDeps, now: () => Date): AppMiddleware
 }
 
 /** GET /v1/neis/timetables (grade and classNum required) */
-export function timetablesHandler(deps: RestDeps, now: () => Date): AppMiddleware {
+export function timetablesHandler(deps: RestDeps): AppMiddleware {
   const parse = memoByQueryString((query) => {
     const q = parseQuery(timetablesQuery, query);
     if (q.grade === undefined) throw new BadRequestError("Missing parameter 'grade': an integer from 1 to 3 is required.", 'grade');
@@ -77,7 +77,7 @@ export function timetablesHandler(deps: RestDeps, now: () => Date): AppMiddlewar
     const variables: RestTimetablesQueryVariables = {
       grade: q.grade,
       classNum: q.classNum,
-      ...resolveDateRange(q, todayIn(deps.timeZone, now())),
+      ...resolveDateRange(q, todayIn(deps.timeZone, deps.now())),
     };
     await respondWithOperation(ctx, deps, {
       cacheKey: `neis:timetables:${variables.grade}:${variables.classNum}:${variables.fromDate}:${variables.toDate}`,

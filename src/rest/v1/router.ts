@@ -37,7 +37,7 @@ export function dataRoutes(deps: DataRoutesDeps): AppMiddleware {
 
   // GraphQL for dashboards: any valid key; each root field checks its own scope.
   const graphql = graphqlHttp(deps.graphql, (ctx) =>
-    createContext({ principal: ctx.state.apiKey, db: deps.db, log: ctx.state.log, timeZone: deps.timeZone }),
+    createContext({ principal: ctx.state.apiKey, db: deps.db, log: ctx.state.log, timeZone: deps.timeZone, now: deps.now }),
   );
   router.get('/graphql', ...authenticated, graphql);
   router.post('/graphql', ...authenticated, bodyParser({ enableTypes: ['json'], jsonLimit: '100kb' }), graphql);
