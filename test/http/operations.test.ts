@@ -9,6 +9,17 @@ import { freePort } from '../../src/data/embedded/index.js';
 
 const CLI = ['--import', 'tsx', 'src/cli/index.ts'];
 
+/** A production environment that passes start-up checks (only the data surface is built). */
+const PRODUCTION_ENV = {
+  NODE_ENV: 'production',
+  MONGODB_URI: 'mongodb://unused.invalid/campus',
+  AUTH_URL: 'https://auth.school.test',
+  USERINFO_URL: 'https://auth.school.test',
+  BASE_URL: 'https://api.school.test',
+  OAUTH_JWKS: '{"keys":[]}',
+  OAUTH_COOKIE_KEYS: 'k1',
+};
+
 /** Starts `campus serve` as a real process and waits for its start-up line. */
 async function startServe(env: Record<string, string>): Promise<{ child: ChildProcessWithoutNullStreams; url: string }> {
   const child = spawn(process.execPath, [...CLI, 'serve', '--json'], { env: { ...process.env, ...env } });
@@ -55,16 +66,7 @@ describe('operations', function () {
 
   it('production refuses plain HTTP, and accepts TLS reported by a trusted proxy', async () => {
     const db = await createTestDatabase('tls');
-    const env = {
-      NODE_ENV: 'production',
-      MONGODB_URI: 'mongodb://unused.invalid/campus',
-      AUTH_URL: 'https://auth.school.test',
-      USERINFO_URL: 'https://auth.school.test',
-      BASE_URL: 'https://api.school.test',
-      OAUTH_JWKS: '{"keys":[]}',
-      OAUTH_COOKIE_KEYS: 'k1',
-      TRUSTED_PROXIES: '127.0.0.1',
-    };
+    const env = { ...PRODUCTION_ENV, TRUSTED_PROXIES: '127.0.0.1' };
     const t = await buildTestApp('tls', { db, env, surfaces: ['data'] });
     try {
       await expectEnvelope(await t.request('/v1/health'), 403, 'FORBIDDEN', 'HTTPS is required');
@@ -79,16 +81,7 @@ describe('operations', function () {
 
   it('production ignores X-Forwarded-Proto from an untrusted address', async () => {
     const db = await createTestDatabase('tls2');
-    const env = {
-      NODE_ENV: 'production',
-      MONGODB_URI: 'mongodb://unused.invalid/campus',
-      AUTH_URL: 'https://auth.school.test',
-      USERINFO_URL: 'https://auth.school.test',
-      BASE_URL: 'https://api.school.test',
-      OAUTH_JWKS: '{"keys":[]}',
-      OAUTH_COOKIE_KEYS: 'k1',
-      TRUSTED_PROXIES: '10.9.9.9',
-    };
+    const env = { ...PRODUCTION_ENV, TRUSTED_PROXIES: '10.9.9.9' };
     const t = await buildTestApp('tls2', { db, env, surfaces: ['data'] });
     try {
       await expectEnvelope(await t.request('/v1/health', { headers: { 'X-Forwarded-Proto': 'https' } }), 403, 'FORBIDDEN');
