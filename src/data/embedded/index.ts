@@ -182,7 +182,7 @@ async function waitFor(check: () => Promise<boolean>, child: ChildProcess, timeo
 
 function run(command: string, args: string[], cwd: string, onLine: (line: string) => void): Promise<void> {
   return new Promise((done, fail) => {
-    const child = spawn(command, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, GOFLAGS: '-mod=mod' } });
+    const child = spawn(command, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, GOFLAGS: '-mod=mod -buildvcs=false' } });
     const tail: string[] = [];
     for (const stream of [child.stdout, child.stderr]) {
       createInterface({ input: stream }).on('line', (line) => {
