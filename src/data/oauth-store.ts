@@ -52,7 +52,11 @@ export class OAuthStore {
       expiresAt,
       consumedAt: null,
     };
-    await this.records.replaceOne({ _id: doc._id }, doc, { upsert: true });
+    await this.put(doc);
+    for (const field of LOOKUP_FIELDS) {
+      const value = keys[field];
+      if (value !== undefined) await this.putPointer(kind, field, value, id, expiresAt);
+    }
   }
 
   /** The live record, or undefined when it is absent or expired (an expired one is deleted). */
@@ -61,20 +65,28 @@ export class OAuthStore {
     return this.live(doc);
   }
 
-  /** The live record of `kind` whose `field` equals `value` (sessions by uid, device codes by user code). */
+  /**
+   * The live record of `kind` whose `field` equals `value` (sessions by uid, device codes by
+   * user code), through a pointer record keyed by that value: a lookup by `_id` stays fast on
+   * FerretDB, which answers other filters by scanning the collection.
+   */
   async findBy(kind: string, field: LookupField, value: string): Promise<OAuthRecord | undefined> {
-    const doc = await this.records.findOne({ kind, [field]: value }).lean<OAuthRecordDoc>();
-    return this.live(doc);
+    const pointer = await this.live(await this.records.findOne({ _id: pointerKey(kind, field, value) }).lean<OAuthRecordDoc>());
+    const target = pointer?.payload['id'];
+    return typeof target === 'string' ? this.find(kind, target) : undefined;
   }
 
   /**
    * Marks a record used, atomically: true for the first caller, false when it was already used
-   * (or is gone). Two concurrent redemptions of one code cannot both win.
+   * (or is gone). Two concurrent redemptions of one code cannot both win: the update returns
+   * the record as it was, and only one caller can see it unused.
    */
   async consume(kind: string, id: string): Promise<boolean> {
     const seconds = Math.floor(this.now().getTime() / 1000);
-    const result = await this.records.updateOne({ _id: recordKey(kind, id), consumedAt: null }, { $set: { consumedAt: seconds } });
-    return result.modifiedCount === 1;
+    const before = await this.records
+      .findOneAndUpdate({ _id: recordKey(kind, id) }, { $set: { consumedAt: seconds } }, { returnDocument: 'before' })
+      .lean<OAuthRecordDoc>();
+    return before !== null && before.consumedAt == null;
   }
 
   async destroy(kind: string, id: string): Promise<void> {
@@ -98,19 +110,39 @@ export class OAuthStore {
     return result.deletedCount;
   }
 
-  /** Moves a record's expiry later (never earlier); used to keep a grant alive as long as its tokens. */
-  async extend(kind: string, id: string, payload: Record<string, unknown>, expiresInSeconds: number): Promise<void> {
-    const expiresAt = new Date(this.now().getTime() + expiresInSeconds * 1000);
-    await this.records.updateOne(
-      { _id: recordKey(kind, id), expiresAt: { $lt: expiresAt } },
-      { $set: { expiresAt, payload: JSON.stringify(payload) } },
-    );
-  }
-
   /** Deletes every expired record; returns how many. */
   async sweepExpired(): Promise<number> {
     const result = await this.records.deleteMany({ expiresAt: { $ne: null, $lte: this.now() } });
     return result.deletedCount;
+  }
+
+  private async putPointer(kind: string, field: LookupField, value: string, id: string, expiresAt: Date | null): Promise<void> {
+    const doc: OAuthRecordDoc = {
+      _id: pointerKey(kind, field, value),
+      kind: `${kind}#${field}`,
+      payload: JSON.stringify({ id }),
+      grantId: null,
+      uid: null,
+      userCode: null,
+      clientId: null,
+      accountId: null,
+      expiresAt,
+      consumedAt: null,
+    };
+    await this.put(doc);
+  }
+
+  /**
+   * Most artifacts are written once under a fresh id, so an insert is tried first (on FerretDB
+   * several times cheaper than an upsert); a record saved again (sessions, grants) is replaced.
+   */
+  private async put(doc: OAuthRecordDoc): Promise<void> {
+    try {
+      await this.records.insertMany([doc], { lean: true });
+    } catch (err) {
+      if (!isDuplicateKey(err)) throw err;
+      await this.records.replaceOne({ _id: doc._id }, doc);
+    }
   }
 
   private async live(doc: OAuthRecordDoc | null): Promise<OAuthRecord | undefined> {
@@ -130,8 +162,19 @@ export class OAuthStore {
   }
 }
 
+const LOOKUP_FIELDS: readonly LookupField[] = ['uid', 'userCode'];
+
+function isDuplicateKey(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && 'code' in err && err.code === 11000;
+}
+
 function recordKey(kind: string, id: string): string {
   return `${kind}:${id}`;
+}
+
+/** The `_id` of the pointer from a lookup value to its record, e.g. "Session#uid:abc". */
+function pointerKey(kind: string, field: LookupField, value: string): string {
+  return `${kind}#${field}:${value}`;
 }
 
 /**

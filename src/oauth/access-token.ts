@@ -1,5 +1,8 @@
 import { createLocalJWKSet, errors as joseErrors, jwtVerify, type JWK, type JWTPayload } from 'jose';
 import type { OAuthStore } from '../data/oauth-store.js';
+import type { AppDeps } from '../http/surface.js';
+import { userinfoAudience } from './constants.js';
+import type { OAuthKeys } from './keys.js';
 
 /** A verified access token: whose it is, which client holds it, what it allows. */
 export interface VerifiedAccessToken {
@@ -73,4 +76,15 @@ export class AccessTokenVerifier {
 /** True when a string has the shape of a JWS (three base64url parts); nothing is verified. */
 export function looksLikeJwt(value: unknown): value is string {
   return typeof value === 'string' && /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(value);
+}
+
+/** The verifier both servers use: the provider's public keys, the OAuth store, the app's clock. */
+export function verifierFor(deps: AppDeps, keys: OAuthKeys, store: OAuthStore): AccessTokenVerifier {
+  return new AccessTokenVerifier({
+    issuer: deps.config.urls.auth,
+    audience: userinfoAudience(deps.config.urls.userinfo),
+    publicJwks: keys.publicJwks,
+    store,
+    now: deps.now ?? (() => new Date()),
+  });
 }

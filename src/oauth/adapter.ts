@@ -22,9 +22,6 @@ class StoreAdapter implements Adapter {
 
   async upsert(id: string, payload: AdapterPayload, expiresIn: number | undefined): Promise<void> {
     await this.store.upsert(this.kind, id, payload, expiresIn, indexedKeys(payload));
-    if (this.kind === 'RefreshToken' && typeof payload.grantId === 'string' && expiresIn !== undefined) {
-      await this.keepGrantAlive(payload.grantId, expiresIn);
-    }
   }
 
   async find(id: string): Promise<AdapterPayload | undefined> {
@@ -44,8 +41,8 @@ class StoreAdapter implements Adapter {
 
   /**
    * The provider checks `consumed` and then consumes; two concurrent redemptions could both pass
-   * that check. The store's conditional update lets exactly one win; the loser is treated like
-   * any replay: the whole grant is revoked and the request fails with invalid_grant.
+   * that check. The store's atomic update reports whether the record was still unused, so exactly
+   * one wins; the loser is treated like any replay: the grant is revoked, the request fails.
    */
   async consume(id: string): Promise<void> {
     if (await this.store.consume(this.kind, id)) return;
@@ -62,20 +59,6 @@ class StoreAdapter implements Adapter {
 
   async revokeByGrantId(grantId: string): Promise<void> {
     await this.store.revokeByGrantId(this.kind, grantId);
-  }
-
-  /**
-   * Every rotation issues a refresh token valid for 30 days; the grant behind it must live at
-   * least as long, or the new token would be refused as "grant not found" before it expires.
-   */
-  private async keepGrantAlive(grantId: string, expiresIn: number): Promise<void> {
-    const grant = await this.store.find('Grant', grantId);
-    if (!grant) return;
-    // The provider compares `exp` with its own clock (real time); the store uses its clock.
-    const exp = Math.floor(Date.now() / 1000) + expiresIn;
-    const current = typeof grant.payload['exp'] === 'number' ? grant.payload['exp'] : 0;
-    if (current >= exp) return;
-    await this.store.extend('Grant', grantId, { ...grant.payload, exp }, expiresIn);
   }
 }
 

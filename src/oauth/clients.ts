@@ -8,6 +8,11 @@ import { hashClientSecret, newClientSecret } from './secrets.js';
 
 /** Client metadata property (extraClientMetadata) that marks first-party clients. */
 export const FIRST_PARTY = 'first_party';
+/**
+ * Client metadata property listing the scopes a client may request. The standard `scope`
+ * metadata cannot hold `self:read` (oidc-provider accepts only OpenID scopes there).
+ */
+export const ALLOWED_SCOPES = 'allowed_scopes';
 
 /** A client as `campus clients list` shows it; never the secret. */
 export interface ClientSummary {
@@ -136,10 +141,16 @@ export class ClientService implements ClientDirectory {
     return { client: summarize(doc), revoked };
   }
 
-  /** The provider's view of a client (unknown id: undefined, which the provider answers 401). */
+  /**
+   * The provider's view of a client (unknown id: undefined, which the provider answers 401).
+   * In production a plain-http redirect address registered elsewhere (e.g. in development) is
+   * left out, so it can never receive a code.
+   */
   async metadata(id: string): Promise<ClientMetadata | undefined> {
     const doc = await this.store.find(id);
-    return doc ? toMetadata(doc) : undefined;
+    if (!doc) return undefined;
+    const metadata = toMetadata(doc);
+    return this.rules.isProduction ? { ...metadata, redirect_uris: metadata.redirect_uris.filter(isProductionRedirect) } : metadata;
   }
 
   private async mustFind(id: string): Promise<OAuthClientDoc> {
@@ -161,12 +172,18 @@ export class ClientService implements ClientDirectory {
         throw new ClientValidationError(`Redirect URI ${uri} must be an absolute http(s) URL.`);
       }
       if (url.hash || uri.includes('#')) throw new ClientValidationError(`Redirect URI ${uri} must not have a fragment.`);
-      if (this.rules.isProduction && url.protocol === 'http:' && !LOOPBACK_HOSTS.has(url.hostname)) {
+      if (this.rules.isProduction && !isProductionRedirect(uri)) {
         throw new ClientValidationError(`Redirect URI ${uri} must use https in production (plain http only on a loopback address).`);
       }
     }
     return [...new Set(uris)];
   }
+}
+
+/** https, or plain http on a loopback address (a native app listening on the device). */
+function isProductionRedirect(uri: string): boolean {
+  const url = URL.parse(uri);
+  return url !== null && (url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname)));
 }
 
 function checkName(name: string): string {
@@ -206,8 +223,8 @@ function toMetadata(doc: OAuthClientDoc): ClientMetadata {
     grant_types: ['authorization_code', 'refresh_token'],
     response_types: ['code'],
     token_endpoint_auth_method: isPublic ? 'none' : 'client_secret_basic',
-    scope: doc.scopes.join(' '),
     application_type: 'web',
     [FIRST_PARTY]: doc.firstParty,
+    [ALLOWED_SCOPES]: [...doc.scopes],
   };
 }

@@ -24,6 +24,9 @@ export const LIFETIMES = {
   accessToken: 3600,
   idToken: 3600,
   refreshToken: 30 * 24 * 3600,
+  // A login's grant: every rotation issues a refresh token valid for another 30 days, up to this
+  // cap (oidc-provider's own default limit for rotating refresh tokens); then the user logs in again.
+  grant: 365 * 24 * 3600,
   authorizationCode: 5 * 60,
   // A login page left open this long must be restarted from the client.
   interaction: 30 * 60,

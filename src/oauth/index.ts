@@ -1,52 +1,16 @@
 import { OAuthStore } from '../data/oauth-store.js';
 import type { AppDeps, Surface } from '../http/surface.js';
-import type { Logger } from '../logger.js';
-import { AccessTokenVerifier } from './access-token.js';
-import { AccountService } from './accounts.js';
-import { ClientService } from './clients.js';
-import { OAUTH_PATHS, userinfoAudience } from './constants.js';
-import { interactionRoutes } from './interactions.js';
-import { loadOAuthKeys, type OAuthKeys } from './keys.js';
-import { buildProvider } from './provider.js';
-import { installProviderMiddleware } from './provider-middleware.js';
-import { LoginThrottle } from './throttle.js';
+import { verifierFor } from './access-token.js';
+import { loadOAuthKeys } from './keys.js';
 import { userinfoRoutes } from './userinfo.js';
 
-/** Expired records are also refused on every read; the sweep only reclaims their space. */
-const SWEEP_INTERVAL_MS = 60_000;
-
 /**
- * The authorization server: oidc-provider (its own Koa app) answers /v1/oauth/* and
- * /.well-known/*, our pages answer /v1/oauth/interaction/*; every other path passes on.
+ * The authorization server (oidc-provider with our pages). Loaded on demand so that commands
+ * which never serve it (`campus accounts ...`) do not load oidc-provider at all.
  */
 export async function createAuthSurface(deps: AppDeps): Promise<Surface> {
-  const { config, logger } = deps;
-  const now = deps.now ?? (() => new Date());
-  const keys = await loadOAuthKeys(config, deps.db);
-  const store = new OAuthStore(deps.db, now);
-  const accounts = new AccountService(deps.db);
-  const clients = new ClientService(deps.db, { isProduction: config.isProduction });
-  const provider = buildProvider({ config, logger, keys, store, accounts, clients });
-  installProviderMiddleware(provider, { verifier: verifierFor(deps, keys, store), store, logger });
-  const pages = interactionRoutes({
-    provider,
-    accounts,
-    throttle: new LoginThrottle({ account: config.oauth.loginLimitAccount, address: config.oauth.loginLimitIp }, deps.redis),
-    cookieKeys: keys.cookieKeys,
-    authOrigin: new URL(config.urls.auth).origin,
-  });
-  const handle = provider.callback();
-  const sweeper = startSweeper(store, logger);
-  return {
-    middleware: async (ctx, next) => {
-      if (ctx.path.startsWith(`${OAUTH_PATHS.interaction}/`)) return pages(ctx, next);
-      if (!isProviderPath(ctx.path)) return next();
-      // The provider writes the response itself; the host only logs the outcome.
-      ctx.respond = false;
-      await handle(ctx.req, ctx.res);
-    },
-    close: async () => clearInterval(sweeper),
-  };
+  const { buildAuthSurface } = await import('./auth-server.js');
+  return buildAuthSurface(deps);
 }
 
 /** The userinfo server; it shares only the database (keys, grants, accounts) with the auth server. */
@@ -57,26 +21,4 @@ export async function createUserinfoSurface(deps: AppDeps): Promise<Surface> {
     middleware: userinfoRoutes({ db: deps.db, verifier: verifierFor(deps, keys, store), realm: deps.config.urls.userinfo }),
     close: async () => {},
   };
-}
-
-function verifierFor(deps: AppDeps, keys: OAuthKeys, store: OAuthStore): AccessTokenVerifier {
-  return new AccessTokenVerifier({
-    issuer: deps.config.urls.auth,
-    audience: userinfoAudience(deps.config.urls.userinfo),
-    publicJwks: keys.publicJwks,
-    store,
-    now: deps.now ?? (() => new Date()),
-  });
-}
-
-function isProviderPath(path: string): boolean {
-  return path.startsWith('/v1/oauth/') || path === OAUTH_PATHS.discovery || path === OAUTH_PATHS.authorizationServerMetadata;
-}
-
-function startSweeper(store: OAuthStore, logger: Logger): NodeJS.Timeout {
-  const timer = setInterval(() => {
-    store.sweepExpired().catch((err: Error) => logger.warn({ err: { message: err.message } }, 'could not sweep expired OAuth records'));
-  }, SWEEP_INTERVAL_MS);
-  timer.unref();
-  return timer;
 }

@@ -165,6 +165,7 @@ declare module 'oidc-provider' {
 
   export interface Configuration {
     adapter?: (name: string) => Adapter;
+    clients?: ClientMetadata[];
     jwks?: { keys: Record<string, unknown>[] };
     cookies?: {
       keys?: string[];
@@ -249,6 +250,9 @@ declare module 'oidc-provider' {
     }
     class InvalidRequest extends OIDCProviderError {
       constructor(description?: string);
+    }
+    class InvalidScope extends OIDCProviderError {
+      constructor(description: string, scope?: string);
     }
     class InvalidTarget extends OIDCProviderError {
       constructor(description?: string);

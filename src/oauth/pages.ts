@@ -99,12 +99,13 @@ const STYLE_HASH = createHash('sha256').update(STYLE).digest('base64');
 
 /**
  * Headers of every page: no framing (clickjacking), no scripts at all, only our inline style,
- * nothing cached or leaked through Referer (the addresses carry interaction ids).
+ * nothing cached, no Referer to other sites (the addresses carry interaction ids; a
+ * same-origin Referer keeps the Origin header of our own form posts, which the CSRF check reads).
  */
 export function setPageHeaders(ctx: { set(field: string, value: string): void }): void {
   ctx.set('Content-Security-Policy', `default-src 'none'; style-src 'sha256-${STYLE_HASH}'; frame-ancestors 'none'; base-uri 'none'`);
   ctx.set('X-Frame-Options', 'DENY');
-  ctx.set('Referrer-Policy', 'no-referrer');
+  ctx.set('Referrer-Policy', 'same-origin');
   ctx.set('Cache-Control', 'no-store');
 }
 

@@ -27,8 +27,26 @@ export function installProviderMiddleware(provider: Provider, deps: ProviderMidd
   provider.use(defaultScope);
   provider.use(metadataAliases);
   provider.use(structuredAccessTokens(deps.verifier, deps.store));
+  provider.use(describeGrantErrors);
   logProviderEvents(provider, deps.logger);
 }
+
+/** Where the 'grant.error' listener leaves the error's detail for describeGrantErrors. */
+const GRANT_ERROR_DETAIL = 'grantErrorDetail';
+
+/**
+ * oidc-provider answers every invalid_grant with "grant request is invalid" and keeps the reason
+ * ("authorization code already consumed", "refresh token is expired", "authorization code
+ * redirect_uri mismatch", a PKCE mismatch...) in the error's detail. Client developers need the
+ * reason, and it holds no secret, so it becomes the description.
+ */
+const describeGrantErrors: ProviderMiddleware = async (ctx, next) => {
+  await next();
+  const detail: unknown = ctx.state[GRANT_ERROR_DETAIL];
+  if (typeof detail === 'string' && isRecord(ctx.body) && ctx.body['error'] === 'invalid_grant') {
+    ctx.body = { ...ctx.body, error_description: detail };
+  }
+};
 
 /** A body the provider cannot take; answered 400 invalid_request with this message. */
 class BodyError extends Error {}
@@ -188,8 +206,9 @@ function logProviderEvents(provider: Provider, logger: Logger): void {
   });
   for (const event of REFUSAL_EVENTS) {
     provider.on(event, (ctx, err) => {
-      const { error, description } = describeRefusal(err);
-      log(ctx).info({ event, route: ctx.oidc?.route, error, description, clientId: ctx.oidc?.client?.clientId }, 'oauth request refused');
+      const { error, description, detail } = describeRefusal(err);
+      if (event === 'grant.error' && typeof detail === 'string') ctx.state[GRANT_ERROR_DETAIL] = detail;
+      log(ctx).info({ event, route: ctx.oidc?.route, error, description, detail, clientId: ctx.oidc?.client?.clientId }, 'oauth request refused');
     });
   }
   provider.on('grant.success', (ctx) => {
@@ -204,8 +223,9 @@ function logProviderEvents(provider: Provider, logger: Logger): void {
   });
 }
 
-function describeRefusal(err: unknown): { error: unknown; description: unknown } {
-  return isRecord(err) ? { error: err['error'], description: err['error_description'] } : { error: String(err), description: undefined };
+function describeRefusal(err: unknown): { error: unknown; description: unknown; detail: unknown } {
+  if (!isRecord(err)) return { error: String(err), description: undefined, detail: undefined };
+  return { error: err['error'], description: err['error_description'], detail: err['error_detail'] };
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -12,7 +12,7 @@ import type { OAuthStore } from '../data/oauth-store.js';
 import type { Logger } from '../logger.js';
 import type { AccountService } from './accounts.js';
 import { createAdapterFactory } from './adapter.js';
-import { FIRST_PARTY, type ClientService } from './clients.js';
+import { ALLOWED_SCOPES, FIRST_PARTY, type ClientService } from './clients.js';
 import { LIFETIMES, OAUTH_PATHS, OAUTH_SCOPES, OPENID, SELF_READ, userinfoAudience } from './constants.js';
 import type { OAuthKeys } from './keys.js';
 import { renderProviderError } from './pages.js';
@@ -70,7 +70,7 @@ function configuration(deps: ProviderDeps, audience: string): Configuration {
       token_endpoint_auth_method: 'client_secret_basic',
       id_token_signed_response_alg: keys.signingAlg,
     },
-    extraClientMetadata: { properties: [FIRST_PARTY], validator: validateFirstParty },
+    extraClientMetadata: { properties: [FIRST_PARTY, ALLOWED_SCOPES], validator: validateExtraMetadata },
     // The spec lists redirect_uri as a parameter of authorize; it is never inferred.
     allowOmittingSingleRegisteredRedirectUri: false,
     pkce: { required: (_ctx, client) => client.clientAuthMethod === 'none' },
@@ -82,7 +82,7 @@ function configuration(deps: ProviderDeps, audience: string): Configuration {
       AccessToken: LIFETIMES.accessToken,
       AuthorizationCode: LIFETIMES.authorizationCode,
       RefreshToken: LIFETIMES.refreshToken,
-      Grant: LIFETIMES.refreshToken,
+      Grant: LIFETIMES.grant,
       IdToken: LIFETIMES.idToken,
       Interaction: LIFETIMES.interaction,
       Session: LIFETIMES.session,
@@ -108,16 +108,26 @@ function configuration(deps: ProviderDeps, audience: string): Configuration {
         enabled: true,
         defaultResource: async () => audience,
         useGrantedResource: async () => true,
-        getResourceServerInfo: async (_ctx, resource, client) => resourceServer(resource, client, audience, keys.signingAlg),
+        getResourceServerInfo: async (ctx, resource, client) => resourceServer(ctx, resource, client, audience, keys.signingAlg),
       },
     },
   };
 }
 
-/** The userinfo server is the only resource server: JWT access tokens, 1 hour, `self:read`. */
-function resourceServer(resource: string, client: Client, audience: string, alg: string) {
+/**
+ * The userinfo server is the only resource server: JWT access tokens, 1 hour, `self:read`.
+ * The provider asks for it on every authorization and token request, with the requested scope
+ * at hand, which makes it the place to refuse scopes that are unknown or not allowed for the
+ * client (invalid_scope, sent back to the client like any other authorization error).
+ */
+function resourceServer(ctx: KoaContextWithOIDC, resource: string, client: Client, audience: string, alg: string) {
   if (resource !== audience) throw new errors.InvalidTarget();
-  const allowed = new Set((client.scope ?? '').split(' '));
+  const allowed = allowedScopes(client);
+  const requested = ctx.oidc?.params?.['scope'];
+  for (const scope of typeof requested === 'string' ? requested.split(' ').filter(Boolean) : []) {
+    if (!(OAUTH_SCOPES as readonly string[]).includes(scope)) throw new errors.InvalidScope('requested scope is not supported', scope);
+    if (!allowed.has(scope)) throw new errors.InvalidScope('requested scope is not allowed for this client', scope);
+  }
   return {
     scope: allowed.has(SELF_READ) ? SELF_READ : '',
     audience,
@@ -167,9 +177,17 @@ function browserClientOrigin(client: Client, origin: string): boolean {
   return client.redirectUris.some((uri) => URL.parse(uri)?.origin === origin);
 }
 
-function validateFirstParty(_ctx: unknown, key: string, value: unknown): void {
+function allowedScopes(client: Client): Set<string> {
+  const value = client[ALLOWED_SCOPES];
+  return new Set(Array.isArray(value) ? value.filter((s): s is string => typeof s === 'string') : []);
+}
+
+function validateExtraMetadata(_ctx: unknown, key: string, value: unknown): void {
   if (key === FIRST_PARTY && value !== undefined && typeof value !== 'boolean') {
     throw new errors.InvalidClientMetadata(`${FIRST_PARTY} must be a boolean`);
+  }
+  if (key === ALLOWED_SCOPES && value !== undefined && !(Array.isArray(value) && value.every((s) => typeof s === 'string'))) {
+    throw new errors.InvalidClientMetadata(`${ALLOWED_SCOPES} must be an array of strings`);
   }
 }
 

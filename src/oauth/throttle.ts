@@ -44,8 +44,9 @@ function limiter(keyPrefix: string, limit: LoginLimit, redis: Redis | undefined)
     : new RateLimiterMemory(options);
 }
 
+/** The budget key of a typed email (bounded: the form field is free text). */
 function accountKey(email: string): string {
-  return email.trim().toLowerCase();
+  return email.trim().toLowerCase().slice(0, 254);
 }
 
 function waitFor(res: RateLimiterRes | null, points: number): number {

@@ -1,4 +1,174 @@
 import type { Command } from 'commander';
+import { ACCOUNT_ROLES, type AccountRole } from '../../data/accounts.js';
+import { AccountService, AccountValidationError, DuplicateAccountError, type AccountSummary } from '../../oauth/accounts.js';
+import { ClientService, ClientValidationError, DEFAULT_CLIENT_SCOPES, type ClientSummary } from '../../oauth/clients.js';
+import { OAUTH_SCOPES } from '../../oauth/constants.js';
+import { CliError, cliConfig, output, withDatabase } from '../runtime.js';
 
-/** `campus clients ...` and `campus accounts ...`. Placeholder until the OAuth issue lands. */
-export function registerOAuthCommands(_program: Command): void {}
+/** `campus clients ...` and `campus accounts ...`. */
+export function registerOAuthCommands(program: Command): void {
+  registerClients(program);
+  registerAccounts(program);
+}
+
+const collect = (value: string, previous: string[]): string[] => [...previous, value];
+
+function registerClients(program: Command): void {
+  const clients = program.command('clients').description('register and manage OAuth clients (secrets are shown once and stored hashed)');
+
+  clients
+    .command('create')
+    .description('register a client; prints its id and, for confidential clients, its secret (once)')
+    .requiredOption('--name <name>', 'shown on the login and consent pages')
+    .option('--redirect-uri <uri>', 'an allowed redirect address, matched exactly (repeat for several)', collect, [])
+    .option('--scope <scope>', `a scope the client may request (repeat; default: ${DEFAULT_CLIENT_SCOPES.join(', ')}; known: ${OAUTH_SCOPES.join(', ')})`, collect, [])
+    .option('--public', 'a public client (browser or mobile app): no secret, PKCE required')
+    .option('--first-party', 'our own app: the consent page is skipped')
+    .option('--json', 'print the result as JSON')
+    .action(async (options: { name: string; redirectUri: string[]; scope: string[]; public?: boolean; firstParty?: boolean; json?: boolean }) => {
+      const config = cliConfig();
+      const created = await withDatabase(config, ({ db }) =>
+        guard(() =>
+          new ClientService(db, config).create({
+            name: options.name,
+            redirectUris: options.redirectUri,
+            ...(options.scope.length > 0 ? { scopes: splitScopes(options.scope) } : {}),
+            public: options.public ?? false,
+            firstParty: options.firstParty ?? false,
+          }),
+        ),
+      );
+      output(options.json, { ...created.client, clientSecret: created.secret }, () =>
+        [
+          `Client created: ${describeClient(created.client)}`,
+          `client_id: ${created.client.id}`,
+          created.secret ? `client_secret (shown once, store it now): ${created.secret}` : 'Public client: no secret; use PKCE (S256).',
+        ].join('\n'),
+      );
+    });
+
+  clients
+    .command('list')
+    .description('list clients (never their secrets)')
+    .option('--json', 'print the clients as JSON')
+    .action(async (options: { json?: boolean }) => {
+      const config = cliConfig();
+      const list = await withDatabase(config, ({ db }) => new ClientService(db, config).list());
+      output(options.json, list, () => (list.length === 0 ? 'No clients.' : list.map(describeClient).join('\n')));
+    });
+
+  clients
+    .command('update <client-id>')
+    .description('change a client; given lists replace the old ones')
+    .option('--name <name>', 'new display name')
+    .option('--redirect-uri <uri>', 'the new redirect addresses (repeat for several)', collect, [])
+    .option('--scope <scope>', 'the new allowed scopes (repeat for several)', collect, [])
+    .option('--first-party', 'skip the consent page')
+    .option('--no-first-party', 'show the consent page')
+    .option('--json', 'print the result as JSON')
+    .action(async (clientId: string, options: { name?: string; redirectUri: string[]; scope: string[]; firstParty?: boolean; json?: boolean }) => {
+      const config = cliConfig();
+      const updated = await withDatabase(config, ({ db }) =>
+        guard(() =>
+          new ClientService(db, config).update(clientId, {
+            ...(options.name !== undefined ? { name: options.name } : {}),
+            ...(options.redirectUri.length > 0 ? { redirectUris: options.redirectUri } : {}),
+            ...(options.scope.length > 0 ? { scopes: splitScopes(options.scope) } : {}),
+            ...(options.firstParty !== undefined ? { firstParty: options.firstParty } : {}),
+          }),
+        ),
+      );
+      output(options.json, updated, () => `Client updated: ${describeClient(updated)}`);
+    });
+
+  clients
+    .command('rotate-secret <client-id>')
+    .description('issue a new secret; the old one stops working now (tokens already issued stay valid)')
+    .option('--json', 'print the result as JSON')
+    .action(async (clientId: string, options: { json?: boolean }) => {
+      const config = cliConfig();
+      const rotated = await withDatabase(config, ({ db }) => guard(() => new ClientService(db, config).rotateSecret(clientId)));
+      output(options.json, { ...rotated.client, clientSecret: rotated.secret }, () =>
+        [`New client_secret (shown once, store it now): ${rotated.secret}`, describeClient(rotated.client)].join('\n'),
+      );
+    });
+
+  clients
+    .command('delete <client-id>')
+    .description('delete a client and revoke every grant, code and token issued to it')
+    .option('--json', 'print the result as JSON')
+    .action(async (clientId: string, options: { json?: boolean }) => {
+      const config = cliConfig();
+      const deleted = await withDatabase(config, ({ db }) => guard(() => new ClientService(db, config).delete(clientId)));
+      output(options.json, deleted, () => `Deleted: ${describeClient(deleted.client)} (${deleted.revoked} grants, codes and tokens revoked)`);
+    });
+}
+
+function registerAccounts(program: Command): void {
+  const accounts = program.command('accounts').description('login accounts (email + password, stored as argon2id hashes)');
+
+  accounts
+    .command('create')
+    .description('create an account; it is linked to the student with the same email')
+    .requiredOption('--email <email>', 'the login email')
+    .requiredOption('--password <password>', 'at least 8 characters')
+    .option('--role <role>', `one of ${ACCOUNT_ROLES.join(', ')}`, 'USER')
+    .option('--json', 'print the result as JSON')
+    .action(async (options: { email: string; password: string; role: string; json?: boolean }) => {
+      const role = parseRole(options.role);
+      const created = await withDatabase(cliConfig(), ({ db }) =>
+        guard(() => new AccountService(db).create({ email: options.email, password: options.password, role })),
+      );
+      output(options.json, created, () => `Account created: ${describeAccount(created)}`);
+    });
+
+  accounts
+    .command('list')
+    .description('list accounts (never their password hashes)')
+    .option('--json', 'print the accounts as JSON')
+    .action(async (options: { json?: boolean }) => {
+      const list = await withDatabase(cliConfig(), ({ db }) => new AccountService(db).list());
+      output(options.json, list, () => (list.length === 0 ? 'No accounts.' : list.map(describeAccount).join('\n')));
+    });
+
+  accounts
+    .command('delete <id-or-email>')
+    .description('delete an account and revoke its grants, tokens and sessions')
+    .option('--json', 'print the result as JSON')
+    .action(async (idOrEmail: string, options: { json?: boolean }) => {
+      const deleted = await withDatabase(cliConfig(), ({ db }) => guard(() => new AccountService(db).delete(idOrEmail)));
+      output(options.json, deleted, () => `Deleted: ${describeAccount(deleted.account)} (${deleted.revoked} grants, tokens and sessions revoked)`);
+    });
+}
+
+/** Validation failures of the services become one-line CLI errors. */
+async function guard<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof ClientValidationError || err instanceof AccountValidationError || err instanceof DuplicateAccountError) {
+      throw new CliError(err.message);
+    }
+    throw err;
+  }
+}
+
+/** `--scope` may be repeated or hold a space- or comma-separated list. */
+function splitScopes(values: string[]): string[] {
+  return values.flatMap((v) => v.split(/[\s,]+/)).filter(Boolean);
+}
+
+function parseRole(value: string): AccountRole {
+  const role = value.toUpperCase();
+  if (!(ACCOUNT_ROLES as readonly string[]).includes(role)) throw new CliError(`--role must be one of ${ACCOUNT_ROLES.join(', ')}.`);
+  return role as AccountRole;
+}
+
+function describeClient(c: ClientSummary): string {
+  const flags = [c.type, c.firstParty ? 'first-party' : undefined].filter(Boolean).join(', ');
+  return `${c.id} "${c.name}" (${flags}) scopes=${c.scopes.join(',')} redirect=${c.redirectUris.join(' ')}`;
+}
+
+function describeAccount(a: AccountSummary): string {
+  return `${a.id} ${a.email} ${a.role}${a.isStudent ? ' (student)' : ''}`;
+}

@@ -22,9 +22,9 @@ const oauthRecordSchema = new Schema(
   { versionKey: false, collection: 'oauth_records' },
 );
 
+// Lookups by uid or user code go through pointer records keyed by `_id` (see OAuthStore).
 oauthRecordSchema.index({ kind: 1, grantId: 1 });
-oauthRecordSchema.index({ kind: 1, uid: 1 });
-oauthRecordSchema.index({ kind: 1, userCode: 1 });
+oauthRecordSchema.index({ grantId: 1 });
 oauthRecordSchema.index({ expiresAt: 1 });
 oauthRecordSchema.index({ accountId: 1 });
 oauthRecordSchema.index({ clientId: 1 });

@@ -1,0 +1,180 @@
+import autocannon from 'autocannon';
+import { join } from 'node:path';
+import { openDatabase } from '../src/data/database.js';
+import { acquireEmbeddedDatabase, freePort } from '../src/data/embedded/index.js';
+import { seedDemoSchool } from '../src/data/seed/demo.js';
+import { AccountService } from '../src/oauth/accounts.js';
+import { ClientService } from '../src/oauth/clients.js';
+import { compare, report, startProcess, type Figures } from './lib.js';
+
+/**
+ * OAuth bench: the token endpoint (refresh grant, rotating) and userinfo of our app, each against
+ * bare oidc-provider with its in-memory adapter measured in the same run (alternating rounds).
+ *
+ * Refresh tokens rotate, so every refresh request needs an unused one: each round starts with one
+ * freshly minted token per connection in a shared pool; every answer puts its new refresh token
+ * back, so the pool never runs dry while requests succeed.
+ */
+
+const CONNECTIONS = 10;
+const ROUNDS = 3;
+const SECONDS = 3;
+const CLIENT = { id: 'bench-client', secret: 'bench-client-secret', redirectUri: 'http://127.0.0.1:9/cb' } as const;
+const USER = { email: '', password: 'bench password 1' };
+
+interface Server {
+  readonly label: string;
+  readonly url: string;
+  /** Cookies of the logged-in browser session (SSO), so minting skips the login form. */
+  readonly cookies: Map<string, string>;
+}
+
+/** Runs the OAuth bench and prints its table; false when a request failed. */
+export async function runOAuthBench(): Promise<boolean> {
+  const embedded = process.env['MONGODB_URI']
+    ? undefined
+    : await acquireEmbeddedDatabase({ dataDir: join('.data', 'bench-oauth'), preferredPort: await freePort() });
+  const uri = process.env['MONGODB_URI'] ?? embedded?.uri ?? '';
+  const db = await openDatabase(uri);
+  await seedDemoSchool(db);
+  // Artifacts of earlier runs would only make the store bigger than a real one of this age.
+  await db.models.oauthRecords.deleteMany({});
+  const student = await db.models.students.findOne({ _id: 1 }).lean<{ email: string }>();
+  USER.email = student?.email ?? 'bench@school.test';
+  await new AccountService(db).ensure({ email: USER.email, password: USER.password, role: 'USER' });
+  await new ClientService(db, { isProduction: false }).put({ ...CLIENT, name: 'bench', redirectUris: [CLIENT.redirectUri], firstParty: true });
+
+  const env = { BENCH_CLIENT_ID: CLIENT.id, BENCH_CLIENT_SECRET: CLIENT.secret, BENCH_REDIRECT_URI: CLIENT.redirectUri };
+  const app = await startProcess('bench/serve-oauth.ts', { MONGODB_URI: uri, LOG_LEVEL: 'silent' });
+  const bareProcess = await startProcess('bench/serve-oauth-bare.ts', env);
+  try {
+    const ours: Server = { label: 'our app', url: app.url, cookies: new Map() };
+    const bare: Server = { label: 'bare oidc-provider', url: bareProcess.url, cookies: new Map() };
+    const refresh = await compareRefresh(bare, ours);
+    const userinfo = await compare(
+      { label: 'bare oidc-provider GET /me (opaque token)', options: { url: `${bare.url}/me`, headers: { authorization: `Bearer ${(await tokensFor(bare, 'openid')).access_token}` } } },
+      { label: 'GET /userinfo (JWT, live grant, student)', options: { url: `${ours.url}/userinfo`, headers: { authorization: `Bearer ${(await tokensFor(ours, 'self:read')).access_token}` } } },
+      ROUNDS,
+      SECONDS,
+    );
+    return report(`OAuth (${CONNECTIONS} connections; median of ${ROUNDS} alternating ${SECONDS} s rounds)`, [
+      { figures: refresh.baseline },
+      { figures: refresh.subject, baseline: refresh.baseline },
+      { figures: userinfo.baseline },
+      { figures: userinfo.subject, baseline: userinfo.baseline },
+    ]);
+  } finally {
+    await bareProcess.stop();
+    await app.stop();
+    await db.close();
+    await embedded?.stop();
+  }
+}
+
+/** Refresh-grant rounds, alternating baseline and subject, each from freshly minted tokens. */
+async function compareRefresh(baseline: Server, subject: Server): Promise<{ baseline: Figures; subject: Figures }> {
+  const runs: { baseline: Figures[]; subject: Figures[] } = { baseline: [], subject: [] };
+  for (let round = 0; round < ROUNDS; round++) {
+    runs.baseline.push(await measureRefresh(baseline, 'bare oidc-provider POST token (refresh)'));
+    runs.subject.push(await measureRefresh(subject, 'POST /v1/oauth/token (refresh, Mongo)'));
+  }
+  return { baseline: median(runs.baseline), subject: median(runs.subject) };
+}
+
+async function measureRefresh(server: Server, label: string): Promise<Figures> {
+  const pool: string[] = [];
+  for (let i = 0; i < CONNECTIONS; i++) pool.push((await tokensFor(server, 'self:read')).refresh_token);
+  let failures = 0;
+  const result = await autocannon({
+    url: `${server.url}${tokenPath(server)}`,
+    method: 'POST',
+    connections: CONNECTIONS,
+    duration: SECONDS,
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    requests: [
+      {
+        setupRequest: (request) => ({ ...request, body: refreshBody(pool.shift() ?? 'pool-exhausted') }),
+        onResponse: (status, body) => {
+          if (status !== 200) {
+            failures++;
+            return;
+          }
+          pool.push((JSON.parse(body) as { refresh_token: string }).refresh_token);
+        },
+      },
+    ],
+  });
+  return { label, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, failures: failures + result.errors + result.timeouts };
+}
+
+/** Both servers know the same client (registered in each), so the bodies are the same. */
+function refreshBody(refreshToken: string): string {
+  return new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: CLIENT.id, client_secret: CLIENT.secret }).toString();
+}
+
+function tokenPath(server: Server): string {
+  return server.label === 'our app' ? '/v1/oauth/token' : '/token';
+}
+
+function authorizePath(server: Server): string {
+  return server.label === 'our app' ? '/v1/oauth/authorize' : '/auth';
+}
+
+/** Runs the code flow (logging in through the form the first time) and exchanges the code. */
+async function tokensFor(server: Server, scope: string): Promise<{ access_token: string; refresh_token: string }> {
+  const query = new URLSearchParams({ client_id: CLIENT.id, redirect_uri: CLIENT.redirectUri, response_type: 'code', scope, state: 'bench' });
+  let url = `${server.url}${authorizePath(server)}?${query}`;
+  let init: RequestInit = {};
+  for (let hop = 0; hop < 10; hop++) {
+    const res = await fetch(url, { ...init, redirect: 'manual', headers: { ...(init.headers as Record<string, string>), cookie: cookieHeader(server) } });
+    keepCookies(server, res);
+    const location = res.headers.get('location');
+    if (location?.startsWith(CLIENT.redirectUri)) return exchange(server, new URL(location).searchParams.get('code') ?? '');
+    if (location) {
+      await res.arrayBuffer();
+      url = new URL(location, url).href;
+      init = {};
+      continue;
+    }
+    // Our login page: post the form (only on the first mint; later the session signs in).
+    const html = await res.text();
+    const csrf = /name="csrf" value="([^"]+)"/.exec(html)?.[1] ?? '';
+    const action = /<form method="post" action="([^"]+)"/.exec(html)?.[1] ?? '';
+    url = new URL(action, server.url).href;
+    init = {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: server.url },
+      body: new URLSearchParams({ csrf, email: USER.email, password: USER.password }).toString(),
+    };
+  }
+  throw new Error(`${server.label}: the authorization did not reach the client`);
+}
+
+async function exchange(server: Server, code: string): Promise<{ access_token: string; refresh_token: string }> {
+  const res = await fetch(`${server.url}${tokenPath(server)}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: CLIENT.redirectUri, client_id: CLIENT.id, client_secret: CLIENT.secret }).toString(),
+  });
+  if (res.status !== 200) throw new Error(`${server.label}: token exchange answered ${res.status}: ${await res.text()}`);
+  return (await res.json()) as { access_token: string; refresh_token: string };
+}
+
+function keepCookies(server: Server, res: Response): void {
+  for (const line of res.headers.getSetCookie()) {
+    const [pair = ''] = line.split(';');
+    const eq = pair.indexOf('=');
+    server.cookies.set(pair.slice(0, eq), pair.slice(eq + 1));
+  }
+}
+
+function cookieHeader(server: Server): string {
+  return [...server.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+}
+
+function median(rounds: Figures[]): Figures {
+  const sorted = [...rounds].sort((a, b) => a.rps - b.rps);
+  const middle = sorted[Math.floor(sorted.length / 2)];
+  if (!middle) throw new Error('no rounds measured');
+  return { ...middle, failures: rounds.reduce((sum, r) => sum + r.failures, 0) };
+}

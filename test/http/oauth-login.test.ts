@@ -1,0 +1,210 @@
+import { expect } from 'chai';
+import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { buildStudent, insertSchool } from '../helpers/factories.js';
+import { createAccount, createClient, CookieJar, REDIRECT_URI } from '../helpers/oauth.js';
+
+/** The login and consent pages: language, accessibility basics, CSRF, clickjacking, throttling. */
+
+const USER = { email: 'park@school.test', password: 'park password 1' };
+
+interface LoginPage {
+  jar: CookieJar;
+  url: string;
+  html: string;
+  csrf: string;
+  action: string;
+  res: Response;
+}
+
+/** Starts an authorization and stops at the login page. */
+async function openLoginPage(t: TestApp, clientId: string, init: { headers?: Record<string, string>; query?: string } = {}): Promise<LoginPage> {
+  const jar = new CookieJar();
+  const params = new URLSearchParams({ client_id: clientId, redirect_uri: REDIRECT_URI, response_type: 'code', state: 'st-1' });
+  const start = await t.request(`/v1/oauth/authorize?${params}`, { redirect: 'manual' });
+  jar.store(start);
+  expect(start.status).to.equal(303);
+  const url = new URL(start.headers.get('location') ?? '', t.url).href + (init.query ?? '');
+  const res = await fetch(url, { headers: { cookie: jar.header(), ...init.headers } });
+  const html = await res.clone().text();
+  return {
+    jar,
+    url,
+    html,
+    res,
+    csrf: /name="csrf" value="([^"]+)"/.exec(html)?.[1] ?? '',
+    action: new URL(/<form method="post" action="([^"]+)"/.exec(html)?.[1] ?? '/', t.url).href,
+  };
+}
+
+function post(page: LoginPage, fields: Record<string, string>, headers: Record<string, string> = {}, action = page.action): Promise<Response> {
+  return fetch(action, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: page.jar.header(), ...headers },
+    body: new URLSearchParams(fields).toString(),
+  });
+}
+
+function alertText(html: string): string | undefined {
+  return /<p id="form-error" class="error" role="alert">([^<]*)<\/p>/.exec(html)?.[1];
+}
+
+describe('OAuth login and consent pages', () => {
+  let t: TestApp;
+  let clientId: string;
+
+  before(async () => {
+    t = await buildTestApp('oauth_login');
+    await insertSchool(t.db, { students: [buildStudent({ _id: 3, email: USER.email })] });
+    await createAccount(t.db, USER.email, USER.password);
+    clientId = (await createClient(t.db, { name: '동아리 출석부' })).client.id;
+  });
+  after(() => t.close());
+
+  it('is Korean first, with labelled fields, and refuses to be framed', async () => {
+    const page = await openLoginPage(t, clientId);
+    expect(page.res.status).to.equal(200);
+    expect(page.res.headers.get('content-type')).to.equal('text/html; charset=utf-8');
+    expect(page.html).to.include('<html lang="ko">');
+    expect(page.html).to.include('<label for="email">이메일</label>');
+    expect(page.html).to.include('<label for="password">비밀번호</label>');
+    expect(page.html).to.match(/<input id="email" name="email" type="email" autocomplete="username" required[^>]* autofocus>/);
+    expect(page.html).to.include('동아리 출석부');
+    expect(page.html).to.include('lang="en" hreflang="en">English</a>');
+    expect(page.html).to.not.include('<script');
+    expect(page.res.headers.get('x-frame-options')).to.equal('DENY');
+    expect(page.res.headers.get('content-security-policy')).to.match(/frame-ancestors 'none'/);
+    expect(page.res.headers.get('content-security-policy')).to.match(/default-src 'none'/);
+    expect(page.res.headers.get('cache-control')).to.equal('no-store');
+    expect(page.res.headers.get('referrer-policy')).to.equal('same-origin');
+  });
+
+  it('is English with ?lang=en or when the browser prefers English', async () => {
+    const byQuery = await openLoginPage(t, clientId, { query: '?lang=en' });
+    expect(byQuery.html).to.include('<html lang="en">');
+    expect(byQuery.html).to.include('<label for="email">Email</label>');
+    expect(byQuery.html).to.include('lang="ko" hreflang="ko">한국어</a>');
+    const byHeader = await openLoginPage(t, clientId, { headers: { 'accept-language': 'en-US,en;q=0.9,ko;q=0.5' } });
+    expect(byHeader.html).to.include('<html lang="en">');
+    const korean = await openLoginPage(t, clientId, { headers: { 'accept-language': 'ko-KR,ko;q=0.9,en;q=0.8' } });
+    expect(korean.html).to.include('<html lang="ko">');
+  });
+
+  it('an unknown email reads exactly like a wrong password', async () => {
+    const page = await openLoginPage(t, clientId);
+    const wrong = await post(page, { csrf: page.csrf, email: USER.email, password: 'wrong password' }, { origin: t.url });
+    const unknown = await post(page, { csrf: page.csrf, email: 'nobody@school.test', password: 'wrong password' }, { origin: t.url });
+    expect(wrong.status).to.equal(401);
+    expect(unknown.status).to.equal(401);
+    const [a, b] = [await wrong.text(), await unknown.text()];
+    expect(alertText(a)).to.equal('이메일 또는 비밀번호가 올바르지 않습니다.');
+    expect(alertText(b)).to.equal(alertText(a));
+    expect(a.replace(USER.email, 'EMAIL')).to.equal(b.replace('nobody@school.test', 'EMAIL'));
+  });
+
+  it('an empty field is 400 with a message, focus on the form', async () => {
+    const page = await openLoginPage(t, clientId, { query: '?lang=en' });
+    const res = await post(page, { csrf: page.csrf, email: USER.email, password: '', lang: 'en' }, { origin: t.url });
+    expect(res.status).to.equal(400);
+    const html = await res.text();
+    expect(alertText(html)).to.equal('Enter both your email and your password.');
+    expect(html).to.match(/id="password"[^>]*aria-invalid="true" aria-describedby="form-error" autofocus>/);
+  });
+
+  it('CSRF: a post without the form token, with another interaction\'s token, or from another origin is refused', async () => {
+    const page = await openLoginPage(t, clientId);
+    const other = await openLoginPage(t, clientId);
+    const creds = { email: USER.email, password: USER.password };
+    expect((await post(page, creds, { origin: t.url })).status).to.equal(403);
+    expect((await post(page, { ...creds, csrf: other.csrf }, { origin: t.url })).status).to.equal(403);
+    const crossSite = await post(page, { ...creds, csrf: page.csrf }, { origin: 'https://evil.example' });
+    expect(crossSite.status).to.equal(403);
+    expect(await crossSite.text()).to.include('요청을 확인할 수 없습니다');
+    // The legitimate post still works afterwards.
+    const ok = await post(page, { ...creds, csrf: page.csrf }, { origin: t.url });
+    expect(ok.status).to.equal(303);
+  });
+
+  it('without the interaction cookie the page says the sign-in session expired (400)', async () => {
+    const page = await openLoginPage(t, clientId);
+    const res = await fetch(page.url);
+    expect(res.status).to.equal(400);
+    expect(await res.text()).to.include('로그인 세션을 찾을 수 없습니다');
+  });
+
+  it('cancel sends the user back to the client with access_denied and the state', async () => {
+    const page = await openLoginPage(t, clientId);
+    const abort = page.action.replace(/\/login$/, '/abort');
+    const res = await post(page, { csrf: page.csrf }, { origin: t.url }, abort);
+    expect(res.status).to.equal(303);
+    const resume = await fetch(new URL(res.headers.get('location') ?? '', t.url), { redirect: 'manual', headers: { cookie: page.jar.header() } });
+    const location = new URL(resume.headers.get('location') ?? '');
+    expect(location.searchParams.get('error')).to.equal('access_denied');
+    expect(location.searchParams.get('state')).to.equal('st-1');
+  });
+
+  it('consent lists the requested scopes in words; Deny returns access_denied', async () => {
+    const page = await openLoginPage(t, clientId);
+    const login = await post(page, { csrf: page.csrf, email: USER.email, password: USER.password }, { origin: t.url });
+    expect(login.status).to.equal(303);
+    const resume = await fetch(new URL(login.headers.get('location') ?? '', t.url), { redirect: 'manual', headers: { cookie: page.jar.header() } });
+    page.jar.store(resume);
+    const consentUrl = new URL(resume.headers.get('location') ?? '', t.url);
+    expect(consentUrl.pathname).to.match(/^\/v1\/oauth\/interaction\//);
+
+    const html = await (await fetch(consentUrl, { headers: { cookie: page.jar.header() } })).text();
+    expect(html).to.include('<h1>권한 요청</h1>');
+    expect(html).to.include('내 학생 정보 읽기: 이름, 이메일, 학번, 학과, 기숙사, 동아리');
+    expect(html).to.include(`${USER.email} 계정`);
+    const en = await (await fetch(`${consentUrl.href}?lang=en`, { headers: { cookie: page.jar.header() } })).text();
+    expect(en).to.include('Read your own student record');
+
+    const csrf = /name="csrf" value="([^"]+)"/.exec(html)?.[1] ?? '';
+    const deny = await post({ ...page, action: `${consentUrl.href}/confirm` }, { csrf, decision: 'deny' }, { origin: t.url });
+    expect(deny.status).to.equal(303);
+    const back = await fetch(new URL(deny.headers.get('location') ?? '', t.url), { redirect: 'manual', headers: { cookie: page.jar.header() } });
+    const location = new URL(back.headers.get('location') ?? '');
+    expect(location.searchParams.get('error')).to.equal('access_denied');
+    expect(location.searchParams.get('state')).to.equal('st-1');
+  });
+
+  it('login throttling per account: after 5 failures even the right password waits (429, Retry-After)', async () => {
+    const victim = { email: 'throttled@school.test', password: 'the right password' };
+    await createAccount(t.db, victim.email, victim.password);
+    const page = await openLoginPage(t, clientId);
+    for (let i = 0; i < 5; i++) {
+      const res = await post(page, { csrf: page.csrf, email: victim.email, password: `guess ${i}` }, { origin: t.url });
+      expect(res.status).to.equal(401);
+    }
+    const blocked = await post(page, { csrf: page.csrf, email: victim.email.toUpperCase(), password: victim.password }, { origin: t.url });
+    expect(blocked.status).to.equal(429);
+    expect(Number(blocked.headers.get('retry-after'))).to.be.within(1, 900);
+    expect(alertText(await blocked.text())).to.match(/^로그인 시도가 너무 많습니다\. \d+분 후에 다시 시도하세요\.$/);
+    // Another account from the same address is not affected by this account's budget.
+    const fine = await post(page, { csrf: page.csrf, email: USER.email, password: USER.password }, { origin: t.url });
+    expect(fine.status).to.equal(303);
+  });
+});
+
+describe('OAuth login throttling per client address', () => {
+  let t: TestApp;
+  let clientId: string;
+
+  before(async () => {
+    t = await buildTestApp('oauth_login_ip', { env: { OAUTH_LOGIN_LIMIT_IP: '3/900' } });
+    await createAccount(t.db, USER.email, USER.password);
+    clientId = (await createClient(t.db)).client.id;
+  });
+  after(() => t.close());
+
+  it('login throttling per address: failures on any accounts from one address block further attempts', async () => {
+    const page = await openLoginPage(t, clientId, { query: '?lang=en' });
+    for (const email of ['a@school.test', 'b@school.test', 'c@school.test']) {
+      expect((await post(page, { csrf: page.csrf, email, password: 'nope nope', lang: 'en' }, { origin: t.url })).status).to.equal(401);
+    }
+    const blocked = await post(page, { csrf: page.csrf, email: USER.email, password: USER.password, lang: 'en' }, { origin: t.url });
+    expect(blocked.status).to.equal(429);
+    expect(alertText(await blocked.text())).to.match(/^Too many sign-in attempts\. Try again in \d+ minutes?\.$/);
+    expect(t.logText()).to.include('"event":"login.throttled"');
+  });
+});

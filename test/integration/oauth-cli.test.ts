@@ -1,0 +1,123 @@
+import { expect } from 'chai';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { openDatabase, type Database } from '../../src/data/database.js';
+import { DEMO_OAUTH } from '../../src/oauth/seed.js';
+import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { testDatabaseUri } from '../helpers/database.js';
+import { authorize, postJson } from '../helpers/oauth.js';
+
+const run = promisify(execFile);
+
+/** Runs the real `campus` command against the given database. */
+async function campus(uri: string, ...args: string[]): Promise<{ stdout: string; stderr: string; code: number }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', ...args], {
+      env: { ...process.env, MONGODB_URI: uri, LOG_LEVEL: 'silent' },
+    });
+    return { stdout, stderr, code: 0 };
+  } catch (err) {
+    const e = err as { stdout: string; stderr: string; code: number };
+    return { stdout: e.stdout, stderr: e.stderr, code: e.code };
+  }
+}
+
+interface ClientJson {
+  id: string;
+  name: string;
+  type: string;
+  firstParty: boolean;
+  redirectUris: string[];
+  scopes: string[];
+  clientSecret?: string | null;
+}
+
+describe('campus clients / accounts / seed --demo (OAuth)', function () {
+  this.timeout(120000);
+  let uri: string;
+  let db: Database;
+
+  before(async () => {
+    uri = testDatabaseUri('oauth_cli');
+    db = await openDatabase(uri);
+    await db.ensureIndexes();
+  });
+  after(async () => {
+    await db.connection.dropDatabase();
+    await db.close();
+  });
+
+  it('clients create | list | update | rotate-secret | delete', async () => {
+    const created = await campus(uri, 'clients', 'create', '--name', 'Club app', '--redirect-uri', 'https://club.example/cb', '--redirect-uri', 'http://127.0.0.1:5000/cb', '--scope', 'self:read', '--json');
+    expect(created.code, created.stderr).to.equal(0);
+    const client = JSON.parse(created.stdout) as ClientJson;
+    expect(client).to.include({ name: 'Club app', type: 'confidential', firstParty: false });
+    expect(client.redirectUris).to.deep.equal(['https://club.example/cb', 'http://127.0.0.1:5000/cb']);
+    expect(client.scopes).to.deep.equal(['self:read']);
+    expect(client.clientSecret).to.match(/^[A-Za-z0-9_-]{43}$/);
+
+    const human = await campus(uri, 'clients', 'list');
+    expect(human.stdout).to.include(client.id);
+    expect(human.stdout).to.not.include(client.clientSecret ?? '-');
+
+    const updated = await campus(uri, 'clients', 'update', client.id, '--name', 'Club app 2', '--first-party', '--scope', 'self:read openid', '--json');
+    expect(JSON.parse(updated.stdout)).to.include({ name: 'Club app 2', firstParty: true });
+
+    const rotated = await campus(uri, 'clients', 'rotate-secret', client.id, '--json');
+    const newSecret = (JSON.parse(rotated.stdout) as ClientJson).clientSecret;
+    expect(newSecret).to.be.a('string').and.not.equal(client.clientSecret);
+
+    const bad = await campus(uri, 'clients', 'create', '--name', 'x', '--redirect-uri', 'not a url');
+    expect(bad.code).to.equal(1);
+    expect(bad.stderr).to.include('must be an absolute http(s) URL');
+
+    const deleted = await campus(uri, 'clients', 'delete', client.id);
+    expect(deleted.code, deleted.stderr).to.equal(0);
+    const list = JSON.parse((await campus(uri, 'clients', 'list', '--json')).stdout) as ClientJson[];
+    expect(list.map((c) => c.id)).to.not.include(client.id);
+  });
+
+  it('accounts create | list | delete, with --help on each', async () => {
+    const created = await campus(uri, 'accounts', 'create', '--email', 'Admin@School.Test', '--password', 'admin password', '--role', 'ADMIN', '--json');
+    expect(created.code, created.stderr).to.equal(0);
+    expect(JSON.parse(created.stdout)).to.include({ email: 'admin@school.test', role: 'ADMIN', isStudent: false });
+    const dup = await campus(uri, 'accounts', 'create', '--email', 'admin@school.test', '--password', 'admin password');
+    expect(dup.code).to.equal(1);
+    expect(dup.stderr).to.include('already exists');
+    const list = await campus(uri, 'accounts', 'list');
+    expect(list.stdout).to.include('admin@school.test ADMIN');
+    expect(list.stdout).to.not.include('argon2');
+    expect((await campus(uri, 'accounts', 'delete', 'admin@school.test')).code).to.equal(0);
+    const help = await campus(uri, 'clients', 'create', '--help');
+    expect(help.stdout).to.include('--redirect-uri <uri>');
+  });
+
+  it('seed --demo creates the demo account and clients, idempotently, and they work as the README says', async () => {
+    const first = await campus(uri, 'seed', '--demo');
+    expect(first.code, first.stderr).to.equal(0);
+    expect(first.stdout).to.include(`client_secret ${DEMO_OAUTH.clientSecret}`);
+    const snapshot = async () => ({
+      accounts: (await db.models.accounts.find().lean()).map(({ _id, email, role, passwordHash }) => ({ _id, email, role, passwordHash })),
+      clients: await db.models.oauthClients.find().sort({ _id: 1 }).lean(),
+    });
+    const before = await snapshot();
+    expect((await campus(uri, 'seed', '--demo')).code).to.equal(0);
+    expect(await snapshot()).to.deep.equal(before);
+
+    const email = /email (\S+), password/.exec(first.stdout)?.[1] ?? '';
+    const t: TestApp = await buildTestApp('oauth_cli_demo', { db });
+    try {
+      const { code } = await authorize(t, { client_id: DEMO_OAUTH.clientId, redirect_uri: DEMO_OAUTH.redirectUri, response_type: 'code', state: 'demo' }, { email, password: DEMO_OAUTH.password });
+      const res = await postJson(t, '/v1/oauth/token', {
+        grant_type: 'authorization_code',
+        code,
+        client_id: DEMO_OAUTH.clientId,
+        redirect_uri: DEMO_OAUTH.redirectUri,
+        client_secret: DEMO_OAUTH.clientSecret,
+      });
+      expect(res.status).to.equal(200);
+    } finally {
+      await t.close();
+    }
+  });
+});
