@@ -8,6 +8,7 @@ import { registerOAuthCommands } from './commands/oauth.js';
 import { registerSeed } from './commands/seed.js';
 import { registerServe } from './commands/serve.js';
 import { DatabaseUnavailableError } from '../main.js';
+import { OAuthKeyError } from '../oauth/keys.js';
 import { CliError } from './runtime.js';
 
 /** Builds the `campus` command tree (exported for tests). */
@@ -37,7 +38,8 @@ export async function main(argv: string[]): Promise<void> {
     const expected = err instanceof CliError ||
       err instanceof ApiKeyCommandError ||
       err instanceof EmbeddedDatabaseError ||
-      err instanceof DatabaseUnavailableError;
+      err instanceof DatabaseUnavailableError ||
+      err instanceof OAuthKeyError;
     process.stderr.write(`campus: ${expected ? (err as Error).message : (err as Error).stack ?? String(err)}\n`);
     process.exitCode = 1;
   }

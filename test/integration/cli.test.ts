@@ -1,27 +1,14 @@
 import { expect } from 'chai';
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { runCampus } from '../helpers/cli.js';
 import { testDatabaseUri } from '../helpers/database.js';
 import { openDatabase, type Database } from '../../src/data/database.js';
 
-const run = promisify(execFile);
-
 /** Runs the real `campus` command against the given database. */
-async function campus(uri: string, ...args: string[]): Promise<{ stdout: string; stderr: string; code: number }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', ...args], {
-      env: { ...process.env, MONGODB_URI: uri, LOG_LEVEL: 'silent' },
-    });
-    return { stdout, stderr, code: 0 };
-  } catch (err) {
-    const e = err as { stdout: string; stderr: string; code: number };
-    return { stdout: e.stdout, stderr: e.stderr, code: e.code };
-  }
-}
+const campus = (uri: string, ...args: string[]) => runCampus({ MONGODB_URI: uri }, args);
 
 describe('campus command', function () {
   this.timeout(60000);
@@ -120,11 +107,10 @@ describe('campus command', function () {
   it('says what is missing when neither Go nor mongod can provide the embedded database', async () => {
     const home = mkdtempSync(join(tmpdir(), 'campus-nogo-'));
     try {
-      const result = await run(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', 'db'], {
-        env: { HOME: home, XDG_CACHE_HOME: join(home, 'cache'), DATA_DIR: join(home, 'data'), PATH: '/usr/bin:/bin' },
-      }).then(
-        () => ({ code: 0, stderr: '' }),
-        (err: { code: number; stderr: string }) => err,
+      const result = await runCampus(
+        { HOME: home, XDG_CACHE_HOME: join(home, 'cache'), DATA_DIR: join(home, 'data'), PATH: '/usr/bin:/bin' },
+        ['db'],
+        { clean: true },
       );
       expect(result.code).to.equal(1);
       expect(result.stderr).to.equal(

@@ -1,5 +1,3 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { academicYearWindow, todayIn } from '../../src/calendar.js';
 import { DEMO_API_KEY } from '../../src/cli/commands/seed.js';
@@ -8,21 +6,10 @@ import { startFakeNeis, type FakeNeis } from '../../src/neis/fake-server.js';
 import { buildTestApp } from '../helpers/app.js';
 import { testDatabaseUri } from '../helpers/database.js';
 import { expectOk } from '../helpers/expect.js';
-
-const run = promisify(execFile);
+import { runCampus } from '../helpers/cli.js';
 
 /** Runs the real `campus` command with the given environment. */
-async function campus(env: Record<string, string>, ...args: string[]): Promise<{ stdout: string; stderr: string; code: number }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', ...args], {
-      env: { ...process.env, LOG_LEVEL: 'silent', ...env },
-    });
-    return { stdout, stderr, code: 0 };
-  } catch (err) {
-    const e = err as { stdout: string; stderr: string; code: number };
-    return { stdout: e.stdout, stderr: e.stderr, code: e.code };
-  }
-}
+const campus = (env: Record<string, string>, ...args: string[]) => runCampus(env, args);
 
 describe('campus neis sync and campus seed --demo', function () {
   this.timeout(60000);

@@ -1,26 +1,13 @@
 import { expect } from 'chai';
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { openDatabase, type Database } from '../../src/data/database.js';
 import { DEMO_OAUTH } from '../../src/oauth/seed.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { testDatabaseUri } from '../helpers/database.js';
 import { authorize, postJson } from '../helpers/oauth.js';
-
-const run = promisify(execFile);
+import { runCampus } from '../helpers/cli.js';
 
 /** Runs the real `campus` command against the given database. */
-async function campus(uri: string, ...args: string[]): Promise<{ stdout: string; stderr: string; code: number }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', ...args], {
-      env: { ...process.env, MONGODB_URI: uri, LOG_LEVEL: 'silent' },
-    });
-    return { stdout, stderr, code: 0 };
-  } catch (err) {
-    const e = err as { stdout: string; stderr: string; code: number };
-    return { stdout: e.stdout, stderr: e.stderr, code: e.code };
-  }
-}
+const campus = (uri: string, ...args: string[]) => runCampus({ MONGODB_URI: uri }, args);
 
 interface ClientJson {
   id: string;

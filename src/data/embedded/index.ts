@@ -47,9 +47,18 @@ export async function acquireEmbeddedDatabase(options: EmbeddedOptions): Promise
   mkdirSync(dataDir, { recursive: true });
   const stateFile = join(dataDir, 'embedded-db.json');
 
-  const running = await findRunning(stateFile);
-  if (running) return { ...running, owned: false, stop: async () => {} };
+  // Commands started at the same moment take turns: one starts the database, the rest reuse it.
+  const release = await takeStartLock(join(dataDir, 'embedded-db.lock'));
+  try {
+    const running = await findRunning(stateFile);
+    if (running) return { ...running, owned: false, stop: async () => {} };
+    return await startEmbedded(options, dataDir, stateFile);
+  } finally {
+    release();
+  }
+}
 
+async function startEmbedded(options: EmbeddedOptions, dataDir: string, stateFile: string): Promise<EmbeddedDatabase> {
   const port = (await isPortFree(options.preferredPort)) ? options.preferredPort : await freePort();
   const mongod = findOnPath('mongod');
   const started = mongod
@@ -66,13 +75,45 @@ export async function acquireEmbeddedDatabase(options: EmbeddedOptions): Promise
   };
 }
 
+/**
+ * An exclusive lock file holding the owner's pid; a lock left by a dead process is taken over.
+ * Waits as long as a first FerretDB build may take.
+ */
+async function takeStartLock(lockFile: string, timeoutMs = 10 * 60 * 1000): Promise<() => void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      writeFileSync(lockFile, String(process.pid), { flag: 'wx' });
+      return () => rmSync(lockFile, { force: true });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    if (!isAlive(Number(readFileSync(lockFile, 'utf8').trim() || '0'))) {
+      rmSync(lockFile, { force: true });
+      continue;
+    }
+    if (Date.now() > deadline) throw new EmbeddedDatabaseError(`another command holds ${lockFile} for too long`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+function isAlive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: it exists but belongs to someone else.
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 async function findRunning(stateFile: string): Promise<StateFile | undefined> {
   if (!existsSync(stateFile)) return undefined;
   try {
     const state = JSON.parse(readFileSync(stateFile, 'utf8')) as StateFile;
-    process.kill(state.pid, 0);
     const { hostname, port } = new URL(state.uri);
-    if (await canConnect(hostname, Number(port))) return state;
+    if (isAlive(state.pid) && (await canConnect(hostname, Number(port)))) return state;
   } catch {
     // A stale file from a process that died: fall through and start a new one.
   }
