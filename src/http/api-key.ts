@@ -1,4 +1,4 @@
-import { ApiKeyService, UUID_PATTERN, hashApiKey, type ApiScope } from '../data/api-keys.js';
+import { ApiKeyService, UUID_PATTERN, type ApiScope } from '../data/api-keys.js';
 import type { Database } from '../data/database.js';
 import type { ApiKeyDoc } from '../data/models/api-key.model.js';
 import { ForbiddenError, UnauthorizedError } from '../errors/index.js';
@@ -14,7 +14,7 @@ export interface ApiKeyPrincipal {
 const MAX_CACHED_KEYS = 10000;
 
 /**
- * Resolves the X-API-KEY header to a principal. Lookups are cached per key hash and dropped
+ * Resolves the X-API-KEY header to a principal. Lookups are cached per key and dropped
  * whenever the shared `keys` version moves, so an issue, renewal, rotation or revocation made
  * anywhere (another instance, the CLI) takes effect within a second.
  */
@@ -45,12 +45,13 @@ export class ApiKeyAuthenticator {
 
   private async lookup(key: string): Promise<ApiKeyDoc | null> {
     const { keys } = await this.db.versions.current();
-    const hash = hashApiKey(key);
-    const hit = this.cache.get(hash);
+    // Keyed by the presented value, so a repeat caller costs no hashing; the value lives only
+    // in this process's memory, like the request that carried it.
+    const hit = this.cache.get(key);
     if (hit && hit.keysVersion === keys) return hit.doc;
     const doc = await this.service.findByKey(key);
     if (this.cache.size >= MAX_CACHED_KEYS) this.cache.clear();
-    this.cache.set(hash, { doc, keysVersion: keys });
+    this.cache.set(key, { doc, keysVersion: keys });
     return doc;
   }
 }

@@ -24,10 +24,7 @@ export function requestContext(logger: Logger): AppMiddleware {
   return async (ctx, next) => {
     const incoming = ctx.get('X-Request-Id');
     const requestId = INCOMING_ID.test(incoming) ? incoming : randomUUID();
-    ctx.state.requestId = requestId;
-    // The child logger is made on first use: most requests log only the access line below.
-    let log: Logger | undefined;
-    Object.defineProperty(ctx.state, 'log', { get: () => (log ??= logger.child({ requestId })), enumerable: true });
+    ctx.state = new PerRequestState(logger, requestId);
     ctx.set('X-Request-Id', requestId);
     ctx.set('X-Content-Type-Options', 'nosniff');
     const started = process.hrtime.bigint();
@@ -38,4 +35,19 @@ export function requestContext(logger: Logger): AppMiddleware {
       logger.info({ requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(ms * 10) / 10 }, 'request');
     }
   };
+}
+
+/** The state of one request; its child logger is made on first use (most requests never need it). */
+class PerRequestState implements RequestState {
+  apiKey?: ApiKeyPrincipal;
+  private child: Logger | undefined;
+
+  constructor(
+    private readonly logger: Logger,
+    readonly requestId: string,
+  ) {}
+
+  get log(): Logger {
+    return (this.child ??= this.logger.child({ requestId: this.requestId }));
+  }
 }
