@@ -16,9 +16,9 @@ export type AppMiddleware = Middleware<RequestState>;
 const INCOMING_ID = /^[A-Za-z0-9._-]{8,128}$/;
 
 /**
- * Gives every request an id (and the nosniff header every answer carries) (a caller's X-Request-Id when well-formed), a child logger that
- * stamps it on every line, and one access-log line. Only the path is logged: query strings
- * and bodies may carry codes or secrets on the OAuth surfaces.
+ * Gives every request an id (a caller's X-Request-Id when well-formed), a child logger that
+ * stamps it on every line, the nosniff header, and one access-log line. Only the path is
+ * logged: query strings and bodies may carry codes or secrets on the OAuth surfaces.
  */
 export function requestContext(logger: Logger): AppMiddleware {
   return async (ctx, next) => {
