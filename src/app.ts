@@ -37,6 +37,9 @@ export async function createApp(deps: AppDeps, options: AppOptions = {}): Promis
   const koa = new Koa<RequestState>();
   // X-Forwarded-* is honoured only from TRUSTED_PROXIES (stripped from anyone else below).
   koa.proxy = deps.config.trustedProxies.length > 0;
+  // Behind one trusted proxy the client address is the last X-Forwarded-For entry (the one the
+  // proxy appended); entries further left are whatever the client chose to send.
+  koa.maxIpsCount = koa.proxy ? 1 : 0;
 
   const surfaces: Surface[] = [];
   if (wanted.has('data')) surfaces.push(await createDataSurface(deps));

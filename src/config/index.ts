@@ -187,7 +187,8 @@ function productionProblems(e: Env): string[] {
     else if (!value.startsWith('https://')) problems.push(`${name}: must be an https:// address in production`);
   }
   if (!e.OAUTH_JWKS) problems.push('OAUTH_JWKS: required in production (a JSON Web Key Set with private keys and kid)');
-  if (!e.OAUTH_COOKIE_KEYS) problems.push('OAUTH_COOKIE_KEYS: required in production (comma-separated random strings)');
+  if (!e.OAUTH_COOKIE_KEYS?.length) problems.push('OAUTH_COOKIE_KEYS: required in production (comma-separated random strings)');
+  else if (e.OAUTH_COOKIE_KEYS.some((k) => k.length < 32)) problems.push('OAUTH_COOKIE_KEYS: each key must be at least 32 characters');
   return problems;
 }
 

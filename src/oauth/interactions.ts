@@ -38,7 +38,10 @@ const ROUTE = /^\/v1\/oauth\/interaction\/([A-Za-z0-9_-]{1,64})(?:\/(login|confi
  * the interaction cookie is SameSite=Lax; pages refuse framing.
  */
 export function interactionRoutes(deps: InteractionDeps): AppMiddleware {
-  const csrfKey = createHash('sha256').update(`campus-csrf:${deps.cookieKeys[0] ?? ''}`).digest();
+  // The CSRF key derives from a secret cookie key; without one, tokens would be computable.
+  const [cookieKey] = deps.cookieKeys;
+  if (!cookieKey) throw new Error('no cookie keys: the login pages cannot protect their forms');
+  const csrfKey = createHash('sha256').update(`campus-csrf:${cookieKey}`).digest();
   const parseForm = bodyParser({ enableTypes: ['form'], formLimit: '16kb' });
   const handlers = {
     show: showInteraction(deps, csrfKey),
@@ -98,7 +101,7 @@ function submitLogin(deps: InteractionDeps, csrfKey: Buffer) {
       renderPage(ctx, status, loginPage({ ...loginTargets(uid, lang), lang, clientName, csrf: csrfToken(csrfKey, uid), email, problem }));
 
     if (!email || !password) return again(400, { kind: 'missing' });
-    const wait = await deps.throttle.retryAfter(email, ctx.ip);
+    const wait = await deps.throttle.reserve(email, ctx.ip);
     if (wait > 0) {
       ctx.set('Retry-After', String(wait));
       ctx.state.log.warn({ event: 'login.throttled' }, 'login refused: too many failed attempts');
@@ -106,11 +109,10 @@ function submitLogin(deps: InteractionDeps, csrfKey: Buffer) {
     }
     const account = await deps.accounts.verifyLogin(email, password);
     if (!account) {
-      await deps.throttle.failed(email, ctx.ip);
       ctx.state.log.info({ event: 'login.failed' }, 'login failed');
       return again(401, { kind: 'invalid' });
     }
-    await deps.throttle.succeeded(email);
+    await deps.throttle.succeeded(email, ctx.ip);
     ctx.state.log.info({ event: 'login.succeeded', accountId: account._id }, 'login succeeded');
     await finish(ctx, deps.provider, { login: { accountId: String(account._id) } }, false);
   };

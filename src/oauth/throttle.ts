@@ -8,8 +8,9 @@ export interface LoginLimit {
 
 /**
  * Failed-login budgets per account (the email typed, known or not, so throttling reveals
- * nothing) and per client address. Only failures spend points; a success clears the account's
- * count. In Redis when configured (shared by every instance), else in memory.
+ * nothing) and per client address. Every attempt spends a point up front; a success clears the
+ * account's count and returns the address's point. In Redis when configured (shared by every
+ * instance), else in memory.
  */
 export class LoginThrottle {
   private readonly perAccount: RateLimiterAbstract;
@@ -20,20 +21,24 @@ export class LoginThrottle {
     this.perAddress = limiter('campus:login:ip', limits.address, redis);
   }
 
-  /** Seconds to wait before another attempt for this account from this address (0: go ahead). */
-  async retryAfter(email: string, address: string): Promise<number> {
-    const [account, ip] = await Promise.all([this.perAccount.get(accountKey(email)), this.perAddress.get(address)]);
-    return Math.max(waitFor(account, this.perAccount.points), waitFor(ip, this.perAddress.points));
+  /**
+   * Spends one attempt on both budgets before the password is checked, so parallel guesses
+   * cannot all pass a read-only check. Returns the seconds to wait (0: go ahead).
+   */
+  async reserve(email: string, address: string): Promise<number> {
+    const results = await Promise.allSettled([this.perAccount.consume(accountKey(email)), this.perAddress.consume(addressKey(address))]);
+    let wait = 0;
+    for (const result of results) {
+      if (result.status === 'fulfilled') continue;
+      if (!(result.reason instanceof RateLimiterRes)) throw result.reason;
+      wait = Math.max(wait, Math.max(1, Math.ceil(result.reason.msBeforeNext / 1000)));
+    }
+    return wait;
   }
 
-  /** Spends one failed attempt on both budgets. */
-  async failed(email: string, address: string): Promise<void> {
-    await Promise.all([spend(this.perAccount, accountKey(email)), spend(this.perAddress, address)]);
-  }
-
-  /** A correct password clears the account's failures (the address budget keeps counting). */
-  async succeeded(email: string): Promise<void> {
-    await this.perAccount.delete(accountKey(email));
+  /** A correct password clears the account's failures and gives the address its attempt back. */
+  async succeeded(email: string, address: string): Promise<void> {
+    await Promise.all([this.perAccount.delete(accountKey(email)), this.perAddress.reward(addressKey(address), 1)]);
   }
 }
 
@@ -49,16 +54,16 @@ function accountKey(email: string): string {
   return email.trim().toLowerCase().slice(0, 254);
 }
 
-function waitFor(res: RateLimiterRes | null, points: number): number {
-  if (!res || res.consumedPoints < points) return 0;
-  return Math.max(1, Math.ceil(res.msBeforeNext / 1000));
+/** The budget key of a client address; IPv6 by its /64, which one subscriber usually holds whole. */
+function addressKey(address: string): string {
+  const bare = address.startsWith('::ffff:') ? address.slice(7) : address;
+  return bare.includes(':') ? expandIpv6(bare).slice(0, 4).join(':') : bare;
 }
 
-async function spend(budget: RateLimiterAbstract, key: string): Promise<void> {
-  try {
-    await budget.consume(key, 1);
-  } catch (rejection) {
-    // Over the budget already: the attempt is still counted as refused; nothing else to do.
-    if (!(rejection instanceof RateLimiterRes)) throw rejection;
-  }
+function expandIpv6(address: string): string[] {
+  const [head = '', tail] = address.split('::');
+  const left = head ? head.split(':') : [];
+  const right = tail ? tail.split(':') : [];
+  const zeros = tail === undefined ? [] : Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0');
+  return [...left, ...zeros, ...right];
 }

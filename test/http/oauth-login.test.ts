@@ -184,6 +184,41 @@ describe('OAuth login and consent pages', () => {
     const fine = await post(page, { csrf: page.csrf, email: USER.email, password: USER.password }, { origin: t.url });
     expect(fine.status).to.equal(303);
   });
+
+  it('login throttling holds against parallel guesses: of 12 at once, only 5 are checked', async () => {
+    const victim = { email: 'parallel@school.test', password: 'the right password' };
+    await createAccount(t.db, victim.email, victim.password);
+    const page = await openLoginPage(t, clientId);
+    const statuses = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => post(page, { csrf: page.csrf, email: victim.email, password: `guess ${i}` }, { origin: t.url }).then((r) => r.status)),
+    );
+    expect(statuses.filter((s) => s === 401)).to.have.length(5);
+    expect(statuses.filter((s) => s === 429)).to.have.length(7);
+  });
+});
+
+describe('OAuth login throttling behind a trusted proxy', () => {
+  let t: TestApp;
+  let clientId: string;
+
+  before(async () => {
+    t = await buildTestApp('oauth_login_proxy', { env: { OAUTH_LOGIN_LIMIT_IP: '3/900', TRUSTED_PROXIES: '127.0.0.1' } });
+    await createAccount(t.db, USER.email, USER.password);
+    clientId = (await createClient(t.db)).client.id;
+  });
+  after(() => t.close());
+
+  it('a client cannot dodge the per-address budget by forging X-Forwarded-For', async () => {
+    const page = await openLoginPage(t, clientId, { query: '?lang=en' });
+    // The proxy (127.0.0.1 here) appends the real address; entries to its left are the client's.
+    const via = (forged: string) => ({ origin: t.url, 'x-forwarded-for': `${forged}, 203.0.113.7` });
+    for (const [i, email] of ['a@school.test', 'b@school.test', 'c@school.test'].entries()) {
+      const res = await post(page, { csrf: page.csrf, email, password: 'nope nope', lang: 'en' }, via(`198.51.100.${i}`));
+      expect(res.status).to.equal(401);
+    }
+    const blocked = await post(page, { csrf: page.csrf, email: USER.email, password: USER.password, lang: 'en' }, via('198.51.100.99'));
+    expect(blocked.status).to.equal(429);
+  });
 });
 
 describe('OAuth login throttling per client address', () => {

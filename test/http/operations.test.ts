@@ -17,7 +17,7 @@ const PRODUCTION_ENV = {
   USERINFO_URL: 'https://auth.school.test',
   BASE_URL: 'https://api.school.test',
   OAUTH_JWKS: '{"keys":[]}',
-  OAUTH_COOKIE_KEYS: 'k1',
+  OAUTH_COOKIE_KEYS: 'a-production-cookie-key-of-32-characters',
 };
 
 /** Starts `campus serve` as a real process and waits for its start-up line. */

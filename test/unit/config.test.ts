@@ -60,6 +60,25 @@ describe('config: loadConfig', () => {
       ]);
   });
 
+  it('refuses blank or short cookie keys in production', () => {
+    const base = {
+      NODE_ENV: 'production',
+      MONGODB_URI: 'mongodb://db/campus',
+      AUTH_URL: 'https://auth.example.kr',
+      USERINFO_URL: 'https://me.example.kr',
+      BASE_URL: 'https://api.example.kr',
+      OAUTH_JWKS: '{"keys":[]}',
+    };
+    expect(() => loadConfig({ ...base, OAUTH_COOKIE_KEYS: ' , ' }))
+      .to.throw(ConfigError)
+      .with.property('problems')
+      .that.deep.equals(['OAUTH_COOKIE_KEYS: required in production (comma-separated random strings)']);
+    expect(() => loadConfig({ ...base, OAUTH_COOKIE_KEYS: 'short' }))
+      .to.throw(ConfigError)
+      .with.property('problems')
+      .that.deep.equals(['OAUTH_COOKIE_KEYS: each key must be at least 32 characters']);
+  });
+
   it('refuses an http issuer in production', () => {
     expect(() =>
       loadConfig({
@@ -69,7 +88,7 @@ describe('config: loadConfig', () => {
         USERINFO_URL: 'https://me.example.kr',
         BASE_URL: 'https://api.example.kr',
         OAUTH_JWKS: '{"keys":[]}',
-        OAUTH_COOKIE_KEYS: 'a,b',
+        OAUTH_COOKIE_KEYS: 'cookie-key-one-that-is-long-enough-32,cookie-key-two-that-is-long-enough-32',
       }),
     )
       .to.throw(ConfigError)
