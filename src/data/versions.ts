@@ -22,6 +22,11 @@ export class DataVersions {
     private readonly maxAgeMs = 1000,
   ) {}
 
+  /** The cached stamp while it is fresh, without a promise (the hot path), else undefined. */
+  peek(now = Date.now()): VersionStamp | undefined {
+    return this.cached && now - this.cached.readAt < this.maxAgeMs ? this.cached.stamp : undefined;
+  }
+
   /** The current stamp, read from the database at most once per `maxAgeMs`. */
   async current(now = Date.now()): Promise<VersionStamp> {
     if (this.cached && now - this.cached.readAt < this.maxAgeMs) return this.cached.stamp;

@@ -19,7 +19,7 @@ const MAX_CACHED_KEYS = 10000;
  * anywhere (another instance, the CLI) takes effect within a second.
  */
 export class ApiKeyAuthenticator {
-  private readonly cache = new Map<string, { doc: ApiKeyDoc | null; keysVersion: number }>();
+  private readonly cache = new Map<string, { entry: KeyEntry | null; keysVersion: number }>();
   private readonly service: ApiKeyService;
 
   constructor(private readonly db: Database, private readonly now: () => Date = () => new Date()) {
@@ -30,30 +30,46 @@ export class ApiKeyAuthenticator {
   async authenticate(header: string): Promise<ApiKeyPrincipal> {
     if (!header) throw new UnauthorizedError('Missing API key: send it in the X-API-KEY header.');
     if (!UUID_PATTERN.test(header)) throw new UnauthorizedError('Malformed API key: X-API-KEY must be a UUID.');
-    const doc = await this.lookup(header);
+    const entry = await this.lookup(header);
     // Unknown and revoked keys read the same, so a caller cannot probe which keys once existed.
-    if (!doc || doc.revokedAt) throw new UnauthorizedError('Invalid API key: it is not recognised.');
-    if (doc.expiresAt.getTime() <= this.now().getTime()) {
-      throw new UnauthorizedError(`Expired API key: it expired at ${doc.expiresAt.toISOString()}; ask for it to be renewed.`);
+    if (!entry || entry.revoked) throw new UnauthorizedError('Invalid API key: it is not recognised.');
+    if (entry.expiresAt.getTime() <= this.now().getTime()) {
+      throw new UnauthorizedError(`Expired API key: it expired at ${entry.expiresAt.toISOString()}; ask for it to be renewed.`);
     }
-    return {
-      id: String(doc._id),
-      scopes: new Set(doc.scopes as ApiScope[]),
-      rateLimit: doc.rateLimitPoints && doc.rateLimitSeconds ? { points: doc.rateLimitPoints, durationSeconds: doc.rateLimitSeconds } : null,
-    };
+    return entry.principal;
   }
 
-  private async lookup(key: string): Promise<ApiKeyDoc | null> {
-    const { keys } = await this.db.versions.current();
+  private async lookup(key: string): Promise<KeyEntry | null> {
+    const { keys } = this.db.versions.peek() ?? (await this.db.versions.current());
     // Keyed by the presented value, so a repeat caller costs no hashing; the value lives only
     // in this process's memory, like the request that carried it.
     const hit = this.cache.get(key);
-    if (hit && hit.keysVersion === keys) return hit.doc;
+    if (hit && hit.keysVersion === keys) return hit.entry;
     const doc = await this.service.findByKey(key);
+    const entry = doc ? toEntry(doc) : null;
     if (this.cache.size >= MAX_CACHED_KEYS) this.cache.clear();
-    this.cache.set(key, { doc, keysVersion: keys });
-    return doc;
+    this.cache.set(key, { entry, keysVersion: keys });
+    return entry;
   }
+}
+
+/** What a stored key means for a request, built once per key version (the principal is shared). */
+interface KeyEntry {
+  readonly principal: ApiKeyPrincipal;
+  readonly revoked: boolean;
+  readonly expiresAt: Date;
+}
+
+function toEntry(doc: ApiKeyDoc): KeyEntry {
+  return {
+    revoked: doc.revokedAt != null,
+    expiresAt: doc.expiresAt,
+    principal: Object.freeze({
+      id: String(doc._id),
+      scopes: new Set(doc.scopes as ApiScope[]),
+      rateLimit: doc.rateLimitPoints && doc.rateLimitSeconds ? { points: doc.rateLimitPoints, durationSeconds: doc.rateLimitSeconds } : null,
+    }),
+  };
 }
 
 /** Authenticates the caller by API key; 401 when that fails. */

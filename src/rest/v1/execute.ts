@@ -42,7 +42,7 @@ export async function respondWithOperation<TData, TPayload>(
   deps: RestDeps,
   operation: RestOperation<TData, TPayload>,
 ): Promise<void> {
-  const { data: version } = await deps.db.versions.current();
+  const { data: version } = deps.db.versions.peek() ?? (await deps.db.versions.current());
   let answer = deps.cache.get(operation.cacheKey, version);
   if (!answer) {
     answer = await execute(ctx, deps, operation);
