@@ -11,13 +11,19 @@ export interface CliResult {
 
 /**
  * Runs the real `campus` command (from source) as a child process. `env` is added to the
- * test's environment; with `clean` it replaces it entirely.
+ * test's environment; with `clean` it replaces it entirely; `stdin` is its standard input.
  */
-export async function runCampus(env: Record<string, string>, args: string[], options: { clean?: boolean } = {}): Promise<CliResult> {
+export async function runCampus(
+  env: Record<string, string>,
+  args: string[],
+  options: { clean?: boolean; stdin?: string } = {},
+): Promise<CliResult> {
   try {
-    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', ...args], {
+    const running = run(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', ...args], {
       env: options.clean ? env : { ...process.env, LOG_LEVEL: 'silent', ...env },
     });
+    running.child.stdin?.end(options.stdin ?? '');
+    const { stdout, stderr } = await running;
     return { stdout, stderr, code: 0 };
   } catch (err) {
     const e = err as { stdout: string; stderr: string; code: number };

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { openDatabase, type Database } from '../../src/data/database.js';
+import { AccountService } from '../../src/oauth/accounts.js';
 import { DEMO_OAUTH } from '../../src/oauth/seed.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { testDatabaseUri } from '../helpers/database.js';
@@ -77,6 +78,18 @@ describe('campus clients / accounts / seed --demo (OAuth)', function () {
     expect((await campus(uri, 'accounts', 'delete', 'admin@school.test')).code).to.equal(0);
     const help = await campus(uri, 'clients', 'create', '--help');
     expect(help.stdout).to.include('--redirect-uri <uri>');
+  });
+
+  it('accounts create --password-stdin keeps the password off the command line', async () => {
+    const created = await runCampus({ MONGODB_URI: uri }, ['accounts', 'create', '--email', 'stdin@school.test', '--password-stdin', '--json'], {
+      stdin: 'a password from stdin\n',
+    });
+    expect(created.code, created.stderr).to.equal(0);
+    const accounts = new AccountService(db);
+    expect((await accounts.verifyLogin('stdin@school.test', 'a password from stdin'))?.email).to.equal('stdin@school.test');
+    expect(await accounts.verifyLogin('stdin@school.test', 'a password from stdin\n')).to.equal(null);
+    const neither = await campus(uri, 'accounts', 'create', '--email', 'none@school.test');
+    expect(neither.stderr).to.equal('campus: A password is required: --password-stdin (recommended) or --password.\n');
   });
 
   it('seed --demo creates the demo account and clients, idempotently, and they work as the README says', async () => {

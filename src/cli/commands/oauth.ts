@@ -111,13 +111,15 @@ function registerAccounts(program: Command): void {
     .command('create')
     .description('create an account; it is linked to the student with the same email')
     .requiredOption('--email <email>', 'the login email')
-    .requiredOption('--password <password>', 'at least 8 characters')
+    .option('--password <password>', 'at least 8 characters (visible to `ps` and shell history: prefer --password-stdin)')
+    .option('--password-stdin', 'read the password from the first line of standard input')
     .option('--role <role>', `one of ${ACCOUNT_ROLES.join(', ')}`, 'USER')
     .option('--json', 'print the result as JSON')
-    .action(async (options: { email: string; password: string; role: string; json?: boolean }) => {
+    .action(async (options: { email: string; password?: string; passwordStdin?: boolean; role: string; json?: boolean }) => {
       const role = parseRole(options.role);
+      const password = await passwordOf(options);
       const created = await withDatabase(cliConfig(), ({ db }) =>
-        guard(() => new AccountService(db).create({ email: options.email, password: options.password, role })),
+        guard(() => new AccountService(db).create({ email: options.email, password, role })),
       );
       output(options.json, created, () => `Account created: ${describeAccount(created)}`);
     });
@@ -139,6 +141,16 @@ function registerAccounts(program: Command): void {
       const deleted = await withDatabase(cliConfig(), ({ db }) => guard(() => new AccountService(db).delete(idOrEmail)));
       output(options.json, deleted, () => `Deleted: ${describeAccount(deleted.account)} (${deleted.revoked} grants, tokens and sessions revoked)`);
     });
+}
+
+/** The password from exactly one of --password and --password-stdin. */
+async function passwordOf(options: { password?: string; passwordStdin?: boolean }): Promise<string> {
+  if (options.password !== undefined && options.passwordStdin) throw new CliError('Give either --password or --password-stdin, not both.');
+  if (options.password !== undefined) return options.password;
+  if (!options.passwordStdin) throw new CliError('A password is required: --password-stdin (recommended) or --password.');
+  let input = '';
+  for await (const chunk of process.stdin) input += String(chunk);
+  return input.split(/\r?\n/)[0] ?? '';
 }
 
 /** Validation failures of the services become one-line CLI errors. */
