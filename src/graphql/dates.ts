@@ -1,6 +1,6 @@
 import { BadRequestError } from '../errors/index.js';
 import { daysInclusive } from '../calendar.js';
-import { invalidParameter } from './args.js';
+import { LIMITS, checkRange, invalidParameter } from './args.js';
 
 /** The longest date range a meals, schedules or timetables query may span (DECISIONS.md). */
 export const MAX_RANGE_DAYS = 366;
@@ -36,4 +36,16 @@ export function resolveDateRange(args: DateArgs, today: string): DateRange {
     throw invalidParameter('toDate', `must be at most ${MAX_RANGE_DAYS} days from fromDate (${fromDate}), both included`, toDate);
   }
   return { fromDate, toDate };
+}
+
+/** grade 1-3 and classNum 1-4, both required, for timetables (REST and GraphQL alike). */
+export function requireClass(
+  grade: number | null | undefined,
+  classNum: number | null | undefined,
+): { grade: number; classNum: number } {
+  if (grade == null) throw new BadRequestError("Missing parameter 'grade': an integer from 1 to 3 is required.", 'grade');
+  if (classNum == null) throw new BadRequestError("Missing parameter 'classNum': an integer from 1 to 4 is required.", 'classNum');
+  checkRange('grade', grade, LIMITS.grade);
+  checkRange('classNum', classNum, LIMITS.classNum);
+  return { grade, classNum };
 }

@@ -201,6 +201,3 @@ function compareHashedClientSecrets(provider: Provider): void {
     return clientSecretMatches(actual, this.clientSecret);
   };
 }
-
-/** Every scope the service knows, for discovery (resource scopes are not OIDC "statics"). */
-export const SUPPORTED_SCOPES: readonly string[] = [...OAUTH_SCOPES];

@@ -5,7 +5,8 @@ import { freePort } from '../../src/data/embedded/index.js';
 import { AccountService } from '../../src/oauth/accounts.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { testDatabaseUri } from '../helpers/database.js';
-import { buildClub, buildStudent, insertSchool } from '../helpers/factories.js';
+import { expectOk } from '../helpers/expect.js';
+import { buildClub, buildStudent, insertSchool, issueKey } from '../helpers/factories.js';
 import { authorize, createAccount, createClient, postJson, REDIRECT_URI } from '../helpers/oauth.js';
 
 /** GET/POST /userinfo: the answer, every refusal, expiry, revocation, and its own base address. */
@@ -90,6 +91,14 @@ describe('OAuth userinfo server', () => {
         githubUrl: null,
       });
     }
+  });
+
+  it('its student record is byte for byte the record GET /v1/students answers (same fields, same order)', async () => {
+    const { access_token } = await login();
+    const body = (await (await userinfo(access_token)).json()) as { student: unknown };
+    const key = await issueKey(t.db, { scopes: ['STUDENT_READ'] });
+    const page = await expectOk<{ students: unknown[] }>(await t.request('/v1/students?studentId=21', { headers: { 'X-API-KEY': key } }));
+    expect(JSON.stringify(body.student)).to.equal(JSON.stringify(page.students[0]));
   });
 
   it('an account without a student record: isStudent false, student null', async () => {

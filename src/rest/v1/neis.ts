@@ -1,14 +1,12 @@
 import { z } from 'zod';
 import { todayIn } from '../../calendar.js';
-import { BadRequestError } from '../../errors/index.js';
 import { LIMITS } from '../../graphql/args.js';
-import { resolveDateRange } from '../../graphql/dates.js';
+import { requireClass, resolveDateRange } from '../../graphql/dates.js';
 import type { AppContext, AppMiddleware } from '../../http/context.js';
 import type {
   RestMealsQuery,
   RestMealsQueryVariables,
   RestSchedulesQuery,
-  RestSchedulesQueryVariables,
   RestTimetablesQuery,
   RestTimetablesQueryVariables,
 } from './__generated__/operations.js';
@@ -35,42 +33,36 @@ function dateRangeOf(deps: RestDeps) {
   return (ctx: AppContext): RestMealsQueryVariables => resolveDateRange(parse(ctx.querystring, () => ctx.query), todayIn(deps.timeZone, deps.now()));
 }
 
-/** GET /v1/neis/meals */
-export function mealsHandler(deps: RestDeps): AppMiddleware {
+/** A NEIS endpoint that takes only the date parameters (meals, schedules). */
+function dateRangeHandler<TData>(deps: RestDeps, name: string, query: string, pick: (data: TData) => unknown): AppMiddleware {
   const dateRange = dateRangeOf(deps);
   return async (ctx) => {
     const variables = dateRange(ctx);
     await respondWithOperation(ctx, deps, {
       // The resolved dates, not the raw query: "no date" means a different day tomorrow.
-      cacheKey: `neis:meals:${variables.fromDate}:${variables.toDate}`,
-      query: MEALS_OPERATION,
+      cacheKey: `neis:${name}:${variables.fromDate}:${variables.toDate}`,
+      query,
       variables: { ...variables },
-      pick: (data: RestMealsQuery) => data.meals,
+      pick,
     });
   };
 }
 
+/** GET /v1/neis/meals */
+export function mealsHandler(deps: RestDeps): AppMiddleware {
+  return dateRangeHandler(deps, 'meals', MEALS_OPERATION, (data: RestMealsQuery) => data.meals);
+}
+
 /** GET /v1/neis/schedules */
 export function schedulesHandler(deps: RestDeps): AppMiddleware {
-  const dateRange = dateRangeOf(deps);
-  return async (ctx) => {
-    const variables: RestSchedulesQueryVariables = dateRange(ctx);
-    await respondWithOperation(ctx, deps, {
-      cacheKey: `neis:schedules:${variables.fromDate}:${variables.toDate}`,
-      query: SCHEDULES_OPERATION,
-      variables: { ...variables },
-      pick: (data: RestSchedulesQuery) => data.schedules,
-    });
-  };
+  return dateRangeHandler(deps, 'schedules', SCHEDULES_OPERATION, (data: RestSchedulesQuery) => data.schedules);
 }
 
 /** GET /v1/neis/timetables (grade and classNum required) */
 export function timetablesHandler(deps: RestDeps): AppMiddleware {
   const parse = memoByQueryString((query) => {
     const q = parseQuery(timetablesQuery, query);
-    if (q.grade === undefined) throw new BadRequestError("Missing parameter 'grade': an integer from 1 to 3 is required.", 'grade');
-    if (q.classNum === undefined) throw new BadRequestError("Missing parameter 'classNum': an integer from 1 to 4 is required.", 'classNum');
-    return { ...q, grade: q.grade, classNum: q.classNum };
+    return { ...q, ...requireClass(q.grade, q.classNum) };
   });
   return async (ctx) => {
     const q = parse(ctx.querystring, () => ctx.query);
