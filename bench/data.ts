@@ -31,8 +31,11 @@ export async function runDataBench(): Promise<boolean> {
     const first = await fetch(app.url + path, { headers });
     const body = Buffer.from(await first.arrayBuffer());
     const etag = first.headers.get('etag') ?? '';
+    const revalidated = await fetch(app.url + path, { headers: { ...headers, 'If-None-Match': etag } });
+    await revalidated.arrayBuffer();
     writeFileSync(join(dir, 'body.json'), body);
-    const bare = await startProcess('bench/serve-bare.ts', { BARE_BODY_FILE: join(dir, 'body.json'), BARE_ETAG: etag });
+    writeFileSync(join(dir, 'headers.json'), JSON.stringify({ ok: recordedHeaders(first.headers), notModified: recordedHeaders(revalidated.headers) }));
+    const bare = await startProcess('bench/serve-bare.ts', { BARE_BODY_FILE: join(dir, 'body.json'), BARE_HEADERS_FILE: join(dir, 'headers.json') });
     try {
       console.log(`/v1/students?size=300 answers ${body.length} bytes; ETag ${etag}`);
       const ok200 = await compare(
@@ -63,6 +66,13 @@ export async function runDataBench(): Promise<boolean> {
     await db.close();
     await embedded?.stop();
   }
+}
+
+/** The headers the service sent, for the bare server to send the same bytes; Node adds these three itself. */
+function recordedHeaders(headers: Headers): Record<string, string> {
+  const own = Object.fromEntries(headers);
+  for (const name of ['date', 'connection', 'keep-alive']) delete own[name];
+  return own;
 }
 
 /** First requests: each of 22 distinct queries once, so none is answered from the cache. */

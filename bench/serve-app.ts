@@ -1,15 +1,14 @@
 // The service under test, alone in its process: the real app on a real listener.
 import { createServer } from 'node:http';
-import { destination } from 'pino';
 import { createApp } from '../src/app.js';
 import { loadConfig } from '../src/config/index.js';
 import { openDatabase } from '../src/data/database.js';
-import { createLogger } from '../src/logger.js';
+import { batchedDestination, createLogger } from '../src/logger.js';
 
 const config = loadConfig({ ...process.env, NODE_ENV: 'test', NEIS_SYNC_ENABLED: 'false' });
 const db = await openDatabase(config.mongodbUri ?? '');
 // Access logs are written as in production (info), to /dev/null rather than a terminal.
-const logger = createLogger('info', destination({ dest: '/dev/null', sync: false, minLength: 8192 }));
+const logger = createLogger('info', batchedDestination('/dev/null'));
 const app = await createApp({ config, db, logger }, { surfaces: ['data'] });
 const server = createServer(app.callback());
 server.keepAliveTimeout = 5000;

@@ -82,9 +82,9 @@ export function apiKey(authenticator: ApiKeyAuthenticator): AppMiddleware {
 
 /** 403 unless the authenticated key holds `scope`. */
 export function requireScope(scope: ApiScope): AppMiddleware {
-  return async (ctx, next) => {
+  return (ctx, next) => {
     assertScope(ctx.state.apiKey, scope);
-    await next();
+    return next();
   };
 }
 

@@ -14,7 +14,7 @@ export interface Limit {
  * in-memory budget (the insurance limiter) rather than refusing or failing requests.
  */
 export class KeyRateLimiter {
-  private readonly limiters = new Map<string, RateLimiterAbstract>();
+  private readonly budgets = new Map<string, Budget>();
 
   constructor(
     private readonly defaultLimit: Limit,
@@ -23,43 +23,57 @@ export class KeyRateLimiter {
 
   /** Spends one point of `key`'s budget; throws 429 (with headers set) when none is left. */
   async consume(ctx: AppContext, key: string, limit: Limit | null): Promise<void> {
-    const effective = limit ?? this.defaultLimit;
-    const limiter = this.limiterFor(effective);
+    const budget = this.budgetFor(limit ?? this.defaultLimit);
     try {
-      const res = await limiter.consume(key, 1);
-      setHeaders(ctx, effective, res);
+      const res = await budget.limiter.consume(key, 1);
+      setHeaders(ctx, budget, res);
     } catch (rejection) {
       if (!(rejection instanceof RateLimiterRes)) throw rejection;
-      setHeaders(ctx, effective, rejection);
+      setHeaders(ctx, budget, rejection);
       throw new TooManyRequestsError(Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)));
     }
   }
 
-  private limiterFor(limit: Limit): RateLimiterAbstract {
+  private budgetFor(limit: Limit): Budget {
     const id = `${limit.points}/${limit.durationSeconds}`;
-    let limiter = this.limiters.get(id);
-    if (!limiter) {
-      const options = { points: limit.points, duration: limit.durationSeconds, keyPrefix: `campus:rl:${id}` };
-      limiter = this.redis
-        ? new RateLimiterRedis({
-            ...options,
-            storeClient: this.redis,
-            rejectIfRedisNotReady: true,
-            insuranceLimiter: new RateLimiterMemory(options),
-          })
-        : new RateLimiterMemory(options);
-      this.limiters.set(id, limiter);
+    let budget = this.budgets.get(id);
+    if (!budget) {
+      budget = {
+        limiter: this.createLimiter(limit, `campus:rl:${id}`),
+        // Headers that depend only on the limit are built once per limit.
+        policyHeader: `"default";q=${limit.points};w=${limit.durationSeconds}`,
+        limitHeader: String(limit.points),
+      };
+      this.budgets.set(id, budget);
     }
-    return limiter;
+    return budget;
+  }
+
+  private createLimiter(limit: Limit, keyPrefix: string): RateLimiterAbstract {
+    const options = { points: limit.points, duration: limit.durationSeconds, keyPrefix };
+    if (!this.redis) return new RateLimiterMemory(options);
+    return new RateLimiterRedis({
+      ...options,
+      storeClient: this.redis,
+      rejectIfRedisNotReady: true,
+      insuranceLimiter: new RateLimiterMemory(options),
+    });
   }
 }
 
-function setHeaders(ctx: AppContext, limit: Limit, res: RateLimiterRes): void {
+/** One limit's limiter and the header values that never change for it. */
+interface Budget {
+  readonly limiter: RateLimiterAbstract;
+  readonly policyHeader: string;
+  readonly limitHeader: string;
+}
+
+function setHeaders(ctx: AppContext, budget: Budget, res: RateLimiterRes): void {
   const remaining = Math.max(0, res.remainingPoints);
   const reset = Math.max(0, Math.ceil(res.msBeforeNext / 1000));
-  ctx.set('RateLimit-Policy', `"default";q=${limit.points};w=${limit.durationSeconds}`);
+  ctx.set('RateLimit-Policy', budget.policyHeader);
   ctx.set('RateLimit', `"default";r=${remaining};t=${reset}`);
-  ctx.set('X-RateLimit-Limit', String(limit.points));
+  ctx.set('X-RateLimit-Limit', budget.limitHeader);
   ctx.set('X-RateLimit-Remaining', String(remaining));
 }
 

@@ -50,6 +50,7 @@ export class ResponseCache {
 
 /** RFC 9110 weak comparison of If-None-Match against our ETag (`*` and lists allowed). */
 export function matchesIfNoneMatch(header: string, etag: string): boolean {
+  if (header === etag) return true; // what a client that kept our ETag sends
   if (!header) return false;
   if (header.trim() === '*') return true;
   const bare = etag.replace(/^W\//, '');

@@ -1,9 +1,11 @@
 import Router from '@koa/router';
+import type { Next } from 'koa';
 import bodyParser from 'koa-bodyparser';
+import compose from 'koa-compose';
 import type { ApolloServer } from '@apollo/server';
 import { MethodNotAllowedError } from '../../errors/index.js';
 import { apiKey, requireScope, type ApiKeyAuthenticator } from '../../http/api-key.js';
-import type { AppMiddleware, RequestState } from '../../http/context.js';
+import type { AppContext, AppMiddleware, RequestState } from '../../http/context.js';
 import { healthHandler, type HealthContributor } from '../../http/health.js';
 import { rateLimit, type KeyRateLimiter } from '../../http/rate-limit.js';
 import { createContext, type GraphQLContext } from '../../graphql/context.js';
@@ -42,21 +44,43 @@ export function dataRoutes(deps: DataRoutesDeps): AppMiddleware {
   router.get('/graphql', ...authenticated, graphql);
   router.post('/graphql', ...authenticated, bodyParser({ enableTypes: ['json'], jsonLimit: '100kb' }), graphql);
 
-  // The router's context type adds params; our middleware does not read them.
-  const routes = router.routes() as unknown as AppMiddleware;
-  // A path of this router asked with a method it does not take is 405 (OPTIONS: 204), naming
-  // the methods it takes; any other path goes on to the next surface. (The router's own
-  // allowedMethods() checks only after the rest of the app ran, whose final 404 throws first.)
-  return (ctx, next) =>
-    routes(ctx, async () => {
-      const matched = (ctx as unknown as { matched?: { methods: string[] }[] }).matched ?? [];
-      const allowed = [...new Set(matched.flatMap((layer) => layer.methods))];
-      if (allowed.length === 0) return next();
-      if (ctx.method === 'OPTIONS') {
-        ctx.status = 204;
-        ctx.set('Allow', allowed.join(', '));
-        return;
-      }
-      throw new MethodNotAllowedError(allowed);
-    });
+  return dispatch(router);
+}
+
+/** Most (method, path) pairs whose composed chain is kept; beyond that, chains are built per request. */
+const MAX_CACHED_CHAINS = 256;
+
+/**
+ * Serves the router's routes, composing each matched route's middleware once per (method, path)
+ * rather than on every request as the router's own dispatch does: these routes take no path
+ * parameters, so what a (method, path) runs never changes. The router stays the one place that
+ * defines and matches routes. A path it knows asked with a method it does not take is 405
+ * (OPTIONS: 204), naming the methods it takes; any other path goes on to the next surface.
+ */
+function dispatch(router: Router<RequestState>): AppMiddleware {
+  for (const layer of router.stack) {
+    if (layer.paramNames.length > 0) throw new Error(`data routes take no path parameters (${String(layer.path)})`);
+  }
+  const chains = new Map<string, AppMiddleware>();
+  return (ctx, next) => {
+    const key = `${ctx.method} ${ctx.path}`;
+    let chain = chains.get(key);
+    if (!chain) {
+      const match = router.match(ctx.path, ctx.method);
+      if (!match.route) return notThisMethod(ctx, next, match.path);
+      chain = compose(match.pathAndMethod.flatMap((layer) => layer.stack as AppMiddleware[]));
+      if (chains.size < MAX_CACHED_CHAINS) chains.set(key, chain);
+    }
+    return chain(ctx, next);
+  };
+}
+
+/** No route takes this method: 405 (or 204 to OPTIONS) when the path is ours, else the next surface. */
+function notThisMethod(ctx: AppContext, next: Next, layers: readonly { methods: string[] }[]): Promise<void> {
+  const allowed = [...new Set(layers.flatMap((layer) => layer.methods))];
+  if (allowed.length === 0) return next();
+  if (ctx.method !== 'OPTIONS') throw new MethodNotAllowedError(allowed);
+  ctx.status = 204;
+  ctx.set('Allow', allowed.join(', '));
+  return Promise.resolve();
 }
