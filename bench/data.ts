@@ -50,7 +50,7 @@ export async function runDataBench(): Promise<boolean> {
         },
       );
       const [bare200, warm, bare304, revalidate] = [ok200.baseline, ok200.subject, ok304.baseline, ok304.subject];
-      return report('Data API (10 connections; median of 3 alternating 3 s rounds)', [
+      return report('Data API (10 connections; after a warm-up, median of 5 alternating 2 s rounds)', [
         { figures: cold, baseline: bare200 },
         { figures: bare200 },
         { figures: warm, baseline: bare200, target: 0.3 },

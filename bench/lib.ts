@@ -51,19 +51,30 @@ export async function measure(label: string, options: LoadOptions): Promise<Figu
 /**
  * Measures a subject against its baseline in alternating rounds (A B A B ...) and keeps each
  * one's median round, so a burst of load from elsewhere on a noisy machine hits both alike.
+ * Each side first gets an unrecorded warm-up round, so neither is measured while its JIT is
+ * still compiling the path under test.
  */
 export async function compare(
   baseline: { label: string; options: LoadOptions },
   subject: { label: string; options: LoadOptions },
-  rounds = 3,
-  secondsPerRound = 3,
+  rounds = 5,
+  secondsPerRound = 2,
 ): Promise<{ baseline: Figures; subject: Figures }> {
+  // A request that fails while warming up is still a failed request.
+  const warmupFailures = {
+    baseline: (await measure(baseline.label, { ...baseline.options, durationSeconds: 2 })).failures,
+    subject: (await measure(subject.label, { ...subject.options, durationSeconds: 2 })).failures,
+  };
   const runs: { baseline: Figures[]; subject: Figures[] } = { baseline: [], subject: [] };
   for (let round = 0; round < rounds; round++) {
     runs.baseline.push(await measure(baseline.label, { ...baseline.options, durationSeconds: secondsPerRound }));
     runs.subject.push(await measure(subject.label, { ...subject.options, durationSeconds: secondsPerRound }));
   }
-  return { baseline: median(runs.baseline), subject: median(runs.subject) };
+  const withWarmup = (figures: Figures, failures: number) => ({ ...figures, failures: figures.failures + failures });
+  return {
+    baseline: withWarmup(median(runs.baseline), warmupFailures.baseline),
+    subject: withWarmup(median(runs.subject), warmupFailures.subject),
+  };
 }
 
 /** The round with the median request rate; failures are summed over every round. */

@@ -57,7 +57,7 @@ export async function runOAuthBench(): Promise<boolean> {
       ROUNDS,
       SECONDS,
     );
-    return report(`OAuth (${CONNECTIONS} connections; median of ${ROUNDS} alternating ${SECONDS} s rounds)`, [
+    return report(`OAuth (${CONNECTIONS} connections; userinfo after a warm-up; median of ${ROUNDS} alternating ${SECONDS} s rounds)`, [
       { figures: refresh.baseline },
       { figures: refresh.subject, baseline: refresh.baseline },
       { figures: userinfo.baseline },
