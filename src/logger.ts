@@ -64,10 +64,11 @@ export interface BatchedDestination extends DestinationStream {
 }
 
 /**
- * Writes log lines to a file descriptor (or a file, appended) in batches: a line costs an array push; every `intervalMs` (or once
- * 64 KiB wait) the batch is joined and handed to an asynchronous sonic-boom writer. Collecting
- * in an array matters on the hot path: appending to one growing string makes sonic-boom measure
- * the whole buffer again on every line. Whatever is pending is written synchronously at exit.
+ * Writes log lines to a file descriptor (or appends to a file) in batches. A line costs an array
+ * push; every `intervalMs`, or once 64 KiB wait, the batch is joined and handed to an
+ * asynchronous sonic-boom writer. Collecting in an array matters on the hot path: appending to
+ * one growing string makes sonic-boom measure the whole buffer again on every line. Whatever is
+ * pending is written synchronously at exit.
  */
 export function batchedDestination(target: number | string, intervalMs = 100): BatchedDestination {
   // Opened here, synchronously, so even a process that exits at once can flush what it logged.

@@ -22,8 +22,8 @@ const INCOMING_ID = /^[A-Za-z0-9._-]{8,128}$/;
  */
 export function requestContext(logger: Logger): AppMiddleware {
   // The access line's fields are fixed here and none is a key that redaction censors, so it is
-  // written without redaction: the wildcard paths would otherwise send every field through the
-  // redactor, the largest cost of a cached answer.
+  // written without redaction: the wildcard paths would otherwise send every field of every
+  // request's line through the redactor.
   const access = logger.child({}, { redact: [] });
   return async (ctx, next) => {
     const incoming = ctx.get('X-Request-Id');
