@@ -1,8 +1,8 @@
 // The baseline: bare oidc-provider with its in-memory adapter, configured for the same work
 // (rotating refresh tokens, JWT access tokens for a resource server) and its built-in userinfo.
-import { createServer } from 'node:http';
 import { exportJWK, generateKeyPair } from 'jose';
 import Provider from 'oidc-provider';
+import { listenOnLoopback, serve } from './serve.js';
 
 // The client is given by bench/oauth.ts (which also mints the tokens).
 const BARE_CLIENT = {
@@ -11,11 +11,7 @@ const BARE_CLIENT = {
   redirectUri: process.env['BENCH_REDIRECT_URI'] ?? '',
 };
 
-const server = createServer();
-server.keepAliveTimeout = 5000;
-await new Promise<void>((done) => server.listen(0, '127.0.0.1', () => done()));
-const address = server.address();
-const issuer = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+const { server, url: issuer } = await listenOnLoopback();
 const audience = `${issuer}/resource`;
 
 const { privateKey } = await generateKeyPair('RS256', { extractable: true });
@@ -68,9 +64,4 @@ provider.use(async (ctx, next) => {
   ctx.respond = false;
 });
 
-server.on('request', provider.callback());
-console.log(`listening ${issuer}`);
-process.once('SIGTERM', () => {
-  server.close();
-  server.closeAllConnections();
-});
+serve(server, issuer, provider.callback());
