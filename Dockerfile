@@ -1,5 +1,5 @@
 # Production image: compiled service, production dependencies only.
-FROM node:20-bookworm-slim AS build
+FROM node:22-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
@@ -8,7 +8,7 @@ COPY schema ./schema
 COPY src ./src
 RUN npm run build && npm prune --omit=dev
 
-FROM node:20-bookworm-slim
+FROM node:22-bookworm-slim
 ENV NODE_ENV=production HOST=0.0.0.0 PORT=8080
 WORKDIR /app
 COPY --from=build /app/node_modules ./node_modules
@@ -18,4 +18,9 @@ COPY bin ./bin
 COPY schema ./schema
 USER node
 EXPOSE 8080
+# Liveness over plain HTTP from inside the container (loopback may reach /livez in production too,
+# src/http/tls.ts). The image has no curl: Node's fetch asks. Readiness (/readyz: database and
+# Redis) is for load balancers and docker-compose.yml, which waits on it.
+HEALTHCHECK --interval=15s --timeout=3s --start-period=30s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/livez').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 CMD ["node", "bin/campus.js", "serve"]

@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { get, type IncomingHttpHeaders } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApiKeyService, API_SCOPES } from '../src/data/api-keys.js';
@@ -21,44 +22,56 @@ export async function runDataBench(): Promise<boolean> {
   const db = await openDatabase(uri);
   await seedDemoSchool(db);
   // The bench key's own limit is far above the load, so no request is refused.
-  const { key } = await new ApiKeyService(db).issue({ scopes: [...API_SCOPES], rateLimit: { points: 1e9, durationSeconds: 60 }, label: 'bench' });
+  const { key } = await new ApiKeyService(db).issue({
+    scopes: [...API_SCOPES],
+    rateLimit: { points: 1e9, durationSeconds: 60 },
+    label: 'bench',
+  });
   const app = await startProcess('bench/serve-app.ts', { MONGODB_URI: uri, LOG_LEVEL: 'silent' });
   const headers = { 'X-API-KEY': key };
   const path = '/v1/students?size=300';
   const dir = mkdtempSync(join(tmpdir(), 'campus-bench-'));
   try {
     const cold = await coldRequests(app.url, headers);
-    const first = await fetch(app.url + path, { headers });
-    const body = Buffer.from(await first.arrayBuffer());
-    const etag = first.headers.get('etag') ?? '';
-    const revalidated = await fetch(app.url + path, { headers: { ...headers, 'If-None-Match': etag } });
-    await revalidated.arrayBuffer();
-    writeFileSync(join(dir, 'body.json'), body);
-    writeFileSync(join(dir, 'headers.json'), JSON.stringify({ ok: recordedHeaders(first.headers), notModified: recordedHeaders(revalidated.headers) }));
-    const bare = await startProcess('bench/serve-bare.ts', { BARE_BODY_FILE: join(dir, 'body.json'), BARE_HEADERS_FILE: join(dir, 'headers.json') });
+    const plain = await recordAnswers(app.url + path, headers, dir, 'plain');
+    const brotli = await recordAnswers(app.url + path, { ...headers, 'Accept-Encoding': 'br' }, dir, 'br');
+    const bare = await startProcess('bench/serve-bare.ts', { BARE_BODY_FILE: plain.bodyFile, BARE_HEADERS_FILE: plain.headersFile });
+    const bareBrotli = await startProcess('bench/serve-bare.ts', {
+      BARE_BODY_FILE: brotli.bodyFile,
+      BARE_HEADERS_FILE: brotli.headersFile,
+    });
     try {
-      console.log(`/v1/students?size=300 answers ${body.length} bytes; ETag ${etag}`);
+      console.log(`${path} answers ${plain.bytes} bytes (ETag ${plain.etag}), ${brotli.bytes} with brotli (ETag ${brotli.etag})`);
       const ok200 = await compare(
         { label: 'bare node http, same bytes (200)', options: { url: bare.url + path } },
         { label: 'GET /v1/students?size=300, warm (200)', options: { url: app.url + path, headers } },
       );
-      const ok304 = await compare(
-        { label: 'bare node http, 304', options: { url: bare.url + path, headers: { 'If-None-Match': etag }, expectStatus: 304 } },
+      const br200 = await compare(
+        { label: 'bare node http, same brotli bytes (200)', options: { url: bareBrotli.url + path, headers: { 'Accept-Encoding': 'br' } } },
         {
-          label: 'GET /v1/students?size=300, If-None-Match (304)',
-          options: { url: app.url + path, headers: { ...headers, 'If-None-Match': etag }, expectStatus: 304 },
+          label: 'GET /v1/students?size=300, warm, br (200)',
+          options: { url: app.url + path, headers: { ...headers, 'Accept-Encoding': 'br' } },
         },
       );
-      const [bare200, warm, bare304, revalidate] = [ok200.baseline, ok200.subject, ok304.baseline, ok304.subject];
+      const ok304 = await compare(
+        { label: 'bare node http, 304', options: { url: bare.url + path, headers: { 'If-None-Match': plain.etag }, expectStatus: 304 } },
+        {
+          label: 'GET /v1/students?size=300, If-None-Match (304)',
+          options: { url: app.url + path, headers: { ...headers, 'If-None-Match': plain.etag }, expectStatus: 304 },
+        },
+      );
       return report('Data API (10 connections; after a warm-up, median of 5 alternating 2 s rounds)', [
-        { figures: cold, baseline: bare200 },
-        { figures: bare200 },
-        { figures: warm, baseline: bare200, target: 0.3 },
-        { figures: bare304 },
-        { figures: revalidate, baseline: bare304, target: 0.3 },
+        { figures: cold, baseline: ok200.baseline },
+        { figures: ok200.baseline },
+        { figures: ok200.subject, baseline: ok200.baseline, target: 0.3 },
+        { figures: br200.baseline },
+        { figures: br200.subject, baseline: br200.baseline, target: 0.8 },
+        { figures: ok304.baseline },
+        { figures: ok304.subject, baseline: ok304.baseline, target: 0.5 },
       ]);
     } finally {
       await bare.stop();
+      await bareBrotli.stop();
     }
   } finally {
     await app.stop();
@@ -68,9 +81,39 @@ export async function runDataBench(): Promise<boolean> {
   }
 }
 
+/**
+ * The service's 200 and 304 for `url` with `headers`, exactly as sent (no decompression, unlike
+ * fetch), written to files for the bare server to answer with the same bytes.
+ */
+async function recordAnswers(
+  url: string,
+  headers: Record<string, string>,
+  dir: string,
+  name: string,
+): Promise<{ bodyFile: string; headersFile: string; etag: string; bytes: number }> {
+  const first = await rawGet(url, headers);
+  const etag = String(first.headers.etag ?? '');
+  const revalidated = await rawGet(url, { ...headers, 'If-None-Match': etag });
+  const bodyFile = join(dir, `${name}.body`);
+  const headersFile = join(dir, `${name}.headers.json`);
+  writeFileSync(bodyFile, first.body);
+  writeFileSync(headersFile, JSON.stringify({ ok: recordedHeaders(first.headers), notModified: recordedHeaders(revalidated.headers) }));
+  return { bodyFile, headersFile, etag, bytes: first.body.length };
+}
+
+function rawGet(url: string, headers: Record<string, string>): Promise<{ headers: IncomingHttpHeaders; body: Buffer }> {
+  return new Promise((done, fail) => {
+    get(url, { headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => done({ headers: res.headers, body: Buffer.concat(chunks) }));
+    }).on('error', fail);
+  });
+}
+
 /** The headers the service sent, for the bare server to send the same bytes; Node adds these three itself. */
-function recordedHeaders(headers: Headers): Record<string, string> {
-  const own = Object.fromEntries(headers);
+function recordedHeaders(headers: IncomingHttpHeaders): Record<string, string> {
+  const own = Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : String(v)]));
   for (const name of ['date', 'connection', 'keep-alive']) delete own[name];
   return own;
 }

@@ -20,6 +20,8 @@ export interface LoadOptions {
   expectStatus?: number;
   durationSeconds?: number;
   connections?: number;
+  /** A path per request (for loads that must miss every cache); `url` then gives only the origin. */
+  nextPath?: () => string;
 }
 
 /** Runs autocannon against one URL and reduces the result to the figures we print. */
@@ -33,6 +35,9 @@ export async function measure(label: string, options: LoadOptions): Promise<Figu
     ...(options.body ? { body: options.body } : {}),
     connections: options.connections ?? 10,
     duration: options.durationSeconds ?? 5,
+    ...(options.nextPath
+      ? { requests: [{ setupRequest: (request: autocannon.Request) => ({ ...request, path: options.nextPath?.() ?? request.path }) }] }
+      : {}),
     setupClient: (client) => {
       client.on('response', (statusCode: number) => {
         if (statusCode !== expected) wrongStatus++;
@@ -86,25 +91,41 @@ function median(rounds: Figures[]): Figures {
 }
 
 /** Prints figures as a table with each one's ratio to its baseline. */
-export function report(title: string, rows: { figures: Figures; baseline?: Figures; target?: number }[]): boolean {
+export function report(
+  title: string,
+  rows: { figures: Figures; baseline?: Figures; target?: number; maxP99?: number; minRps?: number; note?: string }[],
+): boolean {
   console.log(`\n${title}`);
   console.log('  measurement                                   req/s     p50 ms   p99 ms   failed   ratio to baseline');
   let ok = true;
-  for (const { figures: f, baseline, target } of rows) {
+  for (const { figures: f, baseline, target, maxP99, minRps, note } of rows) {
     const ratio = baseline ? f.rps / baseline.rps : undefined;
-    const verdict = ratio !== undefined && target !== undefined ? (ratio >= target ? ` (target >= ${target}: met)` : ` (target >= ${target}: MISSED)`) : '';
+    const verdict =
+      ratio !== undefined && target !== undefined
+        ? ratio >= target
+          ? ` (target >= ${target}: met)`
+          : ` (target >= ${target}: MISSED)`
+        : '';
+    const p99Verdict =
+      maxP99 === undefined ? '' : f.p99 <= maxP99 ? ` (p99 target <= ${maxP99} ms: met)` : ` (p99 target <= ${maxP99} ms: MISSED)`;
     if ((target !== undefined && ratio !== undefined && ratio < target) || f.failures > 0) ok = false;
+    const rpsVerdict = minRps === undefined ? '' : f.rps >= minRps ? ` (target >= ${minRps}/s: met)` : ` (target >= ${minRps}/s: MISSED)`;
+    if (maxP99 !== undefined && f.p99 > maxP99) ok = false;
+    if (minRps !== undefined && f.rps < minRps) ok = false;
     console.log(
       `  ${f.label.padEnd(44)} ${f.rps.toFixed(0).padStart(7)}  ${f.p50.toFixed(1).padStart(7)}  ${f.p99.toFixed(1).padStart(7)}  ${String(f.failures).padStart(7)}   ${
-        ratio === undefined ? 'baseline' : `${ratio.toFixed(2)}x of "${baseline?.label}"${verdict}`
-      }`,
+        ratio === undefined ? (note ?? 'baseline') : `${ratio.toFixed(2)}x of "${baseline?.label}"${verdict}`
+      }${p99Verdict}${rpsVerdict}`,
     );
   }
   return ok;
 }
 
 /** Starts a bench server script in its own process (so it does not share a core with the load). */
-export async function startProcess(script: string, env: Record<string, string>): Promise<{ url: string; stop(): Promise<void>; child: ChildProcessWithoutNullStreams }> {
+export async function startProcess(
+  script: string,
+  env: Record<string, string>,
+): Promise<{ url: string; stop(): Promise<void>; child: ChildProcessWithoutNullStreams }> {
   const child = spawn(process.execPath, ['--import', 'tsx', script], { env: { ...process.env, ...env } });
   let stderr = '';
   child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));

@@ -1,8 +1,9 @@
 // `npm run bench`: speed as ratios against baselines measured in the same run (machines are noisy).
 import { existsSync } from 'node:fs';
 import { runDataBench } from './data.js';
+import { runUncachedBench } from './uncached.js';
 
-const results: boolean[] = [await runDataBench()];
+const results: boolean[] = [await runDataBench(), await runUncachedBench()];
 
 // The OAuth part (token refresh and userinfo against bare oidc-provider) lives beside it.
 if (existsSync(new URL('./oauth.ts', import.meta.url))) {

@@ -34,7 +34,15 @@ const provider = new Provider(issuer, {
   expiresWithSession: async () => false,
   pkce: { required: () => false },
   scopes: ['openid'],
-  ttl: { AccessToken: 3600, AuthorizationCode: 300, RefreshToken: 30 * 24 * 3600, Grant: 30 * 24 * 3600, IdToken: 3600, Interaction: 600, Session: 3600 },
+  ttl: {
+    AccessToken: 3600,
+    AuthorizationCode: 300,
+    RefreshToken: 30 * 24 * 3600,
+    Grant: 30 * 24 * 3600,
+    IdToken: 3600,
+    Interaction: 600,
+    Session: 3600,
+  },
   interactions: { url: async (_ctx, interaction) => `/interaction/${interaction.uid}` },
   // Every grant holds what was asked for (no consent page in the baseline).
   loadExistingGrant: async (ctx) => {
@@ -52,7 +60,13 @@ const provider = new Provider(issuer, {
       enabled: true,
       defaultResource: async () => audience,
       useGrantedResource: async () => false,
-      getResourceServerInfo: async () => ({ scope: 'self:read', audience, accessTokenTTL: 3600, accessTokenFormat: 'jwt', jwt: { sign: { alg: 'RS256' } } }),
+      getResourceServerInfo: async () => ({
+        scope: 'self:read',
+        audience,
+        accessTokenTTL: 3600,
+        accessTokenFormat: 'jwt',
+        jwt: { sign: { alg: 'RS256' } },
+      }),
     },
   },
 });

@@ -3,6 +3,16 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
+// Node.js 22.12 or a later release (package.json "engines"); `npx campus` and `npm run` use the
+// project's own Node 22 from node_modules/.bin when the machine's is older (README, "Node.js").
+const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
+if (major < 22 || (major === 22 && minor < 12)) {
+  console.error(
+    `campus: Node.js ${process.version} is not supported; use Node.js 22.12 or later (run \`npx campus ...\` to use the project's own Node 22).`,
+  );
+  process.exit(1);
+}
+
 const entry = new URL('../dist/cli/index.js', import.meta.url);
 if (!existsSync(fileURLToPath(entry))) {
   console.error('campus: dist/ is missing; run `npm install` (or `npm run build`) first.');

@@ -4,7 +4,12 @@ import { mkdtempSync, readFileSync, rmSync, cpSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-const outputs = ['src/graphql/__generated__/resolvers.ts', 'src/rest/v1/__generated__/operations.ts'];
+const outputs = [
+  'src/data/__generated__/enums.ts',
+  'src/graphql/__generated__/resolvers.ts',
+  'src/rest/__generated__/operations.ts',
+  'src/surfaces/admin/__generated__/operations.ts',
+];
 const backup = mkdtempSync(join(tmpdir(), 'codegen-check-'));
 const before = outputs.map((file) => {
   try {

@@ -1,19 +1,16 @@
 import Koa from 'koa';
 import type { Server } from 'node:http';
 import { NotFoundError } from './errors/index.js';
-import { createGraphQLServer } from './graphql/server.js';
-import { ApiKeyAuthenticator } from './http/api-key.js';
-import type { RequestState } from './http/context.js';
-import { requestContext } from './http/context.js';
+import { requestContext, type RequestState } from './http/context.js';
 import { envelopeErrors } from './http/errors.js';
-import { KeyRateLimiter } from './http/rate-limit.js';
-import { SURFACE_NAMES, type AppDeps, type Surface, type SurfaceName } from './http/surface.js';
+import { AppMetrics } from './http/metrics.js';
+import { OAUTH_PATHS } from './oauth/constants.js';
+import { probes } from './http/probes.js';
 import { requireTls, trustForwardingFrom } from './http/tls.js';
-import { createNeisRoutes } from './neis/routes.js';
-import { ResponseCache } from './rest/v1/response-cache.js';
-import { dataRoutes } from './rest/v1/router.js';
+import { createDataSurface } from './surfaces/data.js';
+import { SURFACE_NAMES, type AppDeps, type Surface, type SurfaceName } from './surfaces/types.js';
 
-export type { AppDeps } from './http/surface.js';
+export type { AppDeps } from './surfaces/types.js';
 
 export interface App {
   readonly koa: Koa<RequestState>;
@@ -30,10 +27,20 @@ export interface AppOptions {
 
 /**
  * Builds the Koa app without listening, so tests build the real thing in-process.
- * Mount order: request id and log -> TLS rule -> data API -> authorization server -> userinfo.
+ * Mount order: request id and log -> request metrics -> error boundary -> TLS rule (which lets
+ * the probes and /metrics through over plain HTTP from loopback and TRUSTED_PROXIES) -> probes
+ * (/livez, /readyz) and /metrics (every process answers them, whatever it serves) -> data API
+ * -> authorization server -> userinfo -> 404.
  */
-export async function createApp(deps: AppDeps, options: AppOptions = {}): Promise<App> {
+export async function createApp(appDeps: AppDeps, options: AppOptions = {}): Promise<App> {
   const wanted = new Set(options.surfaces ?? SURFACE_NAMES);
+  // One registry per app: tests build many apps in one process (src/http/metrics.ts).
+  const metrics = new AppMetrics(appDeps.db, {
+    // oidc-provider routes its paths itself; they are named here for the route label.
+    paths: Object.values(OAUTH_PATHS).filter((path) => path !== OAUTH_PATHS.interaction),
+    prefixes: [OAUTH_PATHS.interaction, '/v1/oauth'],
+  });
+  const deps: AppDeps = { ...appDeps, metrics };
   const koa = new Koa<RequestState>();
   // X-Forwarded-* is honoured only from TRUSTED_PROXIES (stripped from anyone else below).
   koa.proxy = deps.config.trustedProxies.length > 0;
@@ -43,17 +50,19 @@ export async function createApp(deps: AppDeps, options: AppOptions = {}): Promis
 
   const surfaces: Surface[] = [];
   if (wanted.has('data')) surfaces.push(await createDataSurface(deps));
-  if (wanted.has('auth') || wanted.has('userinfo')) {
-    // Loaded only when served: oidc-provider is heavy and warns about Node 20 at import.
-    const oauth = await import('./oauth/index.js');
-    if (wanted.has('auth')) surfaces.push(await oauth.createAuthSurface(deps));
-    if (wanted.has('userinfo')) surfaces.push(await oauth.createUserinfoSurface(deps));
-  }
+  // Loaded only when served: oidc-provider is heavy, and commands like `campus keys` never need it.
+  if (wanted.has('auth')) surfaces.push(await (await import('./surfaces/auth.js')).createAuthSurface(deps));
+  // The consoles live with the authorization server: the same origin as the login pages.
+  if (wanted.has('auth')) surfaces.push(await (await import('./surfaces/consoles.js')).createConsolesSurface(deps));
+  if (wanted.has('userinfo')) surfaces.push(await (await import('./surfaces/userinfo.js')).createUserinfoSurface(deps));
 
   koa.use(requestContext(deps.logger));
+  koa.use(metrics.measure());
   if (koa.proxy) koa.use(trustForwardingFrom(deps.config.trustedProxies));
-  if (deps.config.isProduction) koa.use(requireTls(deps.config.trustedProxies));
   koa.use(envelopeErrors());
+  if (deps.config.isProduction) koa.use(requireTls(deps.config.trustedProxies));
+  koa.use(probes({ db: deps.db, redis: deps.redis }));
+  koa.use(metrics.endpoint({ isProduction: deps.config.isProduction, trustedProxies: deps.config.trustedProxies }));
   for (const surface of surfaces) koa.use(surface.middleware);
   koa.use(async () => {
     throw new NotFoundError();
@@ -64,26 +73,7 @@ export async function createApp(deps: AppDeps, options: AppOptions = {}): Promis
     callback: () => koa.callback(),
     close: async () => {
       for (const surface of surfaces) await surface.close();
-    },
-  };
-}
-
-/** The data API surface: REST endpoints, /graphql and /v1/health. */
-async function createDataSurface(deps: AppDeps): Promise<Surface> {
-  const graphql = await createGraphQLServer(deps.logger);
-  const neis = createNeisRoutes(deps);
-  const restDeps = { graphql, db: deps.db, cache: new ResponseCache(), timeZone: deps.config.schoolTimeZone, now: deps.now ?? (() => new Date()) };
-  return {
-    middleware: dataRoutes({
-      ...restDeps,
-      authenticator: new ApiKeyAuthenticator(deps.db, deps.now),
-      limiter: new KeyRateLimiter(deps.config.rateLimit, deps.redis),
-      health: neis.health ? [neis.health] : [],
-      extraRoutes: (router, guard) => neis.register(router, guard, restDeps),
-    }),
-    close: async () => {
-      await neis.close();
-      await graphql.stop();
+      metrics.close();
     },
   };
 }

@@ -1,7 +1,7 @@
 /**
  * Calendar arithmetic on `YYYY-MM-DD` strings and wall-clock times in IANA time zones. Pure
  * functions over Intl: "today" and every school date are computed in the school's zone, never
- * in the server's (DECISIONS.md), and a date string has no zone, so day arithmetic is exact.
+ * in the server's (docs/decisions.md), and a date string has no zone, so day arithmetic is exact.
  */
 
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;

@@ -2,10 +2,15 @@ import { createServer, type Server } from 'node:http';
 import { Redis } from 'ioredis';
 import { closeServer, createApp, type App } from './app.js';
 import type { Config } from './config/index.js';
+import { BackupScheduler } from './data/backup-schedule.js';
 import { openDatabase, type Database } from './data/database.js';
+import { migrate } from './data/migrations.js';
+import { joinVersionBus, type VersionBus } from './data/version-bus.js';
 import { acquireEmbeddedDatabase, type EmbeddedDatabase } from './data/embedded/index.js';
-import type { SurfaceName } from './http/surface.js';
+import type { SurfaceName } from './surfaces/types.js';
 import type { Logger } from './logger.js';
+import { refuseDemoCredentials } from './oauth/seed.js';
+import { ServiceUnavailableError } from './errors/index.js';
 
 /** The database a process uses: MONGODB_URI, or the embedded one of DATA_DIR. */
 export interface DatabaseRuntime {
@@ -23,7 +28,12 @@ export async function openDatabaseRuntime(
 ): Promise<DatabaseRuntime> {
   const embedded = config.mongodbUri
     ? undefined
-    : await acquireEmbeddedDatabase({ dataDir: config.dataDir, preferredPort: config.embeddedDbPort, progress });
+    : await acquireEmbeddedDatabase({
+        dataDir: config.dataDir,
+        preferredPort: config.embeddedDbPort,
+        progress,
+        postgresqlUrl: config.postgresqlUrl,
+      });
   const uri = config.mongodbUri ?? embedded?.uri ?? '';
   let db: Database;
   try {
@@ -49,15 +59,11 @@ async function connectWithRetry(uri: string, progress: (line: string) => void, w
     try {
       return await openDatabase(uri);
     } catch (err) {
-      if (!wait) throw new DatabaseUnavailableError(`Cannot reach the database at ${redactUri(uri)}: ${(err as Error).message}`);
+      if (!wait) throw new ServiceUnavailableError(`Cannot reach the database at ${redactUri(uri)}: ${(err as Error).message}`, err);
       progress(`database unreachable (attempt ${attempt}); retrying in 2s`);
       await new Promise((r) => setTimeout(r, 2000));
     }
   }
-}
-
-export class DatabaseUnavailableError extends Error {
-  override name = 'DatabaseUnavailableError';
 }
 
 /** Drops credentials from a connection string before it is shown or logged. */
@@ -90,16 +96,35 @@ export interface RunningService {
 }
 
 /**
- * The composition root: connect, build the app, listen; SIGTERM/SIGINT stop accepting,
- * finish requests in flight, then close every connection.
+ * The composition root: connect, migrate the schema (one instance migrates under the lock, the
+ * others wait; a database newer than the code stops the start-up), build the app, listen, start
+ * the optional daily backup; SIGTERM/SIGINT stop accepting, finish requests in flight, then
+ * close every connection.
  */
 export async function startService(config: Config, logger: Logger, surfaces?: readonly SurfaceName[]): Promise<RunningService> {
   const runtime = await openDatabaseRuntime(config, (line) => logger.info(line), { waitForDatabase: true });
   const redis = config.redisUrl ? openRedis(config.redisUrl, logger) : undefined;
   let app: App | undefined;
+  const backups = config.backup.dir
+    ? new BackupScheduler({
+        db: runtime.db,
+        logger,
+        dir: config.backup.dir,
+        time: config.backup.time,
+        timeZone: config.schoolTimeZone,
+        keep: config.backup.keep,
+      })
+    : undefined;
   const server = createServer();
+  let bus: VersionBus | undefined;
   try {
+    await migrate(runtime.db, { progress: (line) => logger.info(line) });
+    // The demo key, clients and account are published in the README: never serve them for real.
+    if (config.isProduction) await refuseDemoCredentials(runtime.db);
     await ensureIndexes(runtime.db, logger);
+    // Processes sharing the database hear each other's data changes and revocations at once
+    // through Redis (src/data/version-bus.ts); without Redis, within the clock's second.
+    if (redis) bus = await joinVersionBus(runtime.db.versions, redis, runtime.db.name, logger);
     app = await createApp({ config, db: runtime.db, logger, ...(redis ? { redis } : {}) }, surfaces ? { surfaces } : {});
     server.on('request', app.callback());
     server.keepAliveTimeout = 5000;
@@ -107,9 +132,13 @@ export async function startService(config: Config, logger: Logger, surfaces?: re
       server.once('error', fail);
       server.listen(config.port, config.host, () => done());
     });
+    await backups?.start();
   } catch (err) {
     // Leave nothing running (the embedded database is a child process) when start-up fails.
+    if (server.listening) await closeServer(server);
+    await backups?.stop();
     await app?.close();
+    await bus?.close();
     redis?.disconnect();
     await runtime.close();
     throw err;
@@ -124,7 +153,9 @@ export async function startService(config: Config, logger: Logger, surfaces?: re
     (stopping ??= (async () => {
       logger.info('stopping: no new connections; finishing requests in flight');
       await closeServer(server);
+      await backups?.stop();
       await running.close();
+      await bus?.close();
       redis?.disconnect();
       await runtime.close();
       logger.info('stopped');

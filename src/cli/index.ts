@@ -1,15 +1,16 @@
 import { Command, CommanderError } from 'commander';
-import { ApiKeyCommandError } from '../data/api-keys.js';
-import { EmbeddedDatabaseError } from '../data/embedded/index.js';
+import { toAppError } from '../data/errors.js';
+import { registerBackup } from './commands/backup.js';
 import { registerDb } from './commands/db.js';
+import { registerExport } from './commands/export.js';
+import { registerImport } from './commands/import.js';
 import { registerKeys } from './commands/keys.js';
+import { registerMigrate } from './commands/migrate.js';
 import { registerNeisCommands } from './commands/neis.js';
 import { registerOAuthCommands } from './commands/oauth.js';
+import { registerSecrets } from './commands/secrets.js';
 import { registerSeed } from './commands/seed.js';
 import { registerServe } from './commands/serve.js';
-import { DatabaseUnavailableError } from '../main.js';
-import { OAuthKeyError } from '../oauth/keys.js';
-import { CliError } from './runtime.js';
 
 /** Builds the `campus` command tree (exported for tests). */
 export function buildProgram(): Command {
@@ -23,10 +24,15 @@ export function buildProgram(): Command {
   registerKeys(program);
   registerOAuthCommands(program);
   registerNeisCommands(program);
+  registerSecrets(program);
+  registerBackup(program);
+  registerMigrate(program);
+  registerImport(program);
+  registerExport(program);
   return program;
 }
 
-/** Entry point of bin/campus.js: expected failures print one line and exit 1. */
+/** Entry point of bin/campus.js: the CLI rendering of errors (src/errors/index.ts). */
 export async function main(argv: string[]): Promise<void> {
   try {
     await buildProgram().parseAsync(argv);
@@ -35,14 +41,17 @@ export async function main(argv: string[]): Promise<void> {
       process.exitCode = err.exitCode;
       return;
     }
-    const expected = err instanceof CliError ||
-      err instanceof ApiKeyCommandError ||
-      err instanceof EmbeddedDatabaseError ||
-      err instanceof DatabaseUnavailableError ||
-      err instanceof OAuthKeyError;
-    process.stderr.write(`campus: ${expected ? (err as Error).message : (err as Error).stack ?? String(err)}\n`);
+    process.stderr.write(`campus: ${cliLine(err)}\n`);
     process.exitCode = 1;
   }
+}
+
+/** A user-facing failure is one line; anything else is a defect, shown with its stack. */
+export function cliLine(err: unknown): string {
+  const error = toAppError(err);
+  if (error.userFacing) return error.message;
+  const cause = error.cause instanceof Error ? error.cause : error;
+  return cause.stack ?? String(cause);
 }
 
 // Allow `node --import tsx src/cli/index.ts ...` (tests) as well as bin/campus.js.

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MisconfiguredError } from '../errors/index.js';
 
 /**
  * Every environment variable the service reads, with its default. This is the one place
@@ -13,7 +14,8 @@ const booleanFlag = z
 
 const port = z.coerce.number().int().min(0).max(65535);
 
-const rateLimitSpec = z
+/** `<requests>/<seconds>`: the one syntax of every rate limit (variables and `campus keys --rate-limit`). */
+export const rateLimitSpec = z
   .string()
   .regex(/^\d+\/\d+$/, 'must look like <requests>/<seconds>, e.g. 100/60')
   .transform((v) => {
@@ -24,27 +26,56 @@ const rateLimitSpec = z
 
 const optionalUrl = z.url().optional();
 
+/** A time of day, HH:MM in 24-hour time (daily jobs). */
+const dailyTime = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'must be HH:MM in 24-hour time');
+
 const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
   HOST: z.string().min(1).default('127.0.0.1'),
   PORT: port.default(8080),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 
-  MONGODB_URI: z.string().regex(/^mongodb(\+srv)?:\/\//, 'must start with mongodb:// or mongodb+srv://').optional(),
+  MONGODB_URI: z
+    .string()
+    .regex(/^mongodb(\+srv)?:\/\//, 'must start with mongodb:// or mongodb+srv://')
+    .optional(),
   DATA_DIR: z.string().min(1).default('./.data'),
   EMBEDDED_DB_PORT: port.default(27018),
-  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must start with redis:// or rediss://').optional(),
+  // FerretDB's own variable name: with it, the embedded FerretDB keeps its data in this PostgreSQL
+  // database instead of SQLite files in DATA_DIR (issue 9, "Production backends").
+  FERRETDB_POSTGRESQL_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must start with postgres:// or postgresql://')
+    .optional(),
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, 'must start with redis:// or rediss://')
+    .optional(),
 
   TRUSTED_PROXIES: z
     .string()
     .default('')
-    .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean)),
+    .transform((v) =>
+      v
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    ),
 
   RATE_LIMIT: rateLimitSpec.prefault('100/60'),
-  SCHOOL_TIMEZONE: z
-    .string()
-    .default('Asia/Seoul')
-    .refine(isTimeZone, 'must be an IANA time zone such as Asia/Seoul'),
+  // Isolation of the data API (src/http/budget.ts, src/graphql/limits.ts): no request may hold
+  // the process or the database past its time budget.
+  DATA_TIME_BUDGET_MS: z.coerce.number().int().min(10).max(600000).default(5000),
+  DATA_MAX_DB_OPERATIONS: z.coerce.number().int().min(1).max(100000).default(100),
+  // Sized for a 2-core machine: one document and one database read at a time leave the other
+  // core to logins, userinfo and health (measured: README "Limits and security").
+  DATA_DB_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(1),
+  GRAPHQL_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(1),
+  GRAPHQL_QUEUE: z.coerce.number().int().min(0).max(100000).default(32),
+  GRAPHQL_COST_PER_POINT: z.coerce.number().int().min(1).max(1000000).default(1000),
+  // Failed API-key authentications (401) allowed per client address before it is answered 429.
+  API_KEY_FAILURE_LIMIT: rateLimitSpec.prefault('20/60'),
+  SCHOOL_TIMEZONE: z.string().default('Asia/Seoul').refine(isTimeZone, 'must be an IANA time zone such as Asia/Seoul'),
 
   AUTH_URL: optionalUrl,
   USERINFO_URL: optionalUrl,
@@ -53,24 +84,50 @@ const envSchema = z.object({
   OAUTH_COOKIE_KEYS: z
     .string()
     .optional()
-    .transform((v) => (v ? v.split(',').map((s) => s.trim()).filter(Boolean) : undefined)),
-  // Failed logins allowed per account and per client address before the login page says "wait".
+    .transform((v) =>
+      v
+        ? v
+            .split(',')
+            .map((s) => s.trim())
+            .filter(Boolean)
+        : undefined,
+    ),
+  // Failed logins allowed on one account from one client address, and from one client address on
+  // any accounts, before the login page tells that address to wait (src/oauth/throttle.ts).
+  // Past the first number of failures on an account from all addresses together, each further
+  // attempt on it waits OAUTH_LOGIN_DELAY_MS, doubling, at most OAUTH_LOGIN_DELAY_MAX_MS; never refused.
   OAUTH_LOGIN_LIMIT_ACCOUNT: rateLimitSpec.prefault('5/900'),
   OAUTH_LOGIN_LIMIT_IP: rateLimitSpec.prefault('50/900'),
+  OAUTH_LOGIN_DELAY_MS: z.coerce.number().int().min(0).max(60000).default(500),
+  OAUTH_LOGIN_DELAY_MAX_MS: z.coerce.number().int().min(0).max(60000).default(10000),
+
+  // The optional daily backup of `campus serve` (src/data/backup-schedule.ts): off unless BACKUP_DIR.
+  BACKUP_DIR: z.string().trim().min(1).optional(),
+  BACKUP_TIME: dailyTime.default('03:00'),
+  BACKUP_KEEP: z.coerce.number().int().min(1).max(3650).default(7),
+
+  // Self-service accounts (src/oauth/self-service.ts): sign-up is open to this email domain only.
+  SCHOOL_EMAIL_DOMAIN: z
+    .string()
+    .trim()
+    .toLowerCase()
+    .regex(/^[a-z0-9-]+(\.[a-z0-9-]+)+$/, 'must be a domain name such as gsm.hs.kr')
+    .default('gsm.hs.kr'),
+  // Mail (src/oauth/mail.ts): smtp:// or smtps:// with credentials; unset (development only):
+  // each mail goes to the log (without its code) and to the loopback-only outbox page.
+  SMTP_URL: z
+    .string()
+    .regex(/^smtps?:\/\//, 'must start with smtp:// or smtps://')
+    .optional(),
+  MAIL_FROM: z.string().trim().min(3).optional(),
 
   NEIS_BASE_URL: z.url().default('https://open.neis.go.kr/hub'),
   NEIS_API_KEY: z.string().optional(),
   NEIS_OFFICE_CODE: z.string().min(1).default('F10'),
   NEIS_SCHOOL_CODE: z.string().min(1).default('7380292'),
   NEIS_SYNC_ENABLED: booleanFlag.default(true),
-  NEIS_SYNC_TIME: z
-    .string()
-    .regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'must be HH:MM in 24-hour time')
-    .default('02:00'),
-  NEIS_SYNC_TIMEZONE: z
-    .string()
-    .default('Asia/Seoul')
-    .refine(isTimeZone, 'must be an IANA time zone such as Asia/Seoul'),
+  NEIS_SYNC_TIME: dailyTime.default('02:00'),
+  NEIS_SYNC_TIMEZONE: z.string().default('Asia/Seoul').refine(isTimeZone, 'must be an IANA time zone such as Asia/Seoul'),
   NEIS_TIMEOUT_MS: z.coerce.number().int().min(100).max(120000).default(10000),
 });
 
@@ -95,9 +152,27 @@ export interface Config {
   readonly mongodbUri: string | undefined;
   readonly dataDir: string;
   readonly embeddedDbPort: number;
+  /** The embedded FerretDB's PostgreSQL database (FERRETDB_POSTGRESQL_URL); unset: SQLite in dataDir. */
+  readonly postgresqlUrl: string | undefined;
   readonly redisUrl: string | undefined;
   readonly trustedProxies: readonly string[];
   readonly rateLimit: { readonly points: number; readonly durationSeconds: number };
+  /** Isolation limits of the data API (README "Limits and security"). */
+  readonly dataLimits: {
+    /** Wall-clock budget of one data request (REST or GraphQL), queueing and database included. */
+    readonly timeBudgetMs: number;
+    /** Database operations one data request may make. */
+    readonly maxDbOperations: number;
+    /** Database operations of data requests in flight at once, per process. */
+    readonly dbConcurrency: number;
+    /** GraphQL documents executing at once, per process, and how many may wait for a turn. */
+    readonly graphqlConcurrency: number;
+    readonly graphqlQueue: number;
+    /** Estimated cost that one rate-limit point buys (a GraphQL request spends ceil(cost / this)). */
+    readonly graphqlCostPerPoint: number;
+    /** Failed API-key authentications per client address before 429. */
+    readonly apiKeyFailures: { readonly points: number; readonly durationSeconds: number };
+  };
   readonly schoolTimeZone: string;
   readonly urls: { readonly auth: string; readonly userinfo: string; readonly base: string };
   readonly oauth: {
@@ -105,7 +180,18 @@ export interface Config {
     readonly cookieKeys: readonly string[] | undefined;
     readonly loginLimitAccount: { readonly points: number; readonly durationSeconds: number };
     readonly loginLimitIp: { readonly points: number; readonly durationSeconds: number };
+    readonly loginDelay: { readonly firstMs: number; readonly maxMs: number };
   };
+  /** The optional daily backup; `dir` undefined: off. Runs at `time` in the school's time zone. */
+  readonly backup: {
+    readonly dir: string | undefined;
+    readonly time: string;
+    readonly keep: number;
+  };
+  /** The email domain sign-up is open to (SCHOOL_EMAIL_DOMAIN). */
+  readonly schoolEmailDomain: string;
+  /** Outgoing mail; `smtpUrl` undefined: the development outbox (production refuses to start). */
+  readonly mail: { readonly smtpUrl: string | undefined; readonly from: string };
   readonly neis: {
     readonly baseUrl: string;
     readonly apiKey: string | undefined;
@@ -119,10 +205,9 @@ export interface Config {
 }
 
 /** Thrown when the environment is invalid; the message lists every problem at once. */
-export class ConfigError extends Error {
+export class ConfigError extends MisconfiguredError {
   constructor(readonly problems: string[]) {
     super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
-    this.name = 'ConfigError';
   }
 }
 
@@ -148,9 +233,19 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     mongodbUri: e.MONGODB_URI,
     dataDir: e.DATA_DIR,
     embeddedDbPort: e.EMBEDDED_DB_PORT,
+    postgresqlUrl: e.FERRETDB_POSTGRESQL_URL,
     redisUrl: e.REDIS_URL,
     trustedProxies: e.TRUSTED_PROXIES,
     rateLimit: e.RATE_LIMIT,
+    dataLimits: {
+      timeBudgetMs: e.DATA_TIME_BUDGET_MS,
+      maxDbOperations: e.DATA_MAX_DB_OPERATIONS,
+      dbConcurrency: e.DATA_DB_CONCURRENCY,
+      graphqlConcurrency: e.GRAPHQL_CONCURRENCY,
+      graphqlQueue: e.GRAPHQL_QUEUE,
+      graphqlCostPerPoint: e.GRAPHQL_COST_PER_POINT,
+      apiKeyFailures: e.API_KEY_FAILURE_LIMIT,
+    },
     schoolTimeZone: e.SCHOOL_TIMEZONE,
     urls: {
       auth: stripSlash(e.AUTH_URL ?? local),
@@ -162,7 +257,11 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       cookieKeys: e.OAUTH_COOKIE_KEYS,
       loginLimitAccount: e.OAUTH_LOGIN_LIMIT_ACCOUNT,
       loginLimitIp: e.OAUTH_LOGIN_LIMIT_IP,
+      loginDelay: { firstMs: e.OAUTH_LOGIN_DELAY_MS, maxMs: Math.max(e.OAUTH_LOGIN_DELAY_MS, e.OAUTH_LOGIN_DELAY_MAX_MS) },
     },
+    backup: { dir: e.BACKUP_DIR, time: e.BACKUP_TIME, keep: e.BACKUP_KEEP },
+    schoolEmailDomain: e.SCHOOL_EMAIL_DOMAIN,
+    mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM ?? `"캠퍼스 데이터 서비스 (Campus Data Service)" <no-reply@${e.SCHOOL_EMAIL_DOMAIN}>` },
     neis: {
       baseUrl: stripSlash(e.NEIS_BASE_URL),
       apiKey: e.NEIS_API_KEY,
@@ -180,7 +279,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
 function productionProblems(e: Env): string[] {
   if (e.NODE_ENV !== 'production') return [];
   const problems: string[] = [];
-  if (!e.MONGODB_URI) problems.push('MONGODB_URI: required in production (the embedded database is for development)');
+  if (!e.MONGODB_URI && !e.FERRETDB_POSTGRESQL_URL) {
+    problems.push('MONGODB_URI: required in production (the embedded database is for development), unless FERRETDB_POSTGRESQL_URL is set');
+  }
   for (const name of ['AUTH_URL', 'USERINFO_URL', 'BASE_URL'] as const) {
     const value = e[name];
     if (!value) problems.push(`${name}: required in production`);
@@ -189,6 +290,7 @@ function productionProblems(e: Env): string[] {
   if (!e.OAUTH_JWKS) problems.push('OAUTH_JWKS: required in production (a JSON Web Key Set with private keys and kid)');
   if (!e.OAUTH_COOKIE_KEYS?.length) problems.push('OAUTH_COOKIE_KEYS: required in production (comma-separated random strings)');
   else if (e.OAUTH_COOKIE_KEYS.some((k) => k.length < 32)) problems.push('OAUTH_COOKIE_KEYS: each key must be at least 32 characters');
+  if (!e.SMTP_URL) problems.push('SMTP_URL: required in production (sign-up and password-reset codes are sent by email)');
   return problems;
 }
 

@@ -1,39 +1,100 @@
 import type { Database } from './database.js';
-import type { AccountDoc, AccountRole } from './models/account.model.js';
-import type { ClubDoc } from './models/club.model.js';
-import type { ClientType, OAuthClientDoc } from './models/oauth-client.model.js';
+import type { AccountDoc, AccountRole, ApprovalState } from './models/account.model.js';
+import type { ClientType, OAuthClientDoc, PkcePolicy } from './models/oauth-client.model.js';
 import type { StudentDoc } from './models/student.model.js';
+import { containsInsensitive } from './queries/page.js';
+import { ConflictError } from '../errors/index.js';
+import { isDuplicateKey } from './errors.js';
 
-export { ACCOUNT_ROLES, type AccountRole, type AccountDoc } from './models/account.model.js';
-export { CLIENT_TYPES, type ClientType, type OAuthClientDoc } from './models/oauth-client.model.js';
+export { ACCOUNT_ROLES, APPROVAL_STATES, type AccountRole, type AccountDoc, type ApprovalState } from './models/account.model.js';
+export { CLIENT_TYPES, PKCE_POLICIES, type ClientType, type OAuthClientDoc, type PkcePolicy } from './models/oauth-client.model.js';
 
-const DUPLICATE_KEY = 11000;
+/** Each lost race moves on to the next id; this many concurrent creations can all succeed. */
+const MAX_ID_CLAIM_ATTEMPTS = 50;
 
 /** Thrown when an email is already taken by another account. */
-export class DuplicateAccountError extends Error {
-  override name = 'DuplicateAccountError';
+export class DuplicateAccountError extends ConflictError {}
+
+/** What a new account holds besides its email and password hash (a teacher's sign-up: name, department, PENDING). */
+export interface NewAccountInput {
+  email: string;
+  passwordHash: string;
+  role: AccountRole;
+  name?: string | null;
+  department?: string | null;
+  approval?: ApprovalState | null;
+  now?: Date;
 }
 
-/** Account records: create, look up, list, delete. Password hashing lives in oauth/. */
+/** The accounts page of the admin console: a search and a page of results. */
+export interface AccountSearch {
+  /** A substring of the email, name or department (case-insensitive). */
+  text?: string;
+  approval?: ApprovalState;
+  skip: number;
+  limit: number;
+}
+
+/**
+ * Account records: create, look up, list, delete. Password hashing lives in oauth/. A change
+ * userinfo or the token endpoint could see (role, approval, deletion) moves the `oauth` version.
+ */
 export class AccountStore {
   constructor(private readonly db: Database) {}
 
-  /** Inserts an account with the next free integer id (retrying if another insert took it). */
-  async create(input: { email: string; passwordHash: string; role: AccountRole; now?: Date }): Promise<AccountDoc> {
+  /**
+   * Inserts an account under a new id from the account id counter (never an id given before,
+   * even to an account deleted since). An id burnt by a refused insert (the email is taken)
+   * stays unused: ids only have to go up, not be contiguous.
+   */
+  async create(input: NewAccountInput): Promise<AccountDoc> {
     const email = input.email.trim().toLowerCase();
     const now = input.now ?? new Date();
-    for (let attempt = 0; attempt < 5; attempt++) {
-      const last = await this.db.models.accounts.findOne({}, { _id: 1 }).sort({ _id: -1 }).lean<{ _id: number }>();
-      const doc: AccountDoc = { _id: (last?._id ?? 0) + 1, email, passwordHash: input.passwordHash, role: input.role, createdAt: now, updatedAt: now };
+    if (await this.findByEmail(email)) throw duplicateEmail(email);
+    const doc: AccountDoc = {
+      _id: await this.claimNextId(now),
+      email,
+      passwordHash: input.passwordHash,
+      role: input.role,
+      name: input.name ?? null,
+      department: input.department ?? null,
+      approval: input.approval ?? null,
+      approvalDecidedAt: null,
+      approvalDecidedBy: null,
+      createdAt: now,
+      updatedAt: now,
+    };
+    try {
+      await this.db.models.accounts.create(doc);
+      return doc;
+    } catch (err) {
+      // Another account with this email was inserted since the check above.
+      if (isDuplicateKey(err)) throw duplicateEmail(email);
+      throw err;
+    }
+  }
+
+  /**
+   * Claims the id after the highest ever claimed, by inserting its claim document; when a
+   * concurrent caller inserted that claim first, the next one is tried. Accounts created before
+   * the counter existed have no claim, so the highest account id counts too.
+   */
+  private async claimNextId(now: Date): Promise<number> {
+    const { accounts, accountIdClaims } = this.db.models;
+    for (let attempt = 0; attempt < MAX_ID_CLAIM_ATTEMPTS; attempt++) {
+      const [lastClaim, lastAccount] = await Promise.all([
+        accountIdClaims.findOne({}, { _id: 1 }).sort({ _id: -1 }).lean<{ _id: number }>(),
+        accounts.findOne({}, { _id: 1 }).sort({ _id: -1 }).lean<{ _id: number }>(),
+      ]);
+      const id = Math.max(lastClaim?._id ?? 0, lastAccount?._id ?? 0) + 1;
       try {
-        await this.db.models.accounts.create(doc);
-        return doc;
+        await accountIdClaims.create({ _id: id, claimedAt: now });
+        return id;
       } catch (err) {
         if (!isDuplicateKey(err)) throw err;
-        if (await this.findByEmail(email)) throw new DuplicateAccountError(`An account with the email ${email} already exists.`);
       }
     }
-    throw new Error('Could not allocate an account id; try again.');
+    throw new Error('Could not allocate an account id (too many concurrent creations); try again.');
   }
 
   async findByEmail(email: string): Promise<AccountDoc | null> {
@@ -55,22 +116,60 @@ export class AccountStore {
 
   async updateRole(id: number, role: AccountRole, now = new Date()): Promise<boolean> {
     const result = await this.db.models.accounts.updateOne({ _id: id }, { $set: { role, updatedAt: now } });
-    return result.matchedCount === 1;
+    return this.changed(result.matchedCount === 1);
+  }
+
+  /** Records an admin's decision on a teacher's sign-up, and the role it gives; false unless it was PENDING. */
+  async decideApproval(
+    id: number,
+    decision: { approval: 'APPROVED' | 'REJECTED'; role: AccountRole; by: number; now?: Date },
+  ): Promise<boolean> {
+    const now = decision.now ?? new Date();
+    const result = await this.db.models.accounts.updateOne(
+      { _id: id, approval: 'PENDING' },
+      {
+        $set: { approval: decision.approval, role: decision.role, approvalDecidedAt: now, approvalDecidedBy: decision.by, updatedAt: now },
+      },
+    );
+    return this.changed(result.matchedCount === 1);
+  }
+
+  /** A page of accounts matching the search, newest first, and how many match in all. */
+  async search(search: AccountSearch): Promise<{ accounts: AccountDoc[]; total: number }> {
+    const filter: Record<string, unknown> = {};
+    if (search.approval) filter['approval'] = search.approval;
+    const text = search.text?.trim();
+    if (text) {
+      const pattern = containsInsensitive(text);
+      filter['$or'] = [{ email: pattern }, { name: pattern }, { department: pattern }];
+    }
+    const [accounts, total] = await Promise.all([
+      this.db.models.accounts.find(filter).sort({ _id: -1 }).skip(search.skip).limit(search.limit).lean<AccountDoc[]>(),
+      this.db.models.accounts.countDocuments(filter),
+    ]);
+    return { accounts, total };
+  }
+
+  /** The accounts with these ids (for showing who owns keys). */
+  async findByIds(ids: number[]): Promise<AccountDoc[]> {
+    if (ids.length === 0) return [];
+    return this.db.models.accounts.find({ _id: { $in: ids } }).lean<AccountDoc[]>();
   }
 
   async delete(id: number): Promise<boolean> {
     const result = await this.db.models.accounts.deleteOne({ _id: id });
-    return result.deletedCount === 1;
+    return this.changed(result.deletedCount === 1);
+  }
+
+  /** After a change userinfo could show: moves the `oauth` version (when something changed). */
+  private async changed(didChange: boolean): Promise<boolean> {
+    if (didChange) await this.db.versions.bump('oauth');
+    return didChange;
   }
 
   /** The student whose email is the account's (the link between an account and a student). */
   async findStudent(email: string): Promise<StudentDoc | null> {
     return this.db.models.students.findOne({ email: email.trim().toLowerCase() }).lean<StudentDoc>();
-  }
-
-  async findClubs(ids: number[]): Promise<ClubDoc[]> {
-    if (ids.length === 0) return [];
-    return this.db.models.clubs.find({ _id: { $in: ids } }).lean<ClubDoc[]>();
   }
 }
 
@@ -80,12 +179,21 @@ export interface ClientRecordInput {
   name: string;
   secretHash: string | null;
   redirectUris: string[];
+  postLogoutRedirectUris: string[];
   scopes: string[];
   type: ClientType;
   firstParty: boolean;
+  pkce: PkcePolicy;
+  /** The account that registered it in the developer console (null: `campus clients`). */
+  ownerAccountId?: number | null;
+  /** The service named on the login page (null: the app's name). */
+  serviceName?: string | null;
 }
 
-/** OAuth client records. Secrets are generated and hashed in oauth/. */
+/**
+ * OAuth client records. Secrets are generated and hashed in oauth/. Every change moves the
+ * `oauth` version, which the authorization server's remembered clients rest on (src/oauth/adapter.ts).
+ */
 export class ClientStore {
   constructor(private readonly db: Database) {}
 
@@ -99,6 +207,7 @@ export class ClientStore {
   async put(input: ClientRecordInput, now = new Date()): Promise<OAuthClientDoc> {
     const doc: OAuthClientDoc = { _id: input.id, ...withoutId(input), createdAt: now, updatedAt: now };
     await this.db.models.oauthClients.replaceOne({ _id: input.id }, doc, { upsert: true });
+    await this.db.versions.bump('oauth');
     return doc;
   }
 
@@ -113,12 +222,29 @@ export class ClientStore {
   async update(id: string, changes: Partial<Omit<ClientRecordInput, 'id'>>, now = new Date()): Promise<OAuthClientDoc | null> {
     const result = await this.db.models.oauthClients.updateOne({ _id: id }, { $set: { ...changes, updatedAt: now } });
     if (result.matchedCount !== 1) return null;
+    await this.db.versions.bump('oauth');
     return this.find(id);
   }
 
   async delete(id: string): Promise<boolean> {
     const result = await this.db.models.oauthClients.deleteOne({ _id: id });
+    if (result.deletedCount === 1) await this.db.versions.bump('oauth');
     return result.deletedCount === 1;
+  }
+
+  /** The clients an account registered, oldest first. */
+  async listOwnedBy(accountId: number): Promise<OAuthClientDoc[]> {
+    return this.db.models.oauthClients.find({ ownerAccountId: accountId }).sort({ createdAt: 1, _id: 1 }).lean<OAuthClientDoc[]>();
+  }
+
+  async countOwnedBy(accountId: number): Promise<number> {
+    return this.db.models.oauthClients.countDocuments({ ownerAccountId: accountId });
+  }
+
+  /** The clients with these ids (for naming the apps that hold grants). */
+  async findByIds(ids: string[]): Promise<OAuthClientDoc[]> {
+    if (ids.length === 0) return [];
+    return this.db.models.oauthClients.find({ _id: { $in: ids } }).lean<OAuthClientDoc[]>();
   }
 }
 
@@ -127,6 +253,6 @@ function withoutId(input: ClientRecordInput): Omit<ClientRecordInput, 'id'> {
   return rest;
 }
 
-function isDuplicateKey(err: unknown): boolean {
-  return typeof err === 'object' && err !== null && 'code' in err && err.code === DUPLICATE_KEY;
+function duplicateEmail(email: string): DuplicateAccountError {
+  return new DuplicateAccountError(`An account with the email ${email} already exists.`);
 }

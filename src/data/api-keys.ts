@@ -2,10 +2,12 @@ import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Types } from 'mongoose';
 import type { Database } from './database.js';
 import { API_SCOPES, type ApiKeyDoc, type ApiScope } from './models/api-key.model.js';
+import { containsInsensitive } from './queries/page.js';
+import { BadRequestError } from '../errors/index.js';
 
 export { API_SCOPES, type ApiScope } from './models/api-key.model.js';
 
-/** API keys are valid for 30 days from issue or renewal (the spec). */
+/** API keys are valid for 30 days from issue or renewal (docs/spec.md). */
 export const API_KEY_VALIDITY_DAYS = 30;
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -33,6 +35,12 @@ export interface ApiKeySummary {
   expiresAt: Date;
   revokedAt: Date | null;
   state: 'active' | 'expired' | 'revoked';
+  /** The account that created it in the developer console; null for keys of `campus keys`. */
+  ownerAccountId: number | null;
+  /** The last request made with it (written every few seconds by the usage counter). */
+  lastUsedAt: Date | null;
+  /** The value a rotation replaced, while its grace period lasts. */
+  previous: { prefix: string; expiresAt: Date } | null;
 }
 
 export interface IssueOptions {
@@ -40,9 +48,42 @@ export interface IssueOptions {
   days?: number;
   label?: string | null;
   rateLimit?: { points: number; durationSeconds: number } | null;
+  /** The account creating it in the developer console. */
+  ownerAccountId?: number | null;
   /** Only the demo seed passes a fixed key, so the README's examples work as written. */
   key?: string;
   now?: Date;
+}
+
+/** Changes made in the developer console name the account, which must own the key. */
+export interface OwnerOption {
+  ownerAccountId?: number;
+}
+
+/**
+ * Keys one account may hold at once (neither revoked nor expired) in the developer console: each
+ * key has its own rate limit, so an unbounded number would be an unbounded budget.
+ */
+export const MAX_ACTIVE_KEYS_PER_ACCOUNT = 10;
+/** Characters of a key's label. */
+export const MAX_KEY_LABEL_LENGTH = 100;
+
+/** The longest a replaced value may keep working after a rotation (docs/decisions.md, "API keys"). */
+export const MAX_ROTATION_GRACE_SECONDS = 24 * 3600;
+
+/** A stored key found by a presented value: the current value, or the one a rotation replaced. */
+export interface KeyMatch {
+  readonly doc: ApiKeyDoc;
+  /** True when the value is the replaced one (it works until `doc.previousExpiresAt`). */
+  readonly previous: boolean;
+}
+
+/** One day of a key's usage (missing days had no requests). */
+export interface KeyUsageDay {
+  day: string;
+  requests: number;
+  clientErrors: number;
+  throttled: number;
 }
 
 /** Issues, renews, rotates, revokes and looks up API keys. */
@@ -64,16 +105,53 @@ export class ApiKeyService {
       renewedAt: now,
       expiresAt: new Date(now.getTime() + (options.days ?? API_KEY_VALIDITY_DAYS) * DAY_MS),
       revokedAt: null,
+      ownerAccountId: options.ownerAccountId ?? null,
     });
     await this.db.versions.bump('keys');
     return { key, summary: summarise(doc.toObject(), now) };
   }
 
+  /**
+   * A key created in the developer console: the account's, with the default validity and rate
+   * limit; refused past MAX_ACTIVE_KEYS_PER_ACCOUNT (counted again after the insert, so that
+   * parallel requests cannot pass the cap together).
+   */
+  async issueOwned(
+    accountId: number,
+    options: { scopes: ApiScope[]; label: string | null },
+    now = new Date(),
+  ): Promise<{ key: string; summary: ApiKeySummary }> {
+    const label = options.label?.trim() ?? '';
+    if (label.length > MAX_KEY_LABEL_LENGTH) throw new ApiKeyCommandError(`The label must be at most ${MAX_KEY_LABEL_LENGTH} characters.`);
+    if (options.scopes.length === 0) throw new ApiKeyCommandError(`Choose at least one scope (${API_SCOPES.join(', ')}).`);
+    if ((await this.countActiveOwnedBy(accountId, now)) >= MAX_ACTIVE_KEYS_PER_ACCOUNT) throw tooManyKeys();
+    const issued = await this.issue({ scopes: options.scopes, label: label || null, ownerAccountId: accountId, now });
+    if ((await this.countActiveOwnedBy(accountId, now)) > MAX_ACTIVE_KEYS_PER_ACCOUNT) {
+      await this.db.models.apiKeys.deleteOne({ _id: issued.summary.id });
+      await this.db.versions.bump('keys');
+      throw tooManyKeys();
+    }
+    return issued;
+  }
+
   /** Finds the stored record of a presented key (revoked and expired ones included). */
   async findByKey(key: string): Promise<ApiKeyDoc | null> {
+    return (await this.match(key))?.doc ?? null;
+  }
+
+  /**
+   * The record of a presented value: by its current hash, else by the hash a rotation replaced
+   * (whether the grace period still runs is the caller's check, on its own clock).
+   */
+  async match(key: string): Promise<KeyMatch | null> {
     const hash = hashApiKey(key);
-    const doc = await this.db.models.apiKeys.findOne({ hash }).lean<ApiKeyDoc>();
-    return doc && hashesEqual(doc.hash, hash) ? doc : null;
+    // One round trip for both: a value is a key's current one or, during a rotation's grace
+    // period, the one it replaced.
+    const doc = await this.db.models.apiKeys.findOne({ $or: [{ hash }, { previousHash: hash }] }).lean<ApiKeyDoc>();
+    if (!doc) return null;
+    if (hashesEqual(doc.hash, hash)) return { doc, previous: false };
+    if (doc.previousHash && hashesEqual(doc.previousHash, hash)) return { doc, previous: true };
+    return null;
   }
 
   async list(now = new Date()): Promise<ApiKeySummary[]> {
@@ -81,9 +159,47 @@ export class ApiKeyService {
     return docs.map((d) => summarise(d, now));
   }
 
+  /** The keys an account created, newest first. */
+  async listOwnedBy(accountId: number, now = new Date()): Promise<ApiKeySummary[]> {
+    const docs = await this.db.models.apiKeys.find({ ownerAccountId: accountId }).sort({ createdAt: -1, _id: -1 }).lean<ApiKeyDoc[]>();
+    return docs.map((d) => summarise(d, now));
+  }
+
+  /** Keys an account holds that are neither revoked nor expired (the developer console's cap counts these). */
+  async countActiveOwnedBy(accountId: number, now = new Date()): Promise<number> {
+    return this.db.models.apiKeys.countDocuments({ ownerAccountId: accountId, revokedAt: null, expiresAt: { $gt: now } });
+  }
+
+  /**
+   * The admin console's list: every key, newest first, optionally those whose prefix or label
+   * contains `text` or whose owner is one of `ownerAccountIds`.
+   */
+  async search(
+    search: { text?: string; ownerAccountIds?: number[]; skip: number; limit: number },
+    now = new Date(),
+  ): Promise<{ keys: ApiKeySummary[]; total: number }> {
+    const text = search.text?.trim();
+    const any: Record<string, unknown>[] = [];
+    if (text) any.push({ prefix: containsInsensitive(text) }, { label: containsInsensitive(text) });
+    if (search.ownerAccountIds && search.ownerAccountIds.length > 0) any.push({ ownerAccountId: { $in: search.ownerAccountIds } });
+    const filter = any.length > 0 ? { $or: any } : {};
+    const [docs, total] = await Promise.all([
+      this.db.models.apiKeys.find(filter).sort({ createdAt: -1, _id: -1 }).skip(search.skip).limit(search.limit).lean<ApiKeyDoc[]>(),
+      this.db.models.apiKeys.countDocuments(filter),
+    ]);
+    return { keys: docs.map((d) => summarise(d, now)), total };
+  }
+
+  /** One key by its record id, or null; with `ownerAccountId`, only that account's key. */
+  async get(id: string, options: OwnerOption = {}, now = new Date()): Promise<ApiKeySummary | null> {
+    const doc = await this.findById(id);
+    if (!doc || !ownedBy(doc, options)) return null;
+    return summarise(doc, now);
+  }
+
   /** Extends the same key by another validity period from now. */
-  async renew(idOrPrefix: string, days = API_KEY_VALIDITY_DAYS, now = new Date()): Promise<ApiKeySummary> {
-    const doc = await this.resolve(idOrPrefix);
+  async renew(idOrPrefix: string, days = API_KEY_VALIDITY_DAYS, now = new Date(), options: OwnerOption = {}): Promise<ApiKeySummary> {
+    const doc = await this.resolve(idOrPrefix, options);
     if (doc.revokedAt) throw new ApiKeyCommandError(`API key ${doc.prefix} is revoked and cannot be renewed.`);
     const updated = await this.db.models.apiKeys
       .findByIdAndUpdate(doc._id, { renewedAt: now, expiresAt: new Date(now.getTime() + days * DAY_MS) }, { new: true })
@@ -92,33 +208,94 @@ export class ApiKeyService {
     return summarise(updated ?? doc, now);
   }
 
-  /** Issues a new value with the same scopes and limit, and ends the old one now. */
-  async rotate(idOrPrefix: string, now = new Date()): Promise<{ key: string; summary: ApiKeySummary }> {
-    const doc = await this.resolve(idOrPrefix);
+  /**
+   * Gives the key a new value, valid for a full period, with the same record, scopes, limit and
+   * usage. The old value stops now, or, with `graceSeconds` (at most 24 hours), at the end of
+   * that grace period (never later than it would have expired anyway), so that an app can be
+   * switched over without an outage. A value replaced earlier stops now.
+   */
+  async rotate(
+    idOrPrefix: string,
+    now = new Date(),
+    options: OwnerOption & { graceSeconds?: number } = {},
+  ): Promise<{ key: string; summary: ApiKeySummary }> {
+    const grace = options.graceSeconds ?? 0;
+    if (!Number.isInteger(grace) || grace < 0 || grace > MAX_ROTATION_GRACE_SECONDS) {
+      throw new ApiKeyCommandError(
+        `The grace period must be a whole number of seconds from 0 to ${MAX_ROTATION_GRACE_SECONDS} (24 hours).`,
+      );
+    }
+    const doc = await this.resolve(idOrPrefix, options);
     if (doc.revokedAt) throw new ApiKeyCommandError(`API key ${doc.prefix} is revoked and cannot be rotated.`);
-    const issued = await this.issue({
-      scopes: doc.scopes as ApiScope[],
-      label: doc.label,
-      rateLimit: doc.rateLimitPoints && doc.rateLimitSeconds ? { points: doc.rateLimitPoints, durationSeconds: doc.rateLimitSeconds } : null,
-      now,
-    });
-    await this.db.models.apiKeys.updateOne({ _id: doc._id }, { revokedAt: now });
+    const key = randomUUID();
+    const graceEnd = Math.min(now.getTime() + grace * 1000, doc.expiresAt.getTime());
+    const keepsOld = grace > 0 && graceEnd > now.getTime();
+    // Conditional on the value read above: of two rotations at once, one wins and the other is refused.
+    const result = await this.db.models.apiKeys.updateOne(
+      { _id: doc._id, hash: doc.hash },
+      {
+        $set: {
+          hash: hashApiKey(key),
+          prefix: key.slice(0, 8),
+          previousHash: keepsOld ? doc.hash : null,
+          previousPrefix: keepsOld ? doc.prefix : null,
+          previousExpiresAt: keepsOld ? new Date(graceEnd) : null,
+          renewedAt: now,
+          expiresAt: new Date(now.getTime() + API_KEY_VALIDITY_DAYS * DAY_MS),
+        },
+      },
+    );
+    if (result.matchedCount !== 1) throw new ApiKeyCommandError(`API key ${doc.prefix} was changed meanwhile; try again.`);
     await this.db.versions.bump('keys');
-    return issued;
+    const updated = await this.findById(String(doc._id));
+    if (!updated) throw new ApiKeyCommandError(`API key ${doc.prefix} was deleted meanwhile.`);
+    return { key, summary: summarise(updated, now) };
   }
 
-  async revoke(idOrPrefix: string, now = new Date()): Promise<ApiKeySummary> {
-    const doc = await this.resolve(idOrPrefix);
-    await this.db.models.apiKeys.updateOne({ _id: doc._id }, { revokedAt: doc.revokedAt ?? now });
+  /** Ends the key now: its current value and any value still in a rotation's grace period. */
+  async revoke(idOrPrefix: string, now = new Date(), options: OwnerOption = {}): Promise<ApiKeySummary> {
+    const doc = await this.resolve(idOrPrefix, options);
+    const revokedAt = doc.revokedAt ?? now;
+    await this.db.models.apiKeys.updateOne({ _id: doc._id }, { revokedAt });
     await this.db.versions.bump('keys');
-    return summarise({ ...doc, revokedAt: doc.revokedAt ?? now }, now);
+    return summarise({ ...doc, revokedAt }, now);
   }
 
-  /** Accepts the record id or the display prefix shown by `campus keys list`. */
-  private async resolve(idOrPrefix: string): Promise<ApiKeyDoc> {
-    const byId = /^[0-9a-f]{24}$/i.test(idOrPrefix)
-      ? await this.db.models.apiKeys.findById(idOrPrefix).lean<ApiKeyDoc>()
-      : null;
+  /** Deletes every key an account created, and their usage (the account is being deleted); returns how many. */
+  async deleteOwnedBy(accountId: number): Promise<number> {
+    const ids = (await this.db.models.apiKeys.find({ ownerAccountId: accountId }, { _id: 1 }).lean<{ _id: Types.ObjectId }[]>()).map((d) =>
+      String(d._id),
+    );
+    if (ids.length === 0) return 0;
+    const result = await this.db.models.apiKeys.deleteMany({ ownerAccountId: accountId });
+    await this.db.models.apiKeyUsage.deleteMany({ keyId: { $in: ids } });
+    await this.db.versions.bump('keys');
+    return result.deletedCount;
+  }
+
+  /** A key's counted usage from `fromDay` to `toDay` (YYYY-MM-DD, both included), by day. */
+  async usage(keyId: string, fromDay: string, toDay: string): Promise<KeyUsageDay[]> {
+    const docs = await this.db.models.apiKeyUsage
+      .find({ keyId, day: { $gte: fromDay, $lte: toDay } })
+      .sort({ day: 1 })
+      .lean<KeyUsageDay[]>();
+    return docs.map((d) => ({ day: d.day, requests: d.requests ?? 0, clientErrors: d.clientErrors ?? 0, throttled: d.throttled ?? 0 }));
+  }
+
+  private async findById(id: string): Promise<ApiKeyDoc | null> {
+    return /^[0-9a-f]{24}$/i.test(id) ? this.db.models.apiKeys.findById(id).lean<ApiKeyDoc>() : null;
+  }
+
+  /**
+   * Accepts the record id or the display prefix shown by `campus keys list`. The developer
+   * console passes the account, and then only that account's key, by id, is found.
+   */
+  private async resolve(idOrPrefix: string, options: OwnerOption = {}): Promise<ApiKeyDoc> {
+    const byId = await this.findById(idOrPrefix);
+    if (options.ownerAccountId !== undefined) {
+      if (byId && ownedBy(byId, options)) return byId;
+      throw new ApiKeyCommandError(`No API key with id ${idOrPrefix}.`);
+    }
     if (byId) return byId;
     const byPrefix = await this.db.models.apiKeys.find({ prefix: idOrPrefix.toLowerCase() }).limit(2).lean<ApiKeyDoc[]>();
     if (byPrefix.length === 1 && byPrefix[0]) return byPrefix[0];
@@ -127,12 +304,19 @@ export class ApiKeyService {
   }
 }
 
-/** A `campus keys` command could not be carried out (unknown key, revoked key). */
-export class ApiKeyCommandError extends Error {
-  override name = 'ApiKeyCommandError';
+function tooManyKeys(): ApiKeyCommandError {
+  return new ApiKeyCommandError(`An account may hold at most ${MAX_ACTIVE_KEYS_PER_ACCOUNT} active API keys; revoke one first.`);
 }
 
+function ownedBy(doc: ApiKeyDoc, options: OwnerOption): boolean {
+  return options.ownerAccountId === undefined || doc.ownerAccountId === options.ownerAccountId;
+}
+
+/** A `campus keys` command could not be carried out (unknown key, revoked key). */
+export class ApiKeyCommandError extends BadRequestError {}
+
 function summarise(doc: ApiKeyDoc & { _id: Types.ObjectId }, now: Date): ApiKeySummary {
+  const graceEnd = doc.previousExpiresAt ?? null;
   return {
     id: String(doc._id),
     prefix: doc.prefix,
@@ -143,12 +327,19 @@ function summarise(doc: ApiKeyDoc & { _id: Types.ObjectId }, now: Date): ApiKeyS
     expiresAt: doc.expiresAt,
     revokedAt: doc.revokedAt ?? null,
     state: doc.revokedAt ? 'revoked' : doc.expiresAt <= now ? 'expired' : 'active',
+    ownerAccountId: doc.ownerAccountId ?? null,
+    lastUsedAt: doc.lastUsedAt ?? null,
+    previous:
+      !doc.revokedAt && doc.previousPrefix && graceEnd && graceEnd > now ? { prefix: doc.previousPrefix, expiresAt: graceEnd } : null,
   };
 }
 
 /** Parses a comma-separated scope list, naming any unknown scope. */
 export function parseScopes(value: string): ApiScope[] {
-  const scopes = value.split(',').map((s) => s.trim().toUpperCase()).filter(Boolean);
+  const scopes = value
+    .split(',')
+    .map((s) => s.trim().toUpperCase())
+    .filter(Boolean);
   const unknown = scopes.filter((s) => !(API_SCOPES as readonly string[]).includes(s));
   if (scopes.length === 0 || unknown.length > 0) {
     throw new ApiKeyCommandError(`Unknown scope ${unknown.join(', ') || '(none given)'}; allowed: ${API_SCOPES.join(', ')}.`);

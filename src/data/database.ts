@@ -4,12 +4,17 @@ import { studentModel } from './models/student.model.js';
 import { clubModel } from './models/club.model.js';
 import { projectModel } from './models/project.model.js';
 import { apiKeyModel } from './models/api-key.model.js';
+import { auditBatchModel, auditEntryModel, schoolUploadModel } from './models/audit.model.js';
+import { apiKeyUsageModel } from './models/api-key-usage.model.js';
 import { oauthModels } from './models/oauth.js';
 import { mealModel } from './models/meal.model.js';
 import { neisLeaseModel, neisStateModel } from './models/neis-state.model.js';
 import { scheduleModel } from './models/schedule.model.js';
 import { timetableModel } from './models/timetable.model.js';
 import { DataVersions } from './versions.js';
+import { budgetPlugin } from './budget.js';
+import { SchoolReadModel } from './read-model.js';
+import { DataTelemetry, operationTimingPlugin, reportOperations } from './telemetry.js';
 
 /** The models of every domain, bound to one connection. */
 export function createModels(connection: Connection) {
@@ -17,7 +22,11 @@ export function createModels(connection: Connection) {
     students: studentModel(connection),
     clubs: clubModel(connection),
     projects: projectModel(connection),
+    auditBatches: auditBatchModel(connection),
+    auditEntries: auditEntryModel(connection),
+    schoolUploads: schoolUploadModel(connection),
     apiKeys: apiKeyModel(connection),
+    apiKeyUsage: apiKeyUsageModel(connection),
     ...oauthModels(connection),
     meals: mealModel(connection),
     schedules: scheduleModel(connection),
@@ -35,6 +44,12 @@ export interface Database {
   readonly client: MongoClient;
   readonly models: Models;
   readonly versions: DataVersions;
+  /** The school (students, clubs, projects) in memory, per data version: the data API's reads. */
+  readonly school: SchoolReadModel;
+  /** Operation timings, NEIS sync outcomes and read-model loads, for whoever listens (metrics). */
+  readonly telemetry: DataTelemetry;
+  /** The database's name (the path of the connection string). */
+  readonly name: string;
   /** Resolves when the server answers a ping; rejects (fast) when it does not. */
   ping(): Promise<void>;
   /** Creates the indexes the filters and sorts need (idempotent). */
@@ -60,19 +75,31 @@ export async function openDatabase(uri: string, options: ConnectOptions = {}): P
     ignoreUndefined: true,
   });
   await client.connect();
-  // Commands fail fast while disconnected instead of queueing (no hung requests).
   const connection = mongoose.createConnection().setClient(client);
-  connection.set('bufferCommands', false);
-  connection.set('autoIndex', false);
-  connection.set('autoCreate', false);
+  // Written into `config` directly: `connection.set` keeps keys that `config` does not hold yet
+  // in `options`, where model compilation never looks, so every open created each collection
+  // and built every index in the background. Indexes are built in one place, ensureIndexes
+  // (run by the first migration and at start-up); collections come with them or the first write.
+  // bufferCommands: commands fail fast while disconnected instead of queueing (no hung requests).
+  Object.assign(connection.config as Record<string, unknown>, { bufferCommands: false, autoIndex: false, autoCreate: false });
+  // Reads made on behalf of a data request obey its budget (time left, operation count, slots).
+  connection.plugin(budgetPlugin);
+  // Every operation through a model is timed for the metrics (when someone listens).
+  connection.plugin(operationTimingPlugin);
+  const telemetry = new DataTelemetry();
+  reportOperations(connection, telemetry);
   const models = createModels(connection);
   const versions = new DataVersions(connection.collection('meta'));
+  const school = new SchoolReadModel({ models, versions, telemetry });
 
   return {
     connection,
     client,
     models,
     versions,
+    school,
+    telemetry,
+    name: client.db().databaseName,
     async ping() {
       await client.db().command({ ping: 1 });
     },

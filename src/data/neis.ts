@@ -1,5 +1,6 @@
 import type { Collection } from 'mongoose';
 import type { Database } from './database.js';
+import { isDuplicateKey } from './errors.js';
 import type { MealDoc } from './models/meal.model.js';
 import {
   NEIS_DATASETS,
@@ -91,9 +92,18 @@ export class NeisStore {
 
   /** Live periods of one class in `from`..`to`, by date then period. */
   async timetables(from: string, to: string, grade: number, classNum: number): Promise<TimetableDoc[]> {
+    return this.timetablesOfClasses(from, to, [{ grade, classNum }]);
+  }
+
+  /**
+   * Live periods of several classes in `from`..`to`, by date then period: one read per segment
+   * however many classes (a request asking for many is batched into this, src/data/loaders.ts).
+   */
+  async timetablesOfClasses(from: string, to: string, classes: readonly { grade: number; classNum: number }[]): Promise<TimetableDoc[]> {
+    const which = classes.length === 1 ? { ...classes[0] } : { $or: classes.map(({ grade, classNum }) => ({ grade, classNum })) };
     return this.readLive('timetables', from, to, (s) =>
       this.db.models.timetables
-        .find({ generation: s.generation, grade, classNum, timetableDate: { $gte: s.from, $lte: s.to } })
+        .find({ generation: s.generation, ...which, timetableDate: { $gte: s.from, $lte: s.to } })
         .sort({ timetableDate: 1, period: 1, seq: 1 })
         .lean<TimetableDoc[]>(),
     );
@@ -119,7 +129,7 @@ export class NeisStore {
     try {
       await leases.collection.insertOne({ _id: term, owner, acquiredAt: now, expiresAt: new Date(now.getTime() + ttlMs) } as never);
     } catch (err) {
-      if ((err as { code?: unknown }).code !== 11000) throw err;
+      if (!isDuplicateKey(err)) throw err;
       const winner = await this.latestLease();
       return { acquired: false, owner: winner?.owner ?? null, expiresAt: winner?.expiresAt ?? now };
     }
@@ -130,7 +140,10 @@ export class NeisStore {
   /** Extends the lease; throws LeaseLostError when a later term exists (another instance took over). */
   async renewLease(lease: Lease, ttlMs: number, now: Date): Promise<void> {
     await this.assertHolder(lease);
-    await this.db.models.neisLeases.updateOne({ _id: lease.term, owner: lease.owner }, { $set: { expiresAt: new Date(now.getTime() + ttlMs) } });
+    await this.db.models.neisLeases.updateOne(
+      { _id: lease.term, owner: lease.owner },
+      { $set: { expiresAt: new Date(now.getTime() + ttlMs) } },
+    );
   }
 
   /** Throws LeaseLostError unless `lease` is still the latest term. */
@@ -163,7 +176,10 @@ export class NeisStore {
     await this.assertHolder(lease);
     await this.ensureState();
     const state = await this.state();
-    await this.db.models.neisState.updateOne({ _id: STATE_ID }, { $set: { pending: [...(state?.pending ?? []), { dataset, generation }] } });
+    await this.db.models.neisState.updateOne(
+      { _id: STATE_ID },
+      { $set: { pending: [...(state?.pending ?? []), { dataset, generation }] } },
+    );
     for (let i = 0; i < docs.length; i += CHUNK) {
       // The native driver: the rows are built by our mappers already, casting would only cost time.
       await this.collection(dataset).insertMany(docs.slice(i, i + CHUNK).map((d) => ({ ...d, generation })));
@@ -225,12 +241,16 @@ export class NeisStore {
     return deleted;
   }
 
-  /** Records a sync's outcome for /v1/health; a fully successful one also moves lastSuccessAt. */
+  /**
+   * Records a sync's outcome for /v1/health (a fully successful one also moves lastSuccessAt)
+   * and tells the process's telemetry (the metrics count sync results).
+   */
   async recordSync(report: SyncReport): Promise<void> {
     await this.ensureState();
     const set: Record<string, unknown> = { lastSync: report };
     if (report.outcome === 'ok') set['lastSuccessAt'] = report.finishedAt;
     await this.db.models.neisState.updateOne({ _id: STATE_ID }, { $set: set });
+    this.db.telemetry.neisSync(report);
   }
 
   private collection(dataset: NeisDataset): Collection {
@@ -247,7 +267,7 @@ export class NeisStore {
     try {
       await this.db.models.neisState.collection.insertOne(emptyState() as never);
     } catch (err) {
-      if ((err as { code?: unknown }).code !== 11000) throw err;
+      if (!isDuplicateKey(err)) throw err;
     }
   }
 }

@@ -1,9 +1,7 @@
-import { BadRequestError } from '../errors/index.js';
+import { BadRequestError, invalidParameter } from '../errors/index.js';
 import { daysInclusive } from '../calendar.js';
-import { LIMITS, checkRange, invalidParameter } from './args.js';
-
-/** The longest date range a meals, schedules or timetables query may span (DECISIONS.md). */
-export const MAX_RANGE_DAYS = 366;
+import { MAX_RANGE_DAYS, RANGES } from '../limits.js';
+import { checkRange } from './args.js';
 
 export interface DateArgs {
   date?: string | null | undefined;
@@ -17,7 +15,7 @@ export interface DateRange {
 }
 
 /**
- * The date rules of DECISIONS.md, for REST and GraphQL alike: `date` alone, or `fromDate` with
+ * The date rules of docs/decisions.md, for REST and GraphQL alike: `date` alone, or `fromDate` with
  * `toDate`; none means `today`. Each refusal is a 400 naming the parameter at fault.
  */
 export function resolveDateRange(args: DateArgs, today: string): DateRange {
@@ -29,8 +27,10 @@ export function resolveDateRange(args: DateArgs, today: string): DateRange {
     return { fromDate: date, toDate: date };
   }
   if (fromDate == null && toDate == null) return { fromDate: today, toDate: today };
-  if (toDate == null) throw new BadRequestError("Missing parameter 'toDate': a range needs both fromDate and toDate (YYYY-MM-DD).", 'toDate');
-  if (fromDate == null) throw new BadRequestError("Missing parameter 'fromDate': a range needs both fromDate and toDate (YYYY-MM-DD).", 'fromDate');
+  if (toDate == null)
+    throw new BadRequestError("Missing parameter 'toDate': a range needs both fromDate and toDate (YYYY-MM-DD).", 'toDate');
+  if (fromDate == null)
+    throw new BadRequestError("Missing parameter 'fromDate': a range needs both fromDate and toDate (YYYY-MM-DD).", 'fromDate');
   if (fromDate > toDate) throw invalidParameter('fromDate', `must not be after toDate (${toDate})`, fromDate);
   if (daysInclusive(fromDate, toDate) > MAX_RANGE_DAYS) {
     throw invalidParameter('toDate', `must be at most ${MAX_RANGE_DAYS} days from fromDate (${fromDate}), both included`, toDate);
@@ -39,13 +39,10 @@ export function resolveDateRange(args: DateArgs, today: string): DateRange {
 }
 
 /** grade 1-3 and classNum 1-4, both required, for timetables (REST and GraphQL alike). */
-export function requireClass(
-  grade: number | null | undefined,
-  classNum: number | null | undefined,
-): { grade: number; classNum: number } {
+export function requireClass(grade: number | null | undefined, classNum: number | null | undefined): { grade: number; classNum: number } {
   if (grade == null) throw new BadRequestError("Missing parameter 'grade': an integer from 1 to 3 is required.", 'grade');
   if (classNum == null) throw new BadRequestError("Missing parameter 'classNum': an integer from 1 to 4 is required.", 'classNum');
-  checkRange('grade', grade, LIMITS.grade);
-  checkRange('classNum', classNum, LIMITS.classNum);
+  checkRange('grade', grade, RANGES.grade);
+  checkRange('classNum', classNum, RANGES.classNum);
   return { grade, classNum };
 }

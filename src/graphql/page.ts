@@ -13,7 +13,7 @@ export type StudentPageParent = Page<StudentDoc>;
 export type ClubPageParent = Page<ClubDoc>;
 export type ProjectPageParent = Page<ProjectDoc>;
 
-/** totalPages is ceil(totalElements / size) (DECISIONS.md). */
+/** totalPages is ceil(totalElements / size) (docs/decisions.md). */
 export function toPage<T>(items: T[], totalElements: number, size: number): Page<T> {
   return { items, totalElements, totalPages: Math.ceil(totalElements / size) };
 }

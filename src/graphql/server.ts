@@ -1,32 +1,27 @@
-import { readFileSync, readdirSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { ApolloServer, HeaderMap } from '@apollo/server';
+import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
 import { unwrapResolverError } from '@apollo/server/errors';
-import { makeExecutableSchema } from '@graphql-tools/schema';
+import { ApolloServerPluginCacheControlDisabled } from '@apollo/server/plugin/disabled';
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
-import { toAppError } from '../errors/index.js';
-import type { AppContext, AppMiddleware } from '../http/context.js';
+import { toAppError } from '../data/errors.js';
+import { AppError, BadRequestError, InternalError, isLoadShedding } from '../errors/index.js';
 import type { Logger } from '../logger.js';
 import type { GraphQLContext } from './context.js';
-import { limitsPlugin } from './limits.js';
-import { buildResolvers } from './resolvers/index.js';
+import { MAX_TOKENS, limitsPlugin } from './limits.js';
+import { buildSchema } from './schema.js';
 
-const SCHEMA_DIR = fileURLToPath(new URL('../../schema/', import.meta.url));
+export type GraphQLServer = ApolloServer<GraphQLContext>;
 
-/** The SDL of schema/*.graphql: the schema is written first, code follows it. */
-export function loadTypeDefs(): string[] {
-  return readdirSync(SCHEMA_DIR)
-    .filter((f) => f.endsWith('.graphql'))
-    .sort()
-    .map((f) => readFileSync(SCHEMA_DIR + f, 'utf8'));
-}
-
-/** Builds and starts the Apollo server that both /graphql and the REST adapters execute on. */
-export async function createGraphQLServer(logger: Logger): Promise<ApolloServer<GraphQLContext>> {
-  const schema = makeExecutableSchema({ typeDefs: loadTypeDefs(), resolvers: buildResolvers() });
+/** Builds and starts the Apollo server that both /graphql and the REST endpoints execute on. */
+export async function createGraphQLServer(logger: Logger): Promise<GraphQLServer> {
   const server = new ApolloServer<GraphQLContext>({
-    schema,
-    plugins: [limitsPlugin()],
+    schema: buildSchema(),
+    // Cache-control hints are unused (REST sets its own Cache-Control, /graphql always no-store);
+    // Apollo's plugin for them would wrap every resolver of every request.
+    plugins: [limitsPlugin(), recordThrown(), ApolloServerPluginCacheControlDisabled()],
+    // The parser stops at MAX_TOKENS: a huge document is refused (400) before it is parsed, and
+    // graphql's validation (whose check of overlapping fields grows with the square of their
+    // number) never sees more than that.
+    parseOptions: { maxTokens: MAX_TOKENS },
     includeStacktraceInErrorResponses: false,
     // main.ts owns shutdown; Apollo's own handler would re-raise SIGTERM and kill the process.
     stopOnTerminationSignals: false,
@@ -45,41 +40,48 @@ export function formatGraphQLError(formatted: GraphQLFormattedError, error: unkn
   // Errors raised by graphql-js or Apollo themselves (parse, validation, limits) are already safe.
   if (original instanceof GraphQLError) return formatted;
   const appError = toAppError(original);
-  if (appError.status >= 500) logger.error({ err: appError.cause ?? appError, code: appError.code }, 'graphql resolver failed');
+  // A request stopped by its budget is answered (and logged) by the HTTP layer.
+  if (appError.status >= 500 && !isLoadShedding(appError))
+    logger.error({ err: appError.cause ?? appError, code: appError.code }, 'graphql resolver failed');
   return {
-    message: appError.expose ? appError.message : 'Internal server error.',
+    message: appError.safeMessage,
     ...(formatted.path ? { path: formatted.path } : {}),
     extensions: { code: appError.code },
   };
 }
 
-/** Koa adapter for Apollo's HTTP handling (Apollo ships none for Koa 3). */
-export function graphqlHttp(
-  server: ApolloServer<GraphQLContext>,
-  makeContext: (ctx: AppContext) => GraphQLContext,
-): AppMiddleware {
-  return async (ctx) => {
-    const headers = new HeaderMap();
-    for (const [name, value] of Object.entries(ctx.headers)) {
-      if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
-    }
-    const response = await server.executeHTTPGraphQLRequest({
-      httpGraphQLRequest: {
-        method: ctx.method.toUpperCase(),
-        headers,
-        search: ctx.querystring ? `?${ctx.querystring}` : '',
-        body: (ctx.request as { body?: unknown }).body,
-      },
-      context: async () => makeContext(ctx),
-    });
-    for (const [name, value] of response.headers) ctx.set(name, value);
-    ctx.status = response.status ?? 200;
-    if (response.body.kind === 'complete') {
-      ctx.body = response.body.string;
-    } else {
-      let text = '';
-      for await (const chunk of response.body.asyncIterator) text += chunk;
-      ctx.body = text;
-    }
+/** Keeps what resolvers threw, as thrown, in the request's context (runOperation rethrows it). */
+function recordThrown(): ApolloServerPlugin<GraphQLContext> {
+  return {
+    async requestDidStart() {
+      return {
+        async didEncounterErrors({ errors, contextValue }) {
+          for (const error of errors) contextValue.thrown.push(unwrapResolverError(error));
+        },
+      };
+    },
   };
+}
+
+/**
+ * Executes one of our own documents in-process (the REST endpoints) and returns its data. A
+ * failure is rethrown as the AppError a resolver threw, whatever its code, so each surface
+ * renders it as it would any other; graphql's own refusals (variables) are 400s.
+ */
+export async function runOperation<TData>(
+  server: GraphQLServer,
+  request: { query: string; variables: Record<string, unknown> },
+  contextValue: GraphQLContext,
+): Promise<TData> {
+  const response = await server.executeOperation(request, { contextValue });
+  if (response.body.kind !== 'single') throw new InternalError(new Error('unexpected incremental GraphQL response'));
+  const { data, errors } = response.body.singleResult;
+  const [first] = errors ?? [];
+  if (first) {
+    const thrown = contextValue.thrown.find((e) => !(e instanceof GraphQLError));
+    if (thrown !== undefined) throw thrown instanceof AppError ? thrown : toAppError(thrown);
+    throw new BadRequestError(first.message);
+  }
+  if (!data) throw new InternalError(new Error('GraphQL returned no data'));
+  return data as TData;
 }

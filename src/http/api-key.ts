@@ -1,28 +1,33 @@
-import { ApiKeyService, UUID_PATTERN, type ApiScope } from '../data/api-keys.js';
+import { LRUCache } from 'lru-cache';
+import { assertScope, type ApiKeyPrincipal } from '../auth/principal.js';
+import type { ApiScope } from '../data/__generated__/enums.js';
+import { ApiKeyService, UUID_PATTERN, type KeyMatch } from '../data/api-keys.js';
 import type { Database } from '../data/database.js';
-import type { ApiKeyDoc } from '../data/models/api-key.model.js';
-import { ForbiddenError, UnauthorizedError } from '../errors/index.js';
+import { UnauthorizedError } from '../errors/index.js';
 import type { AppMiddleware } from './context.js';
+import type { FailureLimiter } from './rate-limit.js';
 
-/** Who is calling the data API: the key's record id, its scopes and its own rate limit. */
-export interface ApiKeyPrincipal {
-  readonly id: string;
-  readonly scopes: ReadonlySet<ApiScope>;
-  readonly rateLimit: { points: number; durationSeconds: number } | null;
-}
-
-const MAX_CACHED_KEYS = 10000;
+/** Keys found in the database (valid, expired or revoked) remembered per process. */
+const MAX_KNOWN_KEYS = 10000;
+/** Values no key has, remembered apart so that a stream of random values cannot push known keys out. */
+const MAX_UNKNOWN_KEYS = 10000;
 
 /**
  * Resolves the X-API-KEY header to a principal. Lookups are cached per key and dropped
  * whenever the shared `keys` version moves, so an issue, renewal, rotation or revocation made
- * anywhere (another instance, the CLI) takes effect within a second.
+ * anywhere (another instance, the CLI) takes effect within a second. Found keys and unknown
+ * values live in two least-recently-used caches of their own.
  */
 export class ApiKeyAuthenticator {
-  private readonly cache = new Map<string, { entry: KeyEntry | null; keysVersion: number }>();
+  private readonly known = new LRUCache<string, { entry: KeyEntry; keysVersion: number }>({ max: MAX_KNOWN_KEYS });
+  /** The keys version at which the value was found to be no key. */
+  private readonly unknown = new LRUCache<string, number>({ max: MAX_UNKNOWN_KEYS });
   private readonly service: ApiKeyService;
 
-  constructor(private readonly db: Database, private readonly now: () => Date = () => new Date()) {
+  constructor(
+    private readonly db: Database,
+    private readonly now: () => Date = () => new Date(),
+  ) {
     this.service = new ApiKeyService(db);
   }
 
@@ -31,9 +36,13 @@ export class ApiKeyAuthenticator {
     if (!header) throw new UnauthorizedError('Missing API key: send it in the X-API-KEY header.');
     if (!UUID_PATTERN.test(header)) throw new UnauthorizedError('Malformed API key: X-API-KEY must be a UUID.');
     const entry = await this.lookup(header);
-    // Unknown and revoked keys read the same, so a caller cannot probe which keys once existed.
-    if (!entry || entry.revoked) throw new UnauthorizedError('Invalid API key: it is not recognised.');
-    if (entry.expiresAt.getTime() <= this.now().getTime()) {
+    const now = this.now().getTime();
+    // Unknown and revoked keys read the same, so a caller cannot probe which keys once existed;
+    // a value replaced by a rotation is revoked once its grace period is over.
+    if (!entry || entry.revoked || (entry.graceEndsAt && entry.graceEndsAt.getTime() <= now)) {
+      throw new UnauthorizedError('Invalid API key: it is not recognised.');
+    }
+    if (entry.expiresAt.getTime() <= now) {
       throw new UnauthorizedError(`Expired API key: it expired at ${entry.expiresAt.toISOString()}; ask for it to be renewed.`);
     }
     return entry.principal;
@@ -43,12 +52,18 @@ export class ApiKeyAuthenticator {
     const { keys } = this.db.versions.peek() ?? (await this.db.versions.current());
     // Keyed by the presented value, so a repeat caller costs no hashing; the value lives only
     // in this process's memory, like the request that carried it.
-    const hit = this.cache.get(key);
+    const hit = this.known.get(key);
     if (hit && hit.keysVersion === keys) return hit.entry;
-    const doc = await this.service.findByKey(key);
-    const entry = doc ? toEntry(doc) : null;
-    if (this.cache.size >= MAX_CACHED_KEYS) this.cache.clear();
-    this.cache.set(key, { entry, keysVersion: keys });
+    if (this.unknown.get(key) === keys) return null;
+    const match = await this.service.match(key);
+    if (!match) {
+      this.known.delete(key);
+      this.unknown.set(key, keys);
+      return null;
+    }
+    const entry = toEntry(match);
+    this.unknown.delete(key);
+    this.known.set(key, { entry, keysVersion: keys });
     return entry;
   }
 }
@@ -58,24 +73,40 @@ interface KeyEntry {
   readonly principal: ApiKeyPrincipal;
   readonly revoked: boolean;
   readonly expiresAt: Date;
+  /** For a value a rotation replaced: when its grace period ends. */
+  readonly graceEndsAt: Date | null;
 }
 
-function toEntry(doc: ApiKeyDoc): KeyEntry {
+function toEntry({ doc, previous }: KeyMatch): KeyEntry {
   return {
-    revoked: doc.revokedAt != null,
+    // A replaced value without a grace period (or one from before a later rotation) is revoked.
+    revoked: doc.revokedAt != null || (previous && !doc.previousExpiresAt),
     expiresAt: doc.expiresAt,
+    graceEndsAt: previous ? (doc.previousExpiresAt ?? null) : null,
     principal: Object.freeze({
+      kind: 'apiKey' as const,
       id: String(doc._id),
       scopes: new Set(doc.scopes as ApiScope[]),
-      rateLimit: doc.rateLimitPoints && doc.rateLimitSeconds ? { points: doc.rateLimitPoints, durationSeconds: doc.rateLimitSeconds } : null,
+      rateLimit:
+        doc.rateLimitPoints && doc.rateLimitSeconds ? { points: doc.rateLimitPoints, durationSeconds: doc.rateLimitSeconds } : null,
     }),
   };
 }
 
-/** Authenticates the caller by API key; 401 when that fails. */
-export function apiKey(authenticator: ApiKeyAuthenticator): AppMiddleware {
+/**
+ * Authenticates the caller by API key; 401 when that fails. Each failure counts against the
+ * client address (`failures`); an address out of failures is answered 429 before its key is
+ * even looked up.
+ */
+export function apiKey(authenticator: ApiKeyAuthenticator, failures?: FailureLimiter): AppMiddleware {
   return async (ctx, next) => {
-    ctx.state.apiKey = await authenticator.authenticate(ctx.get('X-API-KEY').trim());
+    await failures?.assertAllowed(ctx.ip);
+    try {
+      ctx.state.apiKey = await authenticator.authenticate(ctx.get('X-API-KEY').trim());
+    } catch (err) {
+      if (err instanceof UnauthorizedError) await failures?.recordFailure(ctx.ip);
+      throw err;
+    }
     await next();
   };
 }
@@ -86,10 +117,4 @@ export function requireScope(scope: ApiScope): AppMiddleware {
     assertScope(ctx.state.apiKey, scope);
     return next();
   };
-}
-
-/** Throws 403 naming the missing scope (shared by REST routes and GraphQL root fields). */
-export function assertScope(principal: ApiKeyPrincipal | undefined, scope: ApiScope): void {
-  if (!principal) throw new UnauthorizedError('Missing API key: send it in the X-API-KEY header.');
-  if (!principal.scopes.has(scope)) throw new ForbiddenError(`This API key lacks the ${scope} scope that this endpoint requires.`);
 }

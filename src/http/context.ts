@@ -1,13 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import type { Middleware, ParameterizedContext } from 'koa';
+import type { RequestBudget } from '../data/budget.js';
 import type { Logger } from '../logger.js';
-import type { ApiKeyPrincipal } from './api-key.js';
+import type { AccountPrincipal, ApiKeyPrincipal } from '../auth/principal.js';
 
 /** Per-request state shared by the middleware; never kept in module globals. */
 export interface RequestState {
   requestId: string;
   log: Logger;
   apiKey?: ApiKeyPrincipal;
+  /** The account signed in to our own pages (src/surfaces/web/). */
+  account?: AccountPrincipal;
+  /** The time and database allowance of a data request (src/http/budget.ts). */
+  budget?: RequestBudget;
 }
 
 export type AppContext = ParameterizedContext<RequestState>;
@@ -44,6 +49,8 @@ export function requestContext(logger: Logger): AppMiddleware {
 /** The state of one request; its child logger is made on first use (most requests never need it). */
 class PerRequestState implements RequestState {
   apiKey?: ApiKeyPrincipal;
+  account?: AccountPrincipal;
+  budget?: RequestBudget;
   private child: Logger | undefined;
 
   constructor(

@@ -1,39 +1,70 @@
-import { AppError, toAppError } from '../errors/index.js';
+import { toAppError } from '../data/errors.js';
+import { AppError, isLoadShedding, type ErrorCode } from '../errors/index.js';
 import { errorEnvelope } from './envelope.js';
 import type { AppContext, AppMiddleware } from './context.js';
 
-/** Renders any error as the data API's error envelope; the one REST rendering of AppError. */
+/**
+ * The HTTP renderings of AppError (src/errors/index.ts): the data envelope, and OAuth JSON for
+ * the userinfo server. Each logs the cause of a server-side error (load shedding as a warning:
+ * the service working as designed) and sends only the safe message.
+ */
+
+/** The app-wide boundary: any error of the data API (and of the TLS rule, and 404s) becomes an envelope. */
 export function envelopeErrors(): AppMiddleware {
   return async (ctx, next) => {
     try {
       await next();
     } catch (err) {
-      renderEnvelopeError(ctx, toAppError(fromKoaError(err)));
+      renderEnvelopeError(ctx, toAppError(fromHttpError(err)));
     }
   };
 }
 
-/** Writes an AppError as an envelope; logs the cause of server-side errors. */
+/** Writes an AppError as the data envelope `{status, code, message, data: null}`. */
 export function renderEnvelopeError(ctx: AppContext, error: AppError): void {
-  if (error.status >= 500) ctx.state.log.error({ err: error.cause ?? error, code: error.code }, 'request failed');
+  logFailure(ctx, error);
   ctx.status = error.status;
   for (const [name, value] of Object.entries(error.headers)) ctx.set(name, value);
-  ctx.body = errorEnvelope(error.status, error.expose ? error.message : 'Internal server error.');
+  ctx.body = errorEnvelope(error.status, error.safeMessage);
 }
 
-/** Body-parser and Koa raise http-errors (status + expose); keep their 4xx meaning. */
-function fromKoaError(err: unknown): unknown {
-  if (err instanceof AppError) return err;
-  if (err instanceof Error && 'status' in err && typeof err.status === 'number' && err.status >= 400 && err.status < 500) {
-    return new KoaClientError(err.status, err.message);
+/** An error of an OAuth surface: the OAuth `error` code (RFC 6749, RFC 6750) travels with it. */
+export class OAuthError extends AppError {
+  constructor(
+    code: ErrorCode,
+    readonly oauthError: string,
+    description: string,
+    headers: Record<string, string> = {},
+  ) {
+    super(code, description, { headers });
   }
-  return err;
 }
 
-class KoaClientError extends AppError {
-  override readonly status: number;
-  constructor(status: number, message: string) {
-    super('BAD_REQUEST', message);
-    this.status = status;
-  }
+/** Writes an AppError as `{error, error_description}` with `Cache-Control: no-store`. */
+export function renderOAuthError(ctx: AppContext, error: AppError): void {
+  logFailure(ctx, error);
+  ctx.status = error.status;
+  for (const [name, value] of Object.entries(error.headers)) ctx.set(name, value);
+  ctx.set('Cache-Control', 'no-store');
+  ctx.body = { error: oauthErrorCode(error), error_description: error.userFacing ? error.message : 'internal server error' };
+}
+
+function oauthErrorCode(error: AppError): string {
+  if (error instanceof OAuthError) return error.oauthError;
+  if (error.status === 503) return 'temporarily_unavailable';
+  return error.status >= 500 ? 'server_error' : 'invalid_request';
+}
+
+function logFailure(ctx: AppContext, error: AppError): void {
+  if (isLoadShedding(error)) ctx.state.log.warn({ code: error.code, reason: error.message }, 'request shed');
+  else if (error.status >= 500) ctx.state.log.error({ err: error.cause ?? error, code: error.code }, 'request failed');
+}
+
+const CODE_OF_HTTP_STATUS: Readonly<Record<number, ErrorCode>> = { 413: 'PAYLOAD_TOO_LARGE', 415: 'UNSUPPORTED_MEDIA_TYPE' };
+
+/** Koa and its body parser raise http-errors (a status and a safe message); keep their 4xx meaning. */
+function fromHttpError(err: unknown): unknown {
+  if (err instanceof AppError || !(err instanceof Error) || !('status' in err) || typeof err.status !== 'number') return err;
+  if (err.status < 400 || err.status >= 500) return err;
+  return new AppError(CODE_OF_HTTP_STATUS[err.status] ?? 'BAD_REQUEST', err.message);
 }

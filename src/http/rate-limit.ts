@@ -9,10 +9,27 @@ export interface Limit {
 }
 
 /**
- * Per-key request budgets. In memory by default; in Redis when a client is given, so several
- * instances share one budget. While Redis is unreachable each instance falls back to its own
- * in-memory budget (the insurance limiter) rather than refusing or failing requests.
+ * A limiter in memory, or in Redis when a client is given so that several instances share one
+ * budget. While Redis is unreachable each instance falls back to its own in-memory budget (the
+ * insurance limiter) rather than refusing or failing requests.
  */
+function createLimiter(limit: Limit, keyPrefix: string, redis: Redis | undefined): RateLimiterAbstract {
+  const options = { points: limit.points, duration: limit.durationSeconds, keyPrefix };
+  if (!redis) return new RateLimiterMemory(options);
+  return new RateLimiterRedis({
+    ...options,
+    storeClient: redis,
+    rejectIfRedisNotReady: true,
+    insuranceLimiter: new RateLimiterMemory(options),
+  });
+}
+
+/** Whole seconds until a limiter's window resets, at least 1 (for Retry-After). */
+function retryAfterSeconds(res: RateLimiterRes): number {
+  return Math.max(1, Math.ceil(res.msBeforeNext / 1000));
+}
+
+/** Per-key request budgets (RATE_LIMIT, or the key's own). */
 export class KeyRateLimiter {
   private readonly budgets = new Map<string, Budget>();
 
@@ -25,12 +42,35 @@ export class KeyRateLimiter {
   async consume(ctx: AppContext, key: string, limit: Limit | null): Promise<void> {
     const budget = this.budgetFor(limit ?? this.defaultLimit);
     try {
-      const res = await budget.limiter.consume(key, 1);
-      setHeaders(ctx, budget, res);
+      setHeaders(ctx, budget, await budget.limiter.consume(key, 1));
     } catch (rejection) {
       if (!(rejection instanceof RateLimiterRes)) throw rejection;
       setHeaders(ctx, budget, rejection);
-      throw new TooManyRequestsError(Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)));
+      throw new TooManyRequestsError(retryAfterSeconds(rejection));
+    }
+  }
+
+  /**
+   * Spends `points` more of `key`'s budget for a request that costs more than one (a costly
+   * GraphQL document). When they are not all there the request is refused (429) and the points
+   * it did not get are given back, so the headers keep telling what is really left.
+   */
+  async spend(
+    ctx: AppContext,
+    key: string,
+    limit: Limit | null,
+    points: number,
+    refusal: (remaining: number, retryAfter: number) => string,
+  ): Promise<void> {
+    const budget = this.budgetFor(limit ?? this.defaultLimit);
+    try {
+      setHeaders(ctx, budget, await budget.limiter.consume(key, points));
+    } catch (rejection) {
+      if (!(rejection instanceof RateLimiterRes)) throw rejection;
+      const state = await budget.limiter.reward(key, points);
+      setHeaders(ctx, budget, state);
+      const retryAfter = retryAfterSeconds(state);
+      throw new TooManyRequestsError(retryAfter, refusal(Math.max(0, state.remainingPoints), retryAfter));
     }
   }
 
@@ -39,7 +79,7 @@ export class KeyRateLimiter {
     let budget = this.budgets.get(id);
     if (!budget) {
       budget = {
-        limiter: this.createLimiter(limit, `campus:rl:${id}`),
+        limiter: createLimiter(limit, `campus:rl:${id}`, this.redis),
         // Headers that depend only on the limit are built once per limit.
         policyHeader: `"default";q=${limit.points};w=${limit.durationSeconds}`,
         limitHeader: String(limit.points),
@@ -47,17 +87,6 @@ export class KeyRateLimiter {
       this.budgets.set(id, budget);
     }
     return budget;
-  }
-
-  private createLimiter(limit: Limit, keyPrefix: string): RateLimiterAbstract {
-    const options = { points: limit.points, duration: limit.durationSeconds, keyPrefix };
-    if (!this.redis) return new RateLimiterMemory(options);
-    return new RateLimiterRedis({
-      ...options,
-      storeClient: this.redis,
-      rejectIfRedisNotReady: true,
-      insuranceLimiter: new RateLimiterMemory(options),
-    });
   }
 }
 
@@ -84,4 +113,64 @@ export function rateLimit(limiter: KeyRateLimiter): AppMiddleware {
     if (principal) await limiter.consume(ctx, principal.id, principal.rateLimit);
     await next();
   };
+}
+
+/** Rate-limit points a GraphQL document of estimated `cost` spends: one per `costPerPoint`, at least one. */
+export function pointsForCost(cost: number, costPerPoint: number): number {
+  return Math.max(1, Math.ceil(cost / costPerPoint));
+}
+
+/**
+ * How a /graphql document pays for its cost: the door (`rateLimit`) took one point, as from
+ * every request; this takes the rest of `pointsForCost`, or refuses the document (429).
+ */
+export function costCharge(limiter: KeyRateLimiter, costPerPoint: number): (ctx: AppContext, cost: number) => Promise<void> {
+  return async (ctx, cost) => {
+    const principal = ctx.state.apiKey;
+    const points = pointsForCost(cost, costPerPoint);
+    if (!principal || points <= 1) return;
+    await limiter.spend(
+      ctx,
+      principal.id,
+      principal.rateLimit,
+      points - 1,
+      (remaining, retryAfter) =>
+        `This query costs ${points} rate-limit points (one per ${costPerPoint} of its estimated cost ${cost}) and ${remaining} remain; ` +
+        `retry after ${retryAfter} seconds or ask for less.`,
+    );
+  };
+}
+
+/**
+ * Failed authentications per client address (API_KEY_FAILURE_LIMIT): past the limit the
+ * address is answered 429 until the window ends, before any key is looked up, so guessing keys
+ * or flooding the key lookup with random ones stops early.
+ */
+export class FailureLimiter {
+  private readonly limiter: RateLimiterAbstract;
+
+  constructor(
+    private readonly limit: Limit,
+    redis?: Redis,
+  ) {
+    this.limiter = createLimiter(limit, `campus:authfail:${limit.points}/${limit.durationSeconds}`, redis);
+  }
+
+  /** Throws 429 while `address` has no failures left. */
+  async assertAllowed(address: string): Promise<void> {
+    const state = await this.limiter.get(address).catch(() => null);
+    if (state && state.consumedPoints >= this.limit.points) {
+      const retryAfter = retryAfterSeconds(state);
+      throw new TooManyRequestsError(
+        retryAfter,
+        `Too many failed authentications from this address (${this.limit.points} per ${this.limit.durationSeconds} s); retry after ${retryAfter} seconds.`,
+      );
+    }
+  }
+
+  /** Counts one failed authentication of `address`. */
+  async recordFailure(address: string): Promise<void> {
+    // A store failure must not turn a 401 into a 500: the count is a guard, not the answer.
+    await this.limiter.penalty(address, 1).catch(() => undefined);
+  }
 }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { toCompactDate } from '../calendar.js';
 
-/** The NEIS Open API services this service reads (NEIS.md). */
+/** The NEIS Open API services this service reads (docs/neis.md). */
 export type NeisService = 'mealServiceDietInfo' | 'SchoolSchedule' | 'hisTimetable';
 
 /** One NEIS row: field names as NEIS sends them, values as parsed from its JSON. */
@@ -181,7 +181,12 @@ export class NeisClient {
     }
   }
 
-  private async request(service: NeisService, params: Record<string, string>, page: number, signal: AbortSignal | undefined): Promise<NeisPage> {
+  private async request(
+    service: NeisService,
+    params: Record<string, string>,
+    page: number,
+    signal: AbortSignal | undefined,
+  ): Promise<NeisPage> {
     const timeout = AbortSignal.timeout(this.options.timeoutMs);
     const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
     let status: number;
@@ -192,7 +197,8 @@ export class NeisClient {
       text = await res.text();
     } catch (err) {
       if (signal?.aborted) throw new NeisError(`NEIS ${service}: the sync was cancelled`, 'ABORTED', false, { cause: err });
-      if (timeout.aborted) throw new NeisError(`NEIS ${service} did not answer within ${this.options.timeoutMs} ms`, 'TIMEOUT', true, { cause: err });
+      if (timeout.aborted)
+        throw new NeisError(`NEIS ${service} did not answer within ${this.options.timeoutMs} ms`, 'TIMEOUT', true, { cause: err });
       throw new NeisError(`NEIS ${service} could not be reached: ${causeMessage(err)}`, 'NETWORK', true, { cause: err });
     }
     if (status < 200 || status > 299) {

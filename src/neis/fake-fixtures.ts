@@ -14,7 +14,7 @@ export interface FakeSchool {
   readonly schoolName: string;
 }
 
-/** The school this service was written for (NEIS.md); other codes get a generic demo school. */
+/** The school this service was written for (docs/neis.md); other codes get a generic demo school. */
 export function fakeSchool(officeCode: string, schoolCode: string): FakeSchool {
   if (officeCode === 'F10' && schoolCode === '7380292') {
     return { officeCode, officeName: '광주광역시교육청', schoolCode, schoolName: '광주소프트웨어마이스터고등학교' };
@@ -165,11 +165,19 @@ function writeDish(dish: Dish, form: AllergyForm, seed: string): string {
 /** The dishes of one meal in NEIS's DDISH_NM format (old space-separated style on the 7th, 17th, 27th). */
 export function fakeMenu(date: string, mealCode: number): string {
   const seed = `${date}:${mealCode}`;
-  const dishes = [pick(RICE, `${seed}:rice`), pick(SOUPS, `${seed}:soup`), pick(MAINS, `${seed}:main`), pick(SIDES, `${seed}:side`), pick(KIMCHI, `${seed}:kimchi`)];
+  const dishes = [
+    pick(RICE, `${seed}:rice`),
+    pick(SOUPS, `${seed}:soup`),
+    pick(MAINS, `${seed}:main`),
+    pick(SIDES, `${seed}:side`),
+    pick(KIMCHI, `${seed}:kimchi`),
+  ];
   if (mealCode === 2) dishes.push(pick(DESSERTS, `${seed}:dessert`));
   const forms: readonly AllergyForm[] = ['paren-dot', 'paren', 'suffix'];
   const oldStyle = date.endsWith('7');
-  const written = dishes.map((dish, i) => writeDish(dish, oldStyle ? 'suffix' : (forms[(hash(seed) + i) % forms.length] as AllergyForm), `${seed}:${i}`));
+  const written = dishes.map((dish, i) =>
+    writeDish(dish, oldStyle ? 'suffix' : (forms[(hash(seed) + i) % forms.length] as AllergyForm), `${seed}:${i}`),
+  );
   return written.join(oldStyle ? ' ' : '<br/>');
 }
 

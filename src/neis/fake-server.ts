@@ -113,9 +113,15 @@ export async function startFakeNeis(options: FakeNeisOptions = {}): Promise<Fake
     answer(service, params, behaviour, send);
   });
 
-  function answer(service: NeisService, params: Record<string, string>, behaviour: FakeBehaviour, send: (status: number, body: string, type?: string) => void): void {
+  function answer(
+    service: NeisService,
+    params: Record<string, string>,
+    behaviour: FakeBehaviour,
+    send: (status: number, body: string, type?: string) => void,
+  ): void {
     if (behaviour.kind === 'http') return send(behaviour.status, `HTTP ${behaviour.status}`, 'text/plain');
-    if (behaviour.kind === 'malformed') return send(200, behaviour.body ?? '<html><body>Service Temporarily Unavailable</body></html>', 'text/html');
+    if (behaviour.kind === 'malformed')
+      return send(200, behaviour.body ?? '<html><body>Service Temporarily Unavailable</body></html>', 'text/html');
     if (behaviour.kind === 'result') return send(200, resultOnly(behaviour.code, behaviour.message));
     if (options.apiKey && params['KEY'] !== options.apiKey) return send(200, resultOnly('ERROR-290'));
     if (params['Type'] !== 'json' || !params['ATPT_OFCDC_SC_CODE'] || !params['SD_SCHUL_CODE']) return send(200, resultOnly('ERROR-300'));

@@ -6,7 +6,7 @@ import type { TimetableRecord } from '../data/models/timetable.model.js';
 import type { NeisRow } from './client.js';
 
 /**
- * Pure mappers from NEIS rows to our records (DECISIONS.md, NEIS.md). A row that cannot be
+ * Pure mappers from NEIS rows to our records (docs/decisions.md, docs/neis.md). A row that cannot be
  * mapped is skipped with a warning; it never fails the whole batch.
  */
 export interface Mapped<T> {
@@ -31,7 +31,10 @@ const BR = /<br\s*\/?>/i;
 /** `<br/>`-separated NEIS text with real line breaks; null when nothing is left. */
 export function brToNewlines(value: string | null): string | null {
   if (value === null) return null;
-  const lines = value.split(BR).map((line) => line.trim()).filter(Boolean);
+  const lines = value
+    .split(BR)
+    .map((line) => line.trim())
+    .filter(Boolean);
   return lines.length === 0 ? null : lines.join('\n');
 }
 
@@ -218,7 +221,10 @@ export function mapTimetables(rows: readonly NeisRow[]): Mapped<TimetableRecord>
     const classNum = positiveInt(row, 'CLASS_NM');
     const period = positiveInt(row, 'PERIO');
     // NEIS pads empty periods with '-' or nothing; such a row is no lesson.
-    const subject = text(row, 'ITRT_CNTNT')?.replace(/^-+\s*/, '').trim() ?? '';
+    const subject =
+      text(row, 'ITRT_CNTNT')
+        ?.replace(/^-+\s*/, '')
+        .trim() ?? '';
     if (!school) warnings.push('skipped timetable row without office or school code');
     else if (!timetableDate) warnings.push(`skipped timetable row with an invalid ALL_TI_YMD '${ymd}'`);
     else if (grade === undefined || classNum === undefined || period === undefined) {

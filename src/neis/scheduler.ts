@@ -30,7 +30,13 @@ export interface SchedulerOptions {
  * Why the stored data needs a sync now, or undefined when it is fresh (pure): nothing stored,
  * another school's data, nothing for today, or no successful sync within `staleAfterMs`.
  */
-export function staleReason(state: NeisStateDoc | null, school: string, today: string, now: Date, staleAfterMs: number): string | undefined {
+export function staleReason(
+  state: NeisStateDoc | null,
+  school: string,
+  today: string,
+  now: Date,
+  staleAfterMs: number,
+): string | undefined {
   if (!state || state.school === null) return 'no NEIS data is stored yet';
   if (state.school !== school) return `the stored NEIS data belongs to ${state.school}, not ${school}`;
   if (!covers(state.segments.meals, today) || !covers(state.segments.schedules, today)) return `no NEIS data covers today (${today})`;

@@ -17,7 +17,11 @@ export const DEMO_DAYS_AFTER = 42;
  * school's zone) is in the window, so a newcomer sees today's data without a NEIS key.
  * Running it again replaces the window with the same rows.
  */
-export async function seedDemoNeis(db: Database, config: Config, logger: Logger = createLogger('warn', process.stderr)): Promise<{ lines: string[] }> {
+export async function seedDemoNeis(
+  db: Database,
+  config: Config,
+  logger: Logger = createLogger('warn', process.stderr),
+): Promise<{ lines: string[] }> {
   const today = todayIn(config.schoolTimeZone, new Date());
   const fake = await startFakeNeis({ anchor: today });
   try {

@@ -112,9 +112,14 @@ export class NeisSync {
     }
 
     const report = summarise(request, startedAt, this.now(), datasets, error);
-    await store.recordSync(report).catch((err: Error) => logger.warn({ err: { message: err.message } }, 'could not record the NEIS sync outcome'));
+    await store
+      .recordSync(report)
+      .catch((err: Error) => logger.warn({ err: { message: err.message } }, 'could not record the NEIS sync outcome'));
     const log = report.outcome === 'ok' ? logger.info.bind(logger) : logger.warn.bind(logger);
-    log({ neisSync: { ...report, startedAt: report.startedAt.toISOString(), finishedAt: report.finishedAt.toISOString() } }, `NEIS sync ${report.outcome}`);
+    log(
+      { neisSync: { ...report, startedAt: report.startedAt.toISOString(), finishedAt: report.finishedAt.toISOString() } },
+      `NEIS sync ${report.outcome}`,
+    );
     return report;
   }
 
@@ -162,13 +167,16 @@ export class NeisSync {
     const controller = new AbortController();
     const signal = outer ? AbortSignal.any([outer, controller.signal]) : controller.signal;
     let lost = false;
-    const timer = setInterval(() => {
-      this.options.store.renewLease(lease, this.leaseMs, this.now()).catch((err: unknown) => {
-        if (!(err instanceof LeaseLostError)) return; // a database hiccup: try again next beat
-        lost = true;
-        controller.abort();
-      });
-    }, Math.max(1000, Math.floor(this.leaseMs / 3)));
+    const timer = setInterval(
+      () => {
+        this.options.store.renewLease(lease, this.leaseMs, this.now()).catch((err: unknown) => {
+          if (!(err instanceof LeaseLostError)) return; // a database hiccup: try again next beat
+          lost = true;
+          controller.abort();
+        });
+      },
+      Math.max(1000, Math.floor(this.leaseMs / 3)),
+    );
     timer.unref();
     return {
       signal,

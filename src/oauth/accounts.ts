@@ -1,7 +1,19 @@
-import { AccountStore, ACCOUNT_ROLES, type AccountDoc, type AccountRole } from '../data/accounts.js';
+import type { AccountPrincipal } from '../auth/principal.js';
+import {
+  AccountStore,
+  ACCOUNT_ROLES,
+  ClientStore,
+  type AccountDoc,
+  type AccountRole,
+  type AccountSearch,
+  type ApprovalState,
+} from '../data/accounts.js';
+import { ApiKeyService } from '../data/api-keys.js';
 import type { Database } from '../data/database.js';
+import { EmailCodeStore } from '../data/email-codes.js';
 import { OAuthStore } from '../data/oauth-store.js';
 import { hashPassword, verifyPassword } from './secrets.js';
+import { BadRequestError, ForbiddenError } from '../errors/index.js';
 
 export { DuplicateAccountError } from '../data/accounts.js';
 
@@ -11,14 +23,41 @@ export interface AccountSummary {
   email: string;
   role: AccountRole;
   isStudent: boolean;
+  /** A teacher's sign-up: name, department and where the admin's approval stands (else null). */
+  name: string | null;
+  department: string | null;
+  approval: ApprovalState | null;
   createdAt: Date;
 }
 
-/** An account request the rules refuse; the message says which rule. */
-export class AccountValidationError extends Error {
-  override name = 'AccountValidationError';
+/** What deleting an account took with it. */
+export interface DeletedAccount {
+  account: AccountSummary;
+  /** Grants, tokens, codes and sessions revoked (the account's, and those of its apps). */
+  revoked: number;
+  apiKeys: number;
+  clients: number;
 }
 
+/** Why an admin's change of an account is refused. */
+export type AccountRuleProblem = 'unknown_account' | 'own_role' | 'root_only' | 'not_pending';
+
+/** An admin's change the rules refuse (403); `problem` names the rule. */
+export class AccountRuleError extends ForbiddenError {
+  constructor(
+    message: string,
+    readonly problem: AccountRuleProblem,
+  ) {
+    super(message);
+  }
+}
+
+/** An account request the rules refuse; the message says which rule. */
+export class AccountValidationError extends BadRequestError {}
+
+/** The longest email address there is (RFC 5321's path limit less its brackets). */
+export const MAX_EMAIL_LENGTH = 254;
+// Backtracks polynomially on long input: only ever run on at most MAX_EMAIL_LENGTH characters.
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const MIN_PASSWORD = 8;
 const MAX_PASSWORD = 1024;
@@ -59,14 +98,71 @@ export class AccountService {
     return Number.isSafeInteger(id) && id > 0 ? this.store.findById(id) : null;
   }
 
-  /** Deletes an account (by id or email) and signs it out everywhere: its grants and tokens go too. */
-  async delete(idOrEmail: string): Promise<{ account: AccountSummary; revoked: number }> {
+  /**
+   * Deletes an account (by id or email) with everything that is its own: its API keys (and their
+   * usage), the apps it registered (and every grant and token of those apps, whoever gave them),
+   * its grants, tokens and sessions, and its email codes. The account goes last, so an
+   * interrupted deletion can simply be run again.
+   */
+  async delete(idOrEmail: string): Promise<DeletedAccount> {
     const doc = /^\d+$/.test(idOrEmail) ? await this.store.findById(Number(idOrEmail)) : await this.store.findByEmail(idOrEmail);
     if (!doc) throw new AccountValidationError(`No account ${idOrEmail}.`);
     const account = await this.summarize(doc);
+    const oauth = new OAuthStore(this.db);
+    const clients = new ClientStore(this.db);
+    const apiKeys = await new ApiKeyService(this.db).deleteOwnedBy(doc._id);
+    const owned = await clients.listOwnedBy(doc._id);
+    let revoked = 0;
+    for (const client of owned) {
+      await clients.delete(client._id);
+      revoked += await oauth.revokeAllOf({ clientId: client._id });
+    }
+    revoked += await oauth.revokeAllOf({ accountId: String(doc._id) });
+    await new EmailCodeStore(this.db).deleteFor(doc.email);
     await this.store.delete(doc._id);
-    const revoked = await new OAuthStore(this.db).revokeAllOf({ accountId: String(doc._id) });
-    return { account, revoked };
+    // A sign-in that completed while the above ran holds a grant of an account that no longer exists.
+    revoked += await oauth.revokeAllOf({ accountId: String(doc._id) });
+    return { account, revoked, apiKeys, clients: owned.length };
+  }
+
+  /** The admin console's accounts list. */
+  async search(search: AccountSearch): Promise<{ accounts: AccountSummary[]; total: number }> {
+    const found = await this.store.search(search);
+    return { accounts: await Promise.all(found.accounts.map((doc) => this.summarize(doc))), total: found.total };
+  }
+
+  /**
+   * An admin changes an account's role. Nobody changes their own role (an admin cannot lock
+   * themselves out by mistake), and only ROOT gives or takes ROOT.
+   */
+  async changeRole(actor: AccountPrincipal, id: number, role: AccountRole): Promise<{ before: AccountSummary; after: AccountSummary }> {
+    const doc = await this.mustFind(id);
+    const target = checkRole(role);
+    if (doc._id === actor.accountId) throw new AccountRuleError('You cannot change your own role.', 'own_role');
+    if ((target === 'ROOT' || doc.role === 'ROOT') && actor.role !== 'ROOT')
+      throw new AccountRuleError('Only a ROOT account may give or take the ROOT role.', 'root_only');
+    await this.store.updateRole(doc._id, target);
+    return { before: await this.summarize(doc), after: await this.summarize({ ...doc, role: target }) };
+  }
+
+  /**
+   * An admin decides a teacher's sign-up: approval makes the account ADMIN (what a teacher needs:
+   * the admin console), rejection leaves its role as it is. Only a PENDING sign-up is decided.
+   */
+  async decideTeacher(actor: AccountPrincipal, id: number, approve: boolean): Promise<AccountSummary> {
+    const doc = await this.mustFind(id);
+    if (doc._id === actor.accountId) throw new AccountRuleError('You cannot decide on your own sign-up.', 'own_role');
+    const role: AccountRole = approve ? 'ADMIN' : doc.role;
+    const approval = approve ? 'APPROVED' : 'REJECTED';
+    if (!(await this.store.decideApproval(doc._id, { approval, role, by: actor.accountId })))
+      throw new AccountRuleError(`Account ${doc.email} is not waiting for approval.`, 'not_pending');
+    return this.summarize({ ...doc, role, approval });
+  }
+
+  private async mustFind(id: number): Promise<AccountDoc> {
+    const doc = await this.findById(id);
+    if (!doc) throw new AccountRuleError(`No account ${id}.`, 'unknown_account');
+    return doc;
   }
 
   /**
@@ -74,7 +170,7 @@ export class AccountService {
    * verification as a wrong password, so neither the answer nor its timing tells them apart.
    */
   async verifyLogin(email: string, password: string): Promise<AccountDoc | null> {
-    const account = EMAIL.test(email.trim()) ? await this.store.findByEmail(email) : null;
+    const account = isEmail(email.trim()) ? await this.store.findByEmail(email) : null;
     const hash = account?.passwordHash ?? (await this.unknownAccountHash());
     const ok = await verifyPassword(hash, password);
     return ok && account ? account : null;
@@ -85,15 +181,31 @@ export class AccountService {
     return this.dummyHash;
   }
 
-  private async summarize(doc: AccountDoc): Promise<AccountSummary> {
+  /** An account as the lists and the JSON endpoints show it. */
+  async summarize(doc: AccountDoc): Promise<AccountSummary> {
     const student = await this.store.findStudent(doc.email);
-    return { id: doc._id, email: doc.email, role: doc.role, isStudent: student !== null, createdAt: doc.createdAt };
+    return {
+      id: doc._id,
+      email: doc.email,
+      role: doc.role,
+      isStudent: student !== null,
+      name: doc.name ?? null,
+      department: doc.department ?? null,
+      approval: doc.approval ?? null,
+      createdAt: doc.createdAt,
+    };
   }
+}
+
+/** The length is checked before the pattern runs, so no input can make the pattern slow. */
+export function isEmail(value: string): boolean {
+  return value.length <= MAX_EMAIL_LENGTH && EMAIL.test(value);
 }
 
 function checkEmail(email: string): string {
   const trimmed = email.trim().toLowerCase();
-  if (!EMAIL.test(trimmed) || trimmed.length > 254) throw new AccountValidationError(`--email ${email} is not an email address.`);
+  if (trimmed.length > MAX_EMAIL_LENGTH) throw new AccountValidationError(`--email is longer than ${MAX_EMAIL_LENGTH} characters.`);
+  if (!isEmail(trimmed)) throw new AccountValidationError(`--email ${email} is not an email address.`);
   return trimmed;
 }
 
@@ -104,6 +216,7 @@ function checkPassword(password: string): void {
 }
 
 function checkRole(role: string): AccountRole {
-  if (!(ACCOUNT_ROLES as readonly string[]).includes(role)) throw new AccountValidationError(`--role must be one of ${ACCOUNT_ROLES.join(', ')}.`);
+  if (!(ACCOUNT_ROLES as readonly string[]).includes(role))
+    throw new AccountValidationError(`--role must be one of ${ACCOUNT_ROLES.join(', ')}.`);
   return role as AccountRole;
 }

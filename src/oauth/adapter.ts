@@ -1,17 +1,23 @@
 import { errors, type Adapter, type AdapterPayload, type ClientMetadata } from 'oidc-provider';
 import type { OAuthRecordKeys, OAuthStore } from '../data/oauth-store.js';
+import { RememberedLookups } from '../data/remembered.js';
 import type { ClientDirectory } from './clients.js';
 
 /** Kinds whose first use must be their only use; a second redemption is a replay. */
 const SINGLE_USE = new Set(['AuthorizationCode', 'RefreshToken', 'DeviceCode', 'BackchannelAuthenticationRequest']);
 
+/** Client registrations remembered per process. */
+const MAX_REMEMBERED_CLIENTS = 1000;
+
 /**
  * oidc-provider's storage interface over the data layer, one instance per model name.
- * Clients are read from the client registry (`campus clients`), everything else from the
- * OAuth store. The store's clock decides expiry, so tests can move time forward.
+ * Clients are read from the client registry (`campus clients`) and remembered until the `oauth`
+ * version moves (every change to a client moves it: src/data/accounts.ts), everything else from
+ * the OAuth store. The store's clock decides expiry, so tests can move time forward.
  */
 export function createAdapterFactory(store: OAuthStore, clients: ClientDirectory): (name: string) => Adapter {
-  return (name) => (name === 'Client' ? new ClientAdapter(clients) : new StoreAdapter(name, store));
+  const remembered = new RememberedLookups(store.versions, 'oauth', MAX_REMEMBERED_CLIENTS, (id: string) => clients.metadata(id));
+  return (name) => (name === 'Client' ? new ClientAdapter(remembered) : new StoreAdapter(name, store));
 }
 
 class StoreAdapter implements Adapter {
@@ -40,9 +46,10 @@ class StoreAdapter implements Adapter {
   }
 
   /**
-   * The provider checks `consumed` and then consumes; two concurrent redemptions could both pass
-   * that check. The store's atomic update reports whether the record was still unused, so exactly
-   * one wins; the loser is treated like any replay: the grant is revoked, the request fails.
+   * The provider checks `consumed` and then consumes; concurrent redemptions could all pass that
+   * check. The store claims the first use with an insert that only one caller can win (see
+   * OAuthStore.consume), so exactly one redemption proceeds; every loser is treated like any
+   * replay: the grant is revoked and the request fails with invalid_grant.
    */
   async consume(id: string): Promise<void> {
     if (await this.store.consume(this.kind, id)) return;
@@ -64,10 +71,10 @@ class StoreAdapter implements Adapter {
 
 /** Clients are registered with the CLI, never through the provider (no dynamic registration). */
 class ClientAdapter implements Adapter {
-  constructor(private readonly clients: ClientDirectory) {}
+  constructor(private readonly clients: RememberedLookups<string, ClientMetadata>) {}
 
   async find(id: string): Promise<ClientMetadata | undefined> {
-    return this.clients.metadata(id);
+    return this.clients.get(id);
   }
 
   async upsert(): Promise<void> {

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { ClientMetadata } from 'oidc-provider';
-import { ClientStore, type OAuthClientDoc } from '../data/accounts.js';
+import { ClientStore, PKCE_POLICIES, type ClientRecordInput, type OAuthClientDoc, type PkcePolicy } from '../data/accounts.js';
 import type { Database } from '../data/database.js';
 import { OAuthStore } from '../data/oauth-store.js';
 import { OAUTH_SCOPES, OPENID, SELF_READ, type OAuthScope } from './constants.js';
 import { hashClientSecret, newClientSecret } from './secrets.js';
+import { BadRequestError } from '../errors/index.js';
 
 /** Client metadata property (extraClientMetadata) that marks first-party clients. */
 export const FIRST_PARTY = 'first_party';
@@ -13,6 +14,17 @@ export const FIRST_PARTY = 'first_party';
  * metadata cannot hold `self:read` (oidc-provider accepts only OpenID scopes there).
  */
 export const ALLOWED_SCOPES = 'allowed_scopes';
+/** Client metadata property: false only for a confidential client registered with `--pkce optional`. */
+export const REQUIRE_PKCE = 'require_pkce';
+/** Client metadata property: the service the login page names (null: the app's name). */
+export const SERVICE_NAME = 'service_name';
+
+/** Apps one account may register in the developer console (docs/decisions.md, "Accounts and login"). */
+export const MAX_APPS_PER_ACCOUNT = 10;
+/** Redirect addresses of one app (and post-logout addresses), for every client. */
+export const MAX_REDIRECT_URIS = 10;
+/** Characters of an app's name and of its service name. */
+export const MAX_CLIENT_NAME_LENGTH = 100;
 
 /** A client as `campus clients list` shows it; never the secret. */
 export interface ClientSummary {
@@ -20,8 +32,15 @@ export interface ClientSummary {
   name: string;
   type: 'confidential' | 'public';
   firstParty: boolean;
+  /** 'optional' only for confidential legacy apps; PKCE is required of every other client. */
+  pkce: PkcePolicy;
   redirectUris: string[];
+  postLogoutRedirectUris: string[];
   scopes: string[];
+  /** The account that registered it in the developer console; null for `campus clients`. */
+  ownerAccountId: number | null;
+  /** The service the login page names; null: the app's name. */
+  serviceName: string | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -29,9 +48,13 @@ export interface ClientSummary {
 export interface CreateClientInput {
   name: string;
   redirectUris: string[];
+  postLogoutRedirectUris?: string[];
   scopes?: string[];
   public?: boolean;
   firstParty?: boolean;
+  /** Default 'required'; 'optional' is refused for public clients. */
+  pkce?: PkcePolicy;
+  serviceName?: string | null;
   /** Only the demo seed fixes the id and secret, so the README works as written. */
   id?: string;
   secret?: string;
@@ -40,13 +63,42 @@ export interface CreateClientInput {
 export interface UpdateClientInput {
   name?: string;
   redirectUris?: string[];
+  postLogoutRedirectUris?: string[];
   scopes?: string[];
   firstParty?: boolean;
+  pkce?: PkcePolicy;
+  serviceName?: string | null;
 }
 
-/** A client registration the rules refuse; the message says which rule. */
-export class ClientValidationError extends Error {
-  override name = 'ClientValidationError';
+/** Changes made in the developer console name the account, which must own the client. */
+export interface ClientOwnerOption {
+  ownerAccountId?: number;
+}
+
+/** Which rule a registration broke (the developer console words each in its own languages). */
+export type ClientProblem =
+  | 'unknown_client'
+  | 'name'
+  | 'service_name'
+  | 'redirect_uri_missing'
+  | 'redirect_uri_invalid'
+  | 'redirect_uri_fragment'
+  | 'redirect_uri_not_https'
+  | 'too_many_redirect_uris'
+  | 'scopes'
+  | 'pkce'
+  | 'public_has_no_secret'
+  | 'too_many_apps';
+
+/** A client registration the rules refuse; the message says which rule, `problem` names it, `detail` is the value at fault. */
+export class ClientValidationError extends BadRequestError {
+  constructor(
+    message: string,
+    readonly problem: ClientProblem,
+    readonly detail?: string,
+  ) {
+    super(message);
+  }
 }
 
 /** What the provider needs: a client's metadata by id. */
@@ -72,16 +124,62 @@ export class ClientService implements ClientDirectory {
   async create(input: CreateClientInput): Promise<{ client: ClientSummary; secret: string | null }> {
     const isPublic = input.public ?? false;
     const secret = isPublic ? null : (input.secret ?? newClientSecret());
+    const doc = await this.store.create(this.checkedRecord({ ...input, id: input.id ?? randomUUID() }, secret));
+    return { client: summarize(doc), secret };
+  }
+
+  /**
+   * Registers an app in the developer console for `accountId`: never first-party, PKCE always
+   * required, at most MAX_APPS_PER_ACCOUNT per account (checked again after the insert, so that
+   * parallel registrations cannot pass the cap together).
+   */
+  async createOwned(
+    accountId: number,
+    input: Pick<CreateClientInput, 'name' | 'serviceName' | 'redirectUris' | 'scopes' | 'public'>,
+  ): Promise<{ client: ClientSummary; secret: string | null }> {
+    if ((await this.store.countOwnedBy(accountId)) >= MAX_APPS_PER_ACCOUNT) throw tooManyApps();
+    const isPublic = input.public ?? false;
+    const secret = isPublic ? null : newClientSecret();
     const doc = await this.store.create({
-      id: input.id ?? randomUUID(),
+      ...this.checkedRecord({ ...input, id: randomUUID() }, secret),
+      postLogoutRedirectUris: [],
+      firstParty: false,
+      pkce: 'required',
+      ownerAccountId: accountId,
+    });
+    if ((await this.store.countOwnedBy(accountId)) > MAX_APPS_PER_ACCOUNT) {
+      await this.store.delete(doc._id);
+      throw tooManyApps();
+    }
+    return { client: summarize(doc), secret };
+  }
+
+  /** A `campus clients` registration, every field checked; the secret (null: none) only as its hash. */
+  private checkedRecord(input: CreateClientInput & { id: string }, secret: string | null): ClientRecordInput {
+    const isPublic = input.public ?? false;
+    return {
+      id: input.id,
       name: checkName(input.name),
       secretHash: secret === null ? null : hashClientSecret(secret),
       redirectUris: this.checkRedirectUris(input.redirectUris),
+      postLogoutRedirectUris: this.checkPostLogoutRedirectUris(input.postLogoutRedirectUris ?? []),
       scopes: checkScopes(input.scopes ?? [...DEFAULT_CLIENT_SCOPES]),
       type: isPublic ? 'public' : 'confidential',
       firstParty: input.firstParty ?? false,
-    });
-    return { client: summarize(doc), secret };
+      pkce: checkPkce(input.pkce ?? 'required', isPublic),
+      ownerAccountId: null,
+      serviceName: checkServiceName(input.serviceName ?? null),
+    };
+  }
+
+  /** The apps an account registered. */
+  async listOwnedBy(accountId: number): Promise<ClientSummary[]> {
+    return (await this.store.listOwnedBy(accountId)).map(summarize);
+  }
+
+  /** How many accounts hold a grant for the client (the developer console shows it). */
+  async grantingAccounts(id: string): Promise<number> {
+    return new OAuthStore(this.db).countGrantingAccounts(id);
   }
 
   /** Creates or replaces a client with a fixed id and secret (the idempotent demo seed). */
@@ -89,15 +187,7 @@ export class ClientService implements ClientDirectory {
     const existing = await this.store.find(input.id);
     const isPublic = input.public ?? false;
     const doc = await this.store.put(
-      {
-        id: input.id,
-        name: checkName(input.name),
-        secretHash: isPublic || !input.secret ? null : hashClientSecret(input.secret),
-        redirectUris: this.checkRedirectUris(input.redirectUris),
-        scopes: checkScopes(input.scopes ?? [...DEFAULT_CLIENT_SCOPES]),
-        type: isPublic ? 'public' : 'confidential',
-        firstParty: input.firstParty ?? false,
-      },
+      this.checkedRecord(input, isPublic || !input.secret ? null : input.secret),
       existing?.createdAt ?? new Date(),
     );
     return summarize(doc);
@@ -107,35 +197,41 @@ export class ClientService implements ClientDirectory {
     return (await this.store.list()).map(summarize);
   }
 
-  async get(id: string): Promise<ClientSummary> {
-    return summarize(await this.mustFind(id));
+  async get(id: string, options: ClientOwnerOption = {}): Promise<ClientSummary> {
+    return summarize(await this.mustFind(id, options));
   }
 
-  async update(id: string, changes: UpdateClientInput): Promise<ClientSummary> {
-    await this.mustFind(id);
+  async update(id: string, changes: UpdateClientInput, options: ClientOwnerOption = {}): Promise<ClientSummary> {
+    const existing = await this.mustFind(id, options);
     const updated = await this.store.update(id, {
       ...(changes.name !== undefined ? { name: checkName(changes.name) } : {}),
       ...(changes.redirectUris !== undefined ? { redirectUris: this.checkRedirectUris(changes.redirectUris) } : {}),
+      ...(changes.postLogoutRedirectUris !== undefined
+        ? { postLogoutRedirectUris: this.checkPostLogoutRedirectUris(changes.postLogoutRedirectUris) }
+        : {}),
       ...(changes.scopes !== undefined ? { scopes: checkScopes(changes.scopes) } : {}),
       ...(changes.firstParty !== undefined ? { firstParty: changes.firstParty } : {}),
+      ...(changes.pkce !== undefined ? { pkce: checkPkce(changes.pkce, existing.type === 'public') } : {}),
+      ...(changes.serviceName !== undefined ? { serviceName: checkServiceName(changes.serviceName) } : {}),
     });
-    if (!updated) throw new ClientValidationError(`No client with id ${id}.`);
+    if (!updated) throw unknownClient(id);
     return summarize(updated);
   }
 
   /** Issues a new secret; the old one stops working at once. Public clients have none. */
-  async rotateSecret(id: string): Promise<{ client: ClientSummary; secret: string }> {
-    const doc = await this.mustFind(id);
-    if (doc.type === 'public') throw new ClientValidationError(`Client ${id} is public: it has no secret to rotate.`);
+  async rotateSecret(id: string, options: ClientOwnerOption = {}): Promise<{ client: ClientSummary; secret: string }> {
+    const doc = await this.mustFind(id, options);
+    if (doc.type === 'public')
+      throw new ClientValidationError(`Client ${id} is public: it has no secret to rotate.`, 'public_has_no_secret');
     const secret = newClientSecret();
     const updated = await this.store.update(id, { secretHash: hashClientSecret(secret) });
-    if (!updated) throw new ClientValidationError(`No client with id ${id}.`);
+    if (!updated) throw unknownClient(id);
     return { client: summarize(updated), secret };
   }
 
   /** Deletes a client and every grant, token and code issued to it. */
-  async delete(id: string): Promise<{ client: ClientSummary; revoked: number }> {
-    const doc = await this.mustFind(id);
+  async delete(id: string, options: ClientOwnerOption = {}): Promise<{ client: ClientSummary; revoked: number }> {
+    const doc = await this.mustFind(id, options);
     await this.store.delete(id);
     const revoked = await new OAuthStore(this.db).revokeAllOf({ clientId: id });
     return { client: summarize(doc), revoked };
@@ -150,12 +246,18 @@ export class ClientService implements ClientDirectory {
     const doc = await this.store.find(id);
     if (!doc) return undefined;
     const metadata = toMetadata(doc);
-    return this.rules.isProduction ? { ...metadata, redirect_uris: metadata.redirect_uris.filter(isProductionRedirect) } : metadata;
+    if (!this.rules.isProduction) return metadata;
+    return {
+      ...metadata,
+      redirect_uris: (metadata.redirect_uris ?? []).filter(isProductionRedirect),
+      post_logout_redirect_uris: postLogoutRedirectUrisOf(doc).filter(isProductionRedirect),
+    };
   }
 
-  private async mustFind(id: string): Promise<OAuthClientDoc> {
+  /** The client; with `ownerAccountId`, only that account's (another's reads as unknown). */
+  private async mustFind(id: string, options: ClientOwnerOption = {}): Promise<OAuthClientDoc> {
     const doc = await this.store.find(id);
-    if (!doc) throw new ClientValidationError(`No client with id ${id}.`);
+    if (!doc || (options.ownerAccountId !== undefined && doc.ownerAccountId !== options.ownerAccountId)) throw unknownClient(id);
     return doc;
   }
 
@@ -165,18 +267,39 @@ export class ClientService implements ClientDirectory {
    * (native apps listening locally).
    */
   private checkRedirectUris(uris: string[]): string[] {
-    if (uris.length === 0) throw new ClientValidationError('At least one --redirect-uri is required.');
-    for (const uri of uris) {
+    if (uris.length === 0) throw new ClientValidationError('At least one --redirect-uri is required.', 'redirect_uri_missing');
+    return this.checkUris(uris, 'Redirect URI');
+  }
+
+  /** Addresses RP-initiated logout may return to: the rules of redirect addresses; none is fine. */
+  private checkPostLogoutRedirectUris(uris: string[]): string[] {
+    return this.checkUris(uris, 'Post-logout redirect URI');
+  }
+
+  private checkUris(uris: string[], what: string): string[] {
+    const unique = [...new Set(uris)];
+    if (unique.length > MAX_REDIRECT_URIS) {
+      throw new ClientValidationError(
+        `At most ${MAX_REDIRECT_URIS} ${what}s are allowed (got ${unique.length}).`,
+        'too_many_redirect_uris',
+      );
+    }
+    for (const uri of unique) {
       const url = URL.parse(uri);
       if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
-        throw new ClientValidationError(`Redirect URI ${uri} must be an absolute http(s) URL.`);
+        throw new ClientValidationError(`${what} ${uri} must be an absolute http(s) URL.`, 'redirect_uri_invalid', uri);
       }
-      if (url.hash || uri.includes('#')) throw new ClientValidationError(`Redirect URI ${uri} must not have a fragment.`);
+      if (url.hash || uri.includes('#'))
+        throw new ClientValidationError(`${what} ${uri} must not have a fragment.`, 'redirect_uri_fragment', uri);
       if (this.rules.isProduction && !isProductionRedirect(uri)) {
-        throw new ClientValidationError(`Redirect URI ${uri} must use https in production (plain http only on a loopback address).`);
+        throw new ClientValidationError(
+          `${what} ${uri} must use https in production (plain http only on a loopback address).`,
+          'redirect_uri_not_https',
+          uri,
+        );
       }
     }
-    return [...new Set(uris)];
+    return unique;
   }
 }
 
@@ -188,14 +311,50 @@ function isProductionRedirect(uri: string): boolean {
 
 function checkName(name: string): string {
   const trimmed = name.trim();
-  if (trimmed.length === 0 || trimmed.length > 100) throw new ClientValidationError('--name must be 1 to 100 characters.');
+  if (trimmed.length === 0 || trimmed.length > MAX_CLIENT_NAME_LENGTH)
+    throw new ClientValidationError(`--name must be 1 to ${MAX_CLIENT_NAME_LENGTH} characters.`, 'name');
   return trimmed;
+}
+
+/** An empty service name means none (the login page then names the app). */
+function checkServiceName(name: string | null): string | null {
+  const trimmed = name?.trim() ?? '';
+  if (trimmed.length === 0) return null;
+  if (trimmed.length > MAX_CLIENT_NAME_LENGTH)
+    throw new ClientValidationError(`The service name must be at most ${MAX_CLIENT_NAME_LENGTH} characters.`, 'service_name');
+  return trimmed;
+}
+
+function unknownClient(id: string): ClientValidationError {
+  return new ClientValidationError(`No client with id ${id}.`, 'unknown_client', id);
+}
+
+function tooManyApps(): ClientValidationError {
+  return new ClientValidationError(`An account may register at most ${MAX_APPS_PER_ACCOUNT} apps; delete one first.`, 'too_many_apps');
+}
+
+/** PKCE may be made optional only for a confidential client (RFC 9700 requires it of public ones). */
+function checkPkce(policy: string, isPublic: boolean): PkcePolicy {
+  if (!(PKCE_POLICIES as readonly string[]).includes(policy))
+    throw new ClientValidationError(`--pkce must be one of ${PKCE_POLICIES.join(', ')}.`, 'pkce');
+  if (policy === 'optional' && isPublic)
+    throw new ClientValidationError('A public client always requires PKCE: --pkce optional is only for confidential clients.', 'pkce');
+  return policy as PkcePolicy;
+}
+
+/** Registrations older than the field have none; read them as PKCE required. */
+function pkceOf(doc: OAuthClientDoc): PkcePolicy {
+  return doc.pkce === 'optional' && doc.type === 'confidential' ? 'optional' : 'required';
+}
+
+function postLogoutRedirectUrisOf(doc: OAuthClientDoc): string[] {
+  return [...(doc.postLogoutRedirectUris ?? [])];
 }
 
 function checkScopes(scopes: string[]): string[] {
   const unknown = scopes.filter((s) => !(OAUTH_SCOPES as readonly string[]).includes(s));
-  if (unknown.length > 0) throw new ClientValidationError(`Unknown scope ${unknown.join(', ')}; use ${OAUTH_SCOPES.join(', ')}.`);
-  if (scopes.length === 0) throw new ClientValidationError(`At least one scope is required (${OAUTH_SCOPES.join(', ')}).`);
+  if (unknown.length > 0) throw new ClientValidationError(`Unknown scope ${unknown.join(', ')}; use ${OAUTH_SCOPES.join(', ')}.`, 'scopes');
+  if (scopes.length === 0) throw new ClientValidationError(`At least one scope is required (${OAUTH_SCOPES.join(', ')}).`, 'scopes');
   return [...new Set(scopes)];
 }
 
@@ -205,8 +364,12 @@ function summarize(doc: OAuthClientDoc): ClientSummary {
     name: doc.name,
     type: doc.type,
     firstParty: doc.firstParty,
+    pkce: pkceOf(doc),
     redirectUris: [...doc.redirectUris],
+    postLogoutRedirectUris: postLogoutRedirectUrisOf(doc),
     scopes: [...doc.scopes],
+    ownerAccountId: doc.ownerAccountId ?? null,
+    serviceName: doc.serviceName ?? null,
     createdAt: doc.createdAt,
     updatedAt: doc.updatedAt,
   };
@@ -220,11 +383,14 @@ function toMetadata(doc: OAuthClientDoc): ClientMetadata {
     client_name: doc.name,
     ...(isPublic || !doc.secretHash ? {} : { client_secret: doc.secretHash }),
     redirect_uris: [...doc.redirectUris],
+    post_logout_redirect_uris: postLogoutRedirectUrisOf(doc),
     grant_types: ['authorization_code', 'refresh_token'],
     response_types: ['code'],
     token_endpoint_auth_method: isPublic ? 'none' : 'client_secret_basic',
     application_type: 'web',
     [FIRST_PARTY]: doc.firstParty,
     [ALLOWED_SCOPES]: [...doc.scopes],
+    [REQUIRE_PKCE]: pkceOf(doc) === 'required',
+    ...(doc.serviceName ? { [SERVICE_NAME]: doc.serviceName } : {}),
   };
 }

@@ -1,4 +1,4 @@
-/** Paths of the authorization server (DECISIONS.md) and of the userinfo server. */
+/** Paths of the authorization server (docs/decisions.md) and of the userinfo server. */
 export const OAUTH_PATHS = {
   authorize: '/v1/oauth/authorize',
   token: '/v1/oauth/token',
@@ -6,6 +6,8 @@ export const OAUTH_PATHS = {
   revoke: '/v1/oauth/revoke',
   introspect: '/v1/oauth/introspect',
   interaction: '/v1/oauth/interaction',
+  /** OpenID Connect RP-initiated logout (end_session_endpoint); `/confirm` and `/success` below it. */
+  logout: '/v1/oauth/logout',
   discovery: '/.well-known/openid-configuration',
   authorizationServerMetadata: '/.well-known/oauth-authorization-server',
   userinfo: '/userinfo',
@@ -19,7 +21,7 @@ export const OPENID = 'openid';
 export const OAUTH_SCOPES = [SELF_READ, OPENID] as const;
 export type OAuthScope = (typeof OAUTH_SCOPES)[number];
 
-/** Lifetimes of the spec and DECISIONS.md, in seconds. */
+/** Lifetimes of the spec and docs/decisions.md, in seconds. */
 export const LIFETIMES = {
   accessToken: 3600,
   idToken: 3600,
@@ -30,12 +32,30 @@ export const LIFETIMES = {
   authorizationCode: 5 * 60,
   // A login page left open this long must be restarted from the client.
   interaction: 30 * 60,
-  // The single-sign-on session at the authorization server (there is no logout page, and
-  // school computers are shared, so it is short).
+  // The single-sign-on session at the authorization server. Its cookie ends with the browser;
+  // on the server the session ends after this long without use (school computers are shared
+  // and not always closed, so it is short).
   session: 3600,
+  // "Keep me signed in": the cookie and the session last at most this long after the login.
+  rememberedSession: 14 * 24 * 3600,
 } as const;
+
+/** Cookie names of the authorization server. */
+export const COOKIE_NAMES = { session: 'campus_session', interaction: 'campus_interaction', resume: 'campus_resume' } as const;
 
 /** The audience (resource indicator) of every access token: the userinfo endpoint. */
 export function userinfoAudience(userinfoBaseUrl: string): string {
   return `${userinfoBaseUrl}${OAUTH_PATHS.userinfo}`;
 }
+
+/** The self-service JSON endpoints (with the authorization server) and their pages. */
+export const ACCOUNT_PATHS = {
+  emailVerifications: '/v1/accounts/email-verifications',
+  accounts: '/v1/accounts',
+  passwordResets: '/v1/accounts/password-resets',
+  password: '/v1/accounts/password',
+  signUpPage: '/account/signup',
+  resetPage: '/account/password-reset',
+  deletedPage: '/account/deleted',
+  outbox: '/dev/outbox',
+} as const;

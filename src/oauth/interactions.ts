@@ -1,9 +1,14 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import Router from '@koa/router';
 import bodyParser from 'koa-bodyparser';
-import Provider, { errors, type Interaction } from 'oidc-provider';
-import type { AppContext, AppMiddleware } from '../http/context.js';
-import type { AccountService } from './accounts.js';
-import { OAUTH_PATHS } from './constants.js';
+import compose from 'koa-compose';
+import type Provider from 'oidc-provider';
+import { errors, type Interaction } from 'oidc-provider';
+import type { AppContext, AppMiddleware, RequestState } from '../http/context.js';
+import { MAX_EMAIL_LENGTH, type AccountService } from './accounts.js';
+import { SERVICE_NAME } from './clients.js';
+import { ACCOUNT_PATHS, OAUTH_PATHS } from './constants.js';
 import { consentPage, errorPage, loginPage, pickLanguage, setPageHeaders, text, type Lang, type LoginProblem } from './pages.js';
 import type { LoginThrottle } from './throttle.js';
 
@@ -26,7 +31,10 @@ class PageError extends Error {
   }
 }
 
-const ROUTE = /^\/v1\/oauth\/interaction\/([A-Za-z0-9_-]{1,64})(?:\/(login|confirm|abort))?$/;
+/** The shape of oidc-provider's interaction ids. */
+const UID = /^[A-Za-z0-9_-]{1,64}$/;
+
+type PageHandler = (ctx: AppContext, uid: string) => Promise<void>;
 
 /**
  * The login and consent pages of oidc-provider's interactions:
@@ -43,46 +51,56 @@ export function interactionRoutes(deps: InteractionDeps): AppMiddleware {
   if (!cookieKey) throw new Error('no cookie keys: the login pages cannot protect their forms');
   const csrfKey = createHash('sha256').update(`campus-csrf:${cookieKey}`).digest();
   const parseForm = bodyParser({ enableTypes: ['form'], formLimit: '16kb' });
-  const handlers = {
-    show: showInteraction(deps, csrfKey),
-    login: submitLogin(deps, csrfKey),
-    confirm: submitConsent(deps, csrfKey),
-    abort: abortInteraction(deps, csrfKey),
-  };
-  return async (ctx, next) => {
-    const match = ROUTE.exec(ctx.path);
-    const uid = match?.[1];
-    if (!match || !uid) return next();
-    const action = match[2];
-    const method = action ? 'POST' : 'GET';
-    if (ctx.method !== method && !(method === 'GET' && ctx.method === 'HEAD')) {
-      ctx.status = 405;
-      ctx.set('Allow', method);
-      return;
-    }
-    try {
-      if (!action) return await handlers.show(ctx, uid);
-      checkSameOrigin(ctx, deps.authOrigin);
-      await parseForm(ctx, async () => {});
-      await handlers[action as 'login' | 'confirm' | 'abort'](ctx, uid);
-    } catch (err) {
-      renderPageError(ctx, err);
-    }
-  };
+  // A page answers its errors itself (renderPageError); a form post must come from our origin.
+  const page =
+    (handler: PageHandler, isForm = false): AppMiddleware =>
+    async (ctx, next) => {
+      const uid = String(ctx.params['uid'] ?? '');
+      if (!UID.test(uid)) return next();
+      try {
+        if (isForm) {
+          checkSameOrigin(ctx, deps.authOrigin);
+          await parseForm(ctx, async () => {});
+        }
+        await handler(ctx, uid);
+      } catch (err) {
+        renderPageError(ctx, err);
+      }
+    };
+  const router = new Router<RequestState>({ prefix: OAUTH_PATHS.interaction });
+  router.get('/:uid', page(showInteraction(deps, csrfKey)));
+  router.post('/:uid/login', page(submitLogin(deps, csrfKey), true));
+  router.post('/:uid/confirm', page(submitConsent(deps, csrfKey), true));
+  router.post('/:uid/abort', page(abortInteraction(deps, csrfKey), true));
+  const dispatch = compose([router.allowedMethods(), router.routes()]);
+  return (ctx, next) =>
+    ctx.path.startsWith(`${OAUTH_PATHS.interaction}/`) ? dispatch(ctx as Parameters<typeof dispatch>[0], async () => {}) : next();
 }
 
 function showInteraction(deps: InteractionDeps, csrfKey: Buffer) {
   return async (ctx: AppContext, uid: string): Promise<void> => {
     const interaction = await loadInteraction(ctx, deps.provider, uid);
     const lang = pickLanguage(ctx.query['lang'], ctx.get('accept-language'));
-    const clientName = await clientNameOf(deps.provider, interaction);
+    const names = await clientNamesOf(deps.provider, interaction);
     const csrf = csrfToken(csrfKey, uid);
     if (interaction.prompt.name === 'login') {
-      return renderPage(ctx, 200, loginPage({ ...loginTargets(uid, lang), lang, clientName, csrf }));
+      return renderPage(ctx, 200, loginPage({ ...loginTargets(uid, lang), lang, ...names, csrf }));
     }
     if (interaction.prompt.name === 'consent') {
       const email = await accountEmail(deps.accounts, interaction);
-      return renderPage(ctx, 200, consentPage({ ...consentTargets(uid, lang), lang, clientName, csrf, accountEmail: email, scopes: requestedScopes(interaction) }));
+      return renderPage(
+        ctx,
+        200,
+        consentPage({
+          ...consentTargets(uid, lang),
+          lang,
+          ...names,
+          csrf,
+          accountEmail: email,
+          scopes: requestedScopes(interaction),
+          logoutHref: logoutHref(lang),
+        }),
+      );
     }
     throw new PageError(400, 'sessionExpired');
   };
@@ -96,16 +114,36 @@ function submitLogin(deps: InteractionDeps, csrfKey: Buffer) {
     const lang = pickLanguage(form['lang'], ctx.get('accept-language'));
     const email = (form['email'] ?? '').trim();
     const password = form['password'] ?? '';
-    const clientName = await clientNameOf(deps.provider, interaction);
+    const remember = form['remember'] === 'yes';
+    const names = await clientNamesOf(deps.provider, interaction);
     const again = (status: number, problem: LoginProblem) =>
-      renderPage(ctx, status, loginPage({ ...loginTargets(uid, lang), lang, clientName, csrf: csrfToken(csrfKey, uid), email, problem }));
+      renderPage(
+        ctx,
+        status,
+        loginPage({
+          ...loginTargets(uid, lang),
+          lang,
+          ...names,
+          csrf: csrfToken(csrfKey, uid),
+          email: email.slice(0, MAX_EMAIL_LENGTH),
+          remember,
+          problem,
+        }),
+      );
 
     if (!email || !password) return again(400, { kind: 'missing' });
-    const wait = await deps.throttle.reserve(email, ctx.ip);
-    if (wait > 0) {
-      ctx.set('Retry-After', String(wait));
+    // No account has a longer email; refused before any pattern or budget looks at it.
+    if (email.length > MAX_EMAIL_LENGTH) return again(400, { kind: 'emailTooLong' });
+    const decision = await deps.throttle.reserve(email, ctx.ip);
+    if (decision.refused) {
+      ctx.set('Retry-After', String(decision.retryAfterSeconds));
       ctx.state.log.warn({ event: 'login.throttled' }, 'login refused: too many failed attempts');
-      return again(429, { kind: 'throttled', retryAfterSeconds: wait });
+      return again(429, { kind: 'throttled', retryAfterSeconds: decision.retryAfterSeconds });
+    }
+    if (decision.delayMs > 0) {
+      // Many recent failures on this account (from anywhere): every attempt waits, none is refused.
+      ctx.state.log.info({ event: 'login.delayed', delayMs: decision.delayMs }, 'login slowed: many failed attempts on this account');
+      await sleep(decision.delayMs);
     }
     const account = await deps.accounts.verifyLogin(email, password);
     if (!account) {
@@ -113,8 +151,9 @@ function submitLogin(deps: InteractionDeps, csrfKey: Buffer) {
       return again(401, { kind: 'invalid' });
     }
     await deps.throttle.succeeded(email, ctx.ip);
-    ctx.state.log.info({ event: 'login.succeeded', accountId: account._id }, 'login succeeded');
-    await finish(ctx, deps.provider, { login: { accountId: String(account._id) } }, false);
+    ctx.state.log.info({ event: 'login.succeeded', accountId: account._id, remember }, 'login succeeded');
+    // Not remembered: a transient session, whose cookie ends with the browser (see sessionTtl).
+    await finish(ctx, deps.provider, { login: { accountId: String(account._id), remember } }, false);
   };
 }
 
@@ -147,9 +186,9 @@ async function grantRequested(provider: Provider, interaction: Interaction): Pro
   if (!accountId || typeof clientId !== 'string') throw new PageError(400, 'sessionExpired');
   const existing = interaction.grantId ? await provider.Grant.find(interaction.grantId) : undefined;
   const grant = existing ?? new provider.Grant({ accountId, clientId });
-  const { missingOIDCScope, missingResourceScopes } = interaction.prompt.details;
-  if (missingOIDCScope?.length) grant.addOIDCScope(missingOIDCScope.join(' '));
-  for (const [indicator, scopes] of Object.entries(missingResourceScopes ?? {})) grant.addResourceScope(indicator, scopes.join(' '));
+  const { missingOIDCScope, missingResourceScopes } = missingScopes(interaction);
+  if (missingOIDCScope.length > 0) grant.addOIDCScope(missingOIDCScope.join(' '));
+  for (const [indicator, scopes] of Object.entries(missingResourceScopes)) grant.addResourceScope(indicator, scopes.join(' '));
   return grant.save();
 }
 
@@ -161,20 +200,44 @@ async function loadInteraction(ctx: AppContext, provider: Provider, uid: string,
 }
 
 /** Hands the result to the provider, which answers 303 to the authorization endpoint itself. */
-async function finish(ctx: AppContext, provider: Provider, result: Parameters<Provider['interactionFinished']>[2], merge: boolean): Promise<void> {
+async function finish(
+  ctx: AppContext,
+  provider: Provider,
+  result: Parameters<Provider['interactionFinished']>[2],
+  merge: boolean,
+): Promise<void> {
   await provider.interactionFinished(ctx.req, ctx.res, result, { mergeWithLastSubmission: merge });
   ctx.respond = false;
 }
 
 function requestedScopes(interaction: Interaction): string[] {
-  const { missingOIDCScope = [], missingResourceScopes = {} } = interaction.prompt.details;
+  const { missingOIDCScope, missingResourceScopes } = missingScopes(interaction);
   return [...new Set([...Object.values(missingResourceScopes).flat(), ...missingOIDCScope])];
 }
 
-async function clientNameOf(provider: Provider, interaction: Interaction): Promise<string> {
+/** The consent prompt's details (oidc-provider types them loosely): OIDC scopes and scopes per resource. */
+function missingScopes(interaction: Interaction): { missingOIDCScope: string[]; missingResourceScopes: Record<string, string[]> } {
+  const { details } = interaction.prompt;
+  const strings = (value: unknown) => (Array.isArray(value) ? value.filter((s): s is string => typeof s === 'string') : []);
+  const resources =
+    typeof details['missingResourceScopes'] === 'object' && details['missingResourceScopes'] !== null
+      ? details['missingResourceScopes']
+      : {};
+  return {
+    missingOIDCScope: strings(details['missingOIDCScope']),
+    missingResourceScopes: Object.fromEntries(Object.entries(resources).map(([indicator, scopes]) => [indicator, strings(scopes)])),
+  };
+}
+
+/** The app's name, and the service it registered for the login page (src/oauth/clients.ts). */
+async function clientNamesOf(
+  provider: Provider,
+  interaction: Interaction,
+): Promise<{ clientName: string; serviceName: string | undefined }> {
   const clientId = String(interaction.params['client_id'] ?? '');
   const client = await provider.Client.find(clientId);
-  return client?.clientName ?? clientId;
+  const serviceName = client?.[SERVICE_NAME];
+  return { clientName: client?.clientName ?? clientId, serviceName: typeof serviceName === 'string' ? serviceName : undefined };
 }
 
 async function accountEmail(accounts: AccountService, interaction: Interaction): Promise<string> {
@@ -185,7 +248,20 @@ async function accountEmail(accounts: AccountService, interaction: Interaction):
 
 function loginTargets(uid: string, lang: Lang) {
   const base = `${OAUTH_PATHS.interaction}/${uid}`;
-  return { action: `${base}/login`, cancelAction: `${base}/abort`, switchHref: `${base}?lang=${text(lang).switchTo.lang}` };
+  // The sign-up and reset pages send the person back to this login page when they are done.
+  const back = new URLSearchParams({ lang, return: base }).toString();
+  return {
+    action: `${base}/login`,
+    cancelAction: `${base}/abort`,
+    switchHref: `${base}?lang=${text(lang).switchTo.lang}`,
+    signUpHref: `${ACCOUNT_PATHS.signUpPage}?${back}`,
+    resetHref: `${ACCOUNT_PATHS.resetPage}?${back}`,
+  };
+}
+
+/** The end_session_endpoint in the page's language (its confirmation page follows ui_locales). */
+function logoutHref(lang: Lang): string {
+  return `${OAUTH_PATHS.logout}?ui_locales=${lang}`;
 }
 
 function consentTargets(uid: string, lang: Lang) {
@@ -232,7 +308,8 @@ function renderPageError(ctx: AppContext, err: unknown): void {
   const lang = pickLanguage(ctx.query['lang'], ctx.get('accept-language'));
   if (err instanceof PageError) return renderPage(ctx, err.status, errorPage(lang, text(lang)[err.messageKey]));
   if (err instanceof errors.SessionNotFound) return renderPage(ctx, 400, errorPage(lang, text(lang).sessionExpired, err.error));
-  if (err instanceof errors.OIDCProviderError && err.expose) return renderPage(ctx, err.status, errorPage(lang, err.error_description ?? err.error, err.error));
+  if (err instanceof errors.OIDCProviderError && err.expose)
+    return renderPage(ctx, err.status, errorPage(lang, err.error_description ?? err.error, err.error));
   ctx.state.log.error({ err }, 'login page failed');
   renderPage(ctx, 500, errorPage(lang, text(lang).errorTitle, 'server_error'));
 }

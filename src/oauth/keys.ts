@@ -3,6 +3,7 @@ import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from 'jo
 import type { Config } from '../config/index.js';
 import type { Database } from '../data/database.js';
 import { getOrCreateKeyMaterial } from '../data/oauth-store.js';
+import { MisconfiguredError } from '../errors/index.js';
 
 export type SigningAlg = 'RS256' | 'ES256';
 
@@ -17,20 +18,27 @@ export interface OAuthKeys {
 }
 
 /** A configuration problem with the key material; start-up stops with its message. */
-export class OAuthKeyError extends Error {
-  override name = 'OAuthKeyError';
-}
+export class OAuthKeyError extends MisconfiguredError {}
 
 const PUBLIC_MEMBERS = ['kty', 'kid', 'alg', 'use', 'n', 'e', 'crv', 'x', 'y'] as const;
 
 /**
+ * Rotation without logging anyone out (README "Running in production"): in both variables the
+ * first key signs and every key verifies.
+ * - Signing keys: oidc-provider signs with the first key of the set that fits the algorithm
+ *   (its KeyStore.selectForSign keeps the configured order among keys that all carry `alg` and
+ *   `use`, which checkKey below gives every key), and the algorithm is the first key's
+ *   (`signingAlg`); /v1/oauth/jwks and the userinfo verifier take every public key.
+ * - Cookie keys: oidc-provider's Koa app signs cookies with the first key and accepts any.
+ *
  * Keys come from OAUTH_JWKS / OAUTH_COOKIE_KEYS. Without them (development and tests only; the
  * configuration refuses production without them) they are generated once and kept in the
  * database, so restarts and the separately run userinfo server share them.
  */
 export async function loadOAuthKeys(config: Config, db: Database): Promise<OAuthKeys> {
   const jwksText = config.oauth.jwks ?? (await getOrCreateKeyMaterial(db, 'signing-jwks', generateJwks));
-  const cookieKeys = config.oauth.cookieKeys ?? (JSON.parse(await getOrCreateKeyMaterial(db, 'cookie-keys', generateCookieKeys)) as string[]);
+  const cookieKeys =
+    config.oauth.cookieKeys ?? (JSON.parse(await getOrCreateKeyMaterial(db, 'cookie-keys', generateCookieKeys)) as string[]);
   const privateKeys = parseJwks(jwksText);
   const first = privateKeys[0];
   if (!first) throw new OAuthKeyError('OAUTH_JWKS: the key set holds no keys.');
@@ -52,7 +60,11 @@ export function parseJwks(text: string): JWK[] {
   }
   const keys = typeof parsed === 'object' && parsed !== null && 'keys' in parsed ? parsed.keys : undefined;
   if (!Array.isArray(keys) || keys.length === 0) throw new OAuthKeyError('OAUTH_JWKS: expected {"keys":[...]} with at least one key.');
-  return keys.map((key: unknown, index) => checkKey(key, index));
+  const checked = keys.map((key: unknown, index) => checkKey(key, index));
+  const kids = checked.map((key) => key.kid);
+  const twice = kids.find((kid, index) => kids.indexOf(kid) !== index);
+  if (twice !== undefined) throw new OAuthKeyError(`OAUTH_JWKS: kid ${twice} is used by two keys; every key needs its own kid.`);
+  return checked;
 }
 
 function checkKey(value: unknown, index: number): JWK {
@@ -61,7 +73,8 @@ function checkKey(value: unknown, index: number): JWK {
   if (typeof key.kid !== 'string' || key.kid.length === 0) throw new OAuthKeyError(`OAUTH_JWKS: key ${index} has no kid.`);
   if (typeof key.d !== 'string') throw new OAuthKeyError(`OAUTH_JWKS: key ${key.kid} is not a private key (no "d").`);
   const alg = algOf(key);
-  if (key.alg !== undefined && key.alg !== alg) throw new OAuthKeyError(`OAUTH_JWKS: key ${key.kid} has alg ${key.alg}; use RS256 (RSA) or ES256 (P-256).`);
+  if (key.alg !== undefined && key.alg !== alg)
+    throw new OAuthKeyError(`OAUTH_JWKS: key ${key.kid} has alg ${key.alg}; use RS256 (RSA) or ES256 (P-256).`);
   return { ...key, alg, use: 'sig' };
 }
 
@@ -88,6 +101,15 @@ export async function generateJwks(): Promise<string> {
   return JSON.stringify({ keys: [{ ...jwk, kid, alg: 'RS256', use: 'sig' }] });
 }
 
+/**
+ * One cookie key: 32 random bytes (256 bits, the HMAC-SHA256 key size of the cookie signatures),
+ * 43 characters, above the 32 the production configuration asks for.
+ */
+export function generateCookieKey(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+/** The development cookie keys kept in the database (a JSON array, like OAUTH_COOKIE_KEYS split). */
 async function generateCookieKeys(): Promise<string> {
-  return JSON.stringify([randomBytes(32).toString('base64url'), randomBytes(32).toString('base64url')]);
+  return JSON.stringify([generateCookieKey()]);
 }

@@ -1,29 +1,20 @@
 import { createHash } from 'node:crypto';
 import type { ErrorOut, KoaContextWithOIDC } from 'oidc-provider';
+import { escapeHtml } from '../http/web/html.js';
+import { pickLanguage, type Lang } from '../http/web/lang.js';
 import { OPENID, SELF_READ } from './constants.js';
 
-/** Pages are Korean first; English on request (?lang=en, or a browser that prefers it). */
-export type Lang = 'ko' | 'en';
-
-/** An explicit `lang` wins; otherwise English only when the browser ranks it above Korean. */
-export function pickLanguage(explicit: unknown, acceptLanguage: string): Lang {
-  if (explicit === 'ko' || explicit === 'en') return explicit;
-  const ranked = acceptLanguage
-    .split(',')
-    .map((part) => {
-      const [tag = '', ...params] = part.trim().toLowerCase().split(';');
-      const q = params.map((p) => /^q=([\d.]+)$/.exec(p.trim())?.[1]).find(Boolean);
-      return { lang: tag.split('-')[0] ?? '', q: q === undefined ? 1 : Number(q) };
-    })
-    .filter((entry) => entry.lang === 'ko' || entry.lang === 'en')
-    .sort((a, b) => b.q - a.q);
-  return ranked[0]?.lang === 'en' ? 'en' : 'ko';
-}
+export { pickLanguage, type Lang } from '../http/web/lang.js';
+export { escapeHtml } from '../http/web/html.js';
 
 const TEXT = {
   ko: {
     signInTitle: '로그인',
     signInIntro: (client: string) => `${client}에 계속하려면 학교 계정으로 로그인하세요.`,
+    appOf: (app: string) => `앱: ${app}`,
+    noAccount: '계정이 없나요?',
+    signUp: '학교 이메일로 가입하기',
+    forgot: '비밀번호를 잊으셨나요?',
     email: '이메일',
     password: '비밀번호',
     signIn: '로그인',
@@ -31,6 +22,17 @@ const TEXT = {
     invalid: '이메일 또는 비밀번호가 올바르지 않습니다.',
     missing: '이메일과 비밀번호를 모두 입력하세요.',
     throttled: (minutes: number) => `로그인 시도가 너무 많습니다. ${minutes}분 후에 다시 시도하세요.`,
+    emailTooLong: '이메일 주소가 너무 깁니다 (최대 254자).',
+    remember: '로그인 상태 유지 (최대 14일)',
+    rememberHint: '공용 컴퓨터에서는 선택하지 마세요. 선택하지 않으면 브라우저를 닫을 때 로그아웃됩니다.',
+    notYou: (email: string) => `${email} 계정이 아닌가요?`,
+    signOut: '로그아웃',
+    logoutTitle: '로그아웃',
+    logoutIntro: (email: string) => `${email} 계정에서 로그아웃할까요? 이 기기에서 학교 계정 로그인이 끝납니다.`,
+    logoutKeepsApps: '앱에 허용한 권한은 그대로 유지됩니다. 앱에서 로그아웃하려면 그 앱에서 로그아웃하세요.',
+    logoutStay: '로그인 상태를 유지하려면 이 페이지를 닫으세요.',
+    signedOutTitle: '로그아웃되었습니다',
+    signedOutIntro: '이 기기에서 학교 계정 로그인이 끝났습니다. 다시 사용하려면 앱에서 로그인하세요.',
     consentTitle: '권한 요청',
     consentIntro: (client: string, email: string) => `${client} 앱이 ${email} 계정에 다음 권한을 요청합니다.`,
     allow: '허용',
@@ -49,6 +51,10 @@ const TEXT = {
   en: {
     signInTitle: 'Sign in',
     signInIntro: (client: string) => `Sign in with your school account to continue to ${client}.`,
+    appOf: (app: string) => `App: ${app}`,
+    noAccount: 'No account yet?',
+    signUp: 'Sign up with your school email',
+    forgot: 'Forgot your password?',
     email: 'Email',
     password: 'Password',
     signIn: 'Sign in',
@@ -56,6 +62,17 @@ const TEXT = {
     invalid: 'The email or password is incorrect.',
     missing: 'Enter both your email and your password.',
     throttled: (minutes: number) => `Too many sign-in attempts. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`,
+    emailTooLong: 'The email address is too long (at most 254 characters).',
+    remember: 'Keep me signed in (up to 14 days)',
+    rememberHint: 'Leave this unticked on a shared computer: you are then signed out when the browser closes.',
+    notYou: (email: string) => `Not ${email}?`,
+    signOut: 'Sign out',
+    logoutTitle: 'Sign out',
+    logoutIntro: (email: string) => `Sign out of ${email}? Your school account sign-in on this device ends.`,
+    logoutKeepsApps: 'Apps you allowed keep their access. To sign out of an app, sign out in that app.',
+    logoutStay: 'To stay signed in, close this page.',
+    signedOutTitle: 'You have signed out',
+    signedOutIntro: 'Your school account sign-in on this device has ended. To continue, sign in again from the app.',
     consentTitle: 'Allow access',
     consentIntro: (client: string, email: string) => `${client} is asking for the following access to the account ${email}.`,
     allow: 'Allow',
@@ -85,6 +102,9 @@ const STYLE = [
   'h1{font-size:1.5rem;margin:0 0 1rem}',
   'label{display:block;font-weight:600;margin:1rem 0 .25rem}',
   'input{box-sizing:border-box;width:100%;padding:.6rem;font-size:1rem;border:1px solid #6b7280;border-radius:.25rem}',
+  '.check{display:flex;gap:.5rem;align-items:center;font-weight:400;margin:1rem 0 0}',
+  '.check input{width:1.25rem;height:1.25rem;margin:0}',
+  '.hint{font-size:.875rem;color:#374151;margin:.25rem 0 0}',
   '.actions{display:flex;gap:.75rem;margin-top:1.5rem}',
   'button{flex:1;padding:.7rem;font-size:1rem;font-weight:600;border-radius:.25rem;border:1px solid #1d4ed8;cursor:pointer}',
   'button.primary{background:#1d4ed8;color:#fff}',
@@ -93,6 +113,7 @@ const STYLE = [
   ':focus-visible{outline:3px solid #f59e0b;outline-offset:2px}',
   '.error{color:#991b1b;background:#fef2f2;border:1px solid #fca5a5;padding:.75rem;border-radius:.25rem}',
   '.lang{text-align:right;margin:0 0 1rem}',
+  '.links{margin:1.5rem 0 0;line-height:2}',
   'ul{padding-left:1.25rem}',
 ].join('');
 const STYLE_HASH = createHash('sha256').update(STYLE).digest('base64');
@@ -107,11 +128,6 @@ export function setPageHeaders(ctx: { set(field: string, value: string): void })
   ctx.set('X-Frame-Options', 'DENY');
   ctx.set('Referrer-Policy', 'same-origin');
   ctx.set('Cache-Control', 'no-store');
-}
-
-/** Escapes text for HTML element content and quoted attribute values. */
-export function escapeHtml(value: string): string {
-  return value.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
 }
 
 function layout(lang: Lang, title: string, switchHref: string | undefined, content: string): string {
@@ -136,7 +152,8 @@ ${content}
 </html>`;
 }
 
-export type LoginProblem = { kind: 'invalid' } | { kind: 'missing' } | { kind: 'throttled'; retryAfterSeconds: number };
+export type LoginProblem =
+  { kind: 'invalid' } | { kind: 'missing' } | { kind: 'emailTooLong' } | { kind: 'throttled'; retryAfterSeconds: number };
 
 export interface LoginPageInput {
   lang: Lang;
@@ -144,8 +161,15 @@ export interface LoginPageInput {
   cancelAction: string;
   switchHref: string;
   clientName: string;
+  /** The service the app registered for the login page; the app's name is shown beside it. */
+  serviceName?: string | undefined;
+  /** The sign-up and password-reset pages (each brings the person back here when done). */
+  signUpHref: string;
+  resetHref: string;
   csrf: string;
   email?: string;
+  /** Whether "keep me signed in" is ticked (kept when the form is shown again). */
+  remember?: boolean;
   problem?: LoginProblem;
 }
 
@@ -162,7 +186,8 @@ export function loginPage(input: LoginPageInput): string {
     t.signInTitle,
     input.switchHref,
     `<h1>${escapeHtml(t.signInTitle)}</h1>
-<p>${escapeHtml(t.signInIntro(input.clientName))}</p>
+<p>${escapeHtml(t.signInIntro(input.serviceName ?? input.clientName))}</p>
+${input.serviceName ? `<p class="hint">${escapeHtml(t.appOf(input.clientName))}</p>` : ''}
 ${alert}
 <form method="post" action="${escapeHtml(input.action)}">
 <input type="hidden" name="csrf" value="${escapeHtml(input.csrf)}">
@@ -171,11 +196,15 @@ ${alert}
 <input id="email" name="email" type="email" autocomplete="username" required maxlength="254" value="${escapeHtml(input.email ?? '')}"${invalid}${focusEmail}>
 <label for="password">${escapeHtml(t.password)}</label>
 <input id="password" name="password" type="password" autocomplete="current-password" required maxlength="1024"${invalid}${focusPassword}>
+<label class="check" for="remember"><input id="remember" name="remember" type="checkbox" value="yes" aria-describedby="remember-hint"${input.remember ? ' checked' : ''}>${escapeHtml(t.remember)}</label>
+<p id="remember-hint" class="hint">${escapeHtml(t.rememberHint)}</p>
 <div class="actions">
 <button type="submit" class="primary">${escapeHtml(t.signIn)}</button>
 <button type="submit" class="secondary" formaction="${escapeHtml(input.cancelAction)}" formnovalidate>${escapeHtml(t.cancel)}</button>
 </div>
-</form>`,
+</form>
+<p class="links">${escapeHtml(t.noAccount)} <a href="${escapeHtml(input.signUpHref)}">${escapeHtml(t.signUp)}</a><br>
+<a href="${escapeHtml(input.resetHref)}">${escapeHtml(t.forgot)}</a></p>`,
   );
 }
 
@@ -183,6 +212,7 @@ function describeProblem(lang: Lang, problem: LoginProblem): string {
   const t = TEXT[lang];
   if (problem.kind === 'invalid') return t.invalid;
   if (problem.kind === 'missing') return t.missing;
+  if (problem.kind === 'emailTooLong') return t.emailTooLong;
   return t.throttled(Math.max(1, Math.ceil(problem.retryAfterSeconds / 60)));
 }
 
@@ -191,21 +221,27 @@ export interface ConsentPageInput {
   action: string;
   switchHref: string;
   clientName: string;
+  serviceName?: string | undefined;
   accountEmail: string;
   csrf: string;
   scopes: string[];
+  /** The logout page (end_session_endpoint) for "not you? sign out". */
+  logoutHref: string;
 }
 
 /** The consent page: the requested scopes in words, Allow / Deny. */
 export function consentPage(input: ConsentPageInput): string {
   const t = TEXT[input.lang];
-  const items = input.scopes.map((scope) => `<li>${escapeHtml(t.scopes[scope] ?? scope)} <code>${escapeHtml(scope)}</code></li>`).join('\n');
+  const items = input.scopes
+    .map((scope) => `<li>${escapeHtml(t.scopes[scope] ?? scope)} <code>${escapeHtml(scope)}</code></li>`)
+    .join('\n');
   return layout(
     input.lang,
     t.consentTitle,
     input.switchHref,
     `<h1>${escapeHtml(t.consentTitle)}</h1>
-<p>${escapeHtml(t.consentIntro(input.clientName, input.accountEmail))}</p>
+<p>${escapeHtml(t.consentIntro(input.serviceName ?? input.clientName, input.accountEmail))}</p>
+${input.serviceName ? `<p class="hint">${escapeHtml(t.appOf(input.clientName))}</p>` : ''}
 <ul>
 ${items}
 </ul>
@@ -216,7 +252,42 @@ ${items}
 <button type="submit" class="primary" name="decision" value="allow" autofocus>${escapeHtml(t.allow)}</button>
 <button type="submit" class="secondary" name="decision" value="deny">${escapeHtml(t.deny)}</button>
 </div>
-</form>`,
+</form>
+<p>${escapeHtml(t.notYou(input.accountEmail))} <a href="${escapeHtml(input.logoutHref)}">${escapeHtml(t.signOut)}</a></p>`,
+  );
+}
+
+/**
+ * The logout confirmation of the end_session_endpoint. `providerForm` is oidc-provider's hidden
+ * form (its action and anti-forgery token); the button submits it with logout=yes.
+ */
+export function logoutPage(input: { lang: Lang; accountEmail: string; providerForm: string }): string {
+  const t = TEXT[input.lang];
+  return layout(
+    input.lang,
+    t.logoutTitle,
+    undefined,
+    `<h1>${escapeHtml(t.logoutTitle)}</h1>
+<p>${escapeHtml(t.logoutIntro(input.accountEmail))}</p>
+<p>${escapeHtml(t.logoutKeepsApps)}</p>
+${input.providerForm}
+<div class="actions">
+<button type="submit" class="primary" form="op.logoutForm" name="logout" value="yes" autofocus>${escapeHtml(t.signOut)}</button>
+</div>
+<p class="hint">${escapeHtml(t.logoutStay)}</p>`,
+  );
+}
+
+/** The page after logout when the app gave no post_logout_redirect_uri. */
+export function signedOutPage(lang: Lang): string {
+  const t = TEXT[lang];
+  return layout(
+    lang,
+    t.signedOutTitle,
+    undefined,
+    `<h1>${escapeHtml(t.signedOutTitle)}</h1>
+<p role="status">${escapeHtml(t.signedOutIntro)}</p>
+<p>${escapeHtml(t.logoutKeepsApps)}</p>`,
   );
 }
 

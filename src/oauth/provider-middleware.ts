@@ -1,10 +1,15 @@
 import type { IncomingMessage } from 'node:http';
 import type Provider from 'oidc-provider';
-import type { KoaContextWithOIDC, ProviderMiddleware } from 'oidc-provider';
+import type Koa from 'koa';
+import type { Middleware } from 'koa';
+import type { KoaContextWithOIDC, errors } from 'oidc-provider';
 import type { OAuthStore } from '../data/oauth-store.js';
 import type { Logger } from '../logger.js';
 import { AccessTokenRejected, looksLikeJwt, type AccessTokenVerifier, type VerifiedAccessToken } from './access-token.js';
-import { OAUTH_PATHS, OAUTH_SCOPES, SELF_READ } from './constants.js';
+import { COOKIE_NAMES, OAUTH_PATHS, OAUTH_SCOPES, SELF_READ } from './constants.js';
+
+/** Middleware of the provider's own Koa app (its context carries `oidc`). */
+type ProviderMiddleware = Middleware<KoaContextWithOIDC['state'], KoaContextWithOIDC>;
 
 /** The endpoints that authenticate clients and take a POST body. */
 const CLIENT_ENDPOINTS = new Set<string>([OAUTH_PATHS.token, OAUTH_PATHS.revoke, OAUTH_PATHS.introspect]);
@@ -28,7 +33,35 @@ export function installProviderMiddleware(provider: Provider, deps: ProviderMidd
   provider.use(metadataAliases);
   provider.use(structuredAccessTokens(deps.verifier, deps.store));
   provider.use(describeGrantErrors);
+  provider.use(sessionCookieMaxAge);
   logProviderEvents(provider, deps.logger);
+}
+
+/** The session cookie and its signature cookie (`.sig`). */
+const SESSION_COOKIE = new RegExp(`^${COOKIE_NAMES.session}(?:\\.sig)?=`);
+
+/**
+ * A remembered login's session cookie gets an Expires date from oidc-provider (a transient
+ * one gets none and ends with the browser). Max-Age with the same lifetime is added: browsers
+ * prefer it to Expires (RFC 6265, 5.3) and it does not depend on the browser's clock.
+ */
+const sessionCookieMaxAge: ProviderMiddleware = async (ctx, next) => {
+  await next();
+  const cookies = ctx.response.headers['set-cookie'];
+  if (!Array.isArray(cookies) || !cookies.some((cookie) => SESSION_COOKIE.test(cookie))) return;
+  const now = Date.now();
+  ctx.set(
+    'Set-Cookie',
+    cookies.map((cookie) => (SESSION_COOKIE.test(cookie) ? withMaxAge(cookie, now) : cookie)),
+  );
+};
+
+function withMaxAge(cookie: string, now: number): string {
+  if (/;\s*max-age=/i.test(cookie)) return cookie;
+  const expires = Date.parse(/;\s*expires=([^;]+)/i.exec(cookie)?.[1] ?? '');
+  // No Expires: a browser-session cookie. Expires in the past: a deletion, left as it is.
+  if (!Number.isFinite(expires) || expires <= now) return cookie;
+  return `${cookie}; max-age=${Math.max(1, Math.round((expires - now) / 1000))}`;
 }
 
 /** Where the 'grant.error' listener leaves the error's detail for describeGrantErrors. */
@@ -113,7 +146,7 @@ function jsonToForm(raw: string): string {
   return form.toString();
 }
 
-/** The spec's authorize request has no scope parameter; DECISIONS.md makes `self:read` the default. */
+/** The spec's authorize request has no scope parameter; docs/decisions.md makes `self:read` the default. */
 const defaultScope: ProviderMiddleware = async (ctx, next) => {
   if (ctx.method === 'GET' && ctx.path === OAUTH_PATHS.authorize && ctx.query['scope'] === undefined) {
     const query = new URLSearchParams(ctx.querystring);
@@ -190,8 +223,6 @@ function oauthError(ctx: KoaContextWithOIDC, status: number, error: string, desc
   ctx.body = { error, error_description: description };
 }
 
-const REFUSAL_EVENTS = ['authorization.error', 'grant.error', 'revocation.error', 'introspection.error', 'jwks.error', 'discovery.error'];
-
 /**
  * The provider's events, logged through pino with the request id of the host app. Only error
  * codes, descriptions and identifiers are logged: never parameters, bodies or tokens.
@@ -204,18 +235,30 @@ function logProviderEvents(provider: Provider, logger: Logger): void {
   provider.on('server_error', (ctx, err) => {
     log(ctx).error({ err: { name: err.name, message: err.message, stack: err.stack }, route: ctx.oidc?.route }, 'oauth server error');
   });
-  for (const event of REFUSAL_EVENTS) {
-    provider.on(event, (ctx, err) => {
-      const { error, description, detail } = describeRefusal(err);
-      if (event === 'grant.error' && typeof detail === 'string') ctx.state[GRANT_ERROR_DETAIL] = detail;
-      log(ctx).info({ event, route: ctx.oidc?.route, error, description, detail, clientId: ctx.oidc?.client?.clientId }, 'oauth request refused');
-    });
-  }
+  const refused = (event: string) => (ctx: KoaContextWithOIDC, err: errors.OIDCProviderError) => {
+    const { error, description, detail } = describeRefusal(err);
+    if (event === 'grant.error' && typeof detail === 'string') ctx.state[GRANT_ERROR_DETAIL] = detail;
+    log(ctx).info(
+      { event, route: ctx.oidc?.route, error, description, detail, clientId: ctx.oidc?.client?.clientId },
+      'oauth request refused',
+    );
+  };
+  provider.on('authorization.error', refused('authorization.error'));
+  provider.on('grant.error', refused('grant.error'));
+  provider.on('revocation.error', refused('revocation.error'));
+  provider.on('introspection.error', refused('introspection.error'));
+  provider.on('jwks.error', refused('jwks.error'));
+  provider.on('discovery.error', refused('discovery.error'));
   provider.on('grant.success', (ctx) => {
-    log(ctx).info({ event: 'grant.success', grantType: ctx.oidc?.params?.['grant_type'], clientId: ctx.oidc?.client?.clientId }, 'tokens issued');
+    log(ctx).info(
+      { event: 'grant.success', grantType: ctx.oidc?.params?.['grant_type'], clientId: ctx.oidc?.client?.clientId },
+      'tokens issued',
+    );
   });
   // Errors that escape the provider's own handlers (Koa's 'error' event; the answer is a 500).
-  provider.on('error', (err) => {
+  // (Koa's own event, which the provider's typings do not list: reached through Koa's type.)
+  const app: Koa = provider;
+  app.on('error', (err: Error) => {
     logger.error({ err: { name: err.name, message: err.message, stack: err.stack } }, 'oauth unhandled error');
   });
   provider.on('grant.revoked', (ctx, grantId) => {

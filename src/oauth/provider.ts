@@ -5,16 +5,21 @@ import Provider, {
   type Configuration,
   type Grant,
   type KoaContextWithOIDC,
-  type TokenLike,
+  type AccessToken,
+  type ClientCredentials,
+  type ResourceServer,
+  type Session,
 } from 'oidc-provider';
 import type { Config } from '../config/index.js';
 import type { OAuthStore } from '../data/oauth-store.js';
 import type { Logger } from '../logger.js';
 import type { AccountService } from './accounts.js';
+import { RememberedLookups } from '../data/remembered.js';
 import { createAdapterFactory } from './adapter.js';
-import { ALLOWED_SCOPES, FIRST_PARTY, type ClientService } from './clients.js';
-import { LIFETIMES, OAUTH_PATHS, OAUTH_SCOPES, OPENID, SELF_READ, userinfoAudience } from './constants.js';
-import type { OAuthKeys } from './keys.js';
+import { ALLOWED_SCOPES, FIRST_PARTY, REQUIRE_PKCE, SERVICE_NAME, type ClientService } from './clients.js';
+import { COOKIE_NAMES, LIFETIMES, OAUTH_PATHS, OAUTH_SCOPES, OPENID, SELF_READ, userinfoAudience } from './constants.js';
+import type { OAuthKeys, SigningAlg } from './keys.js';
+import { logoutSource, signedOutSource } from './logout.js';
 import { renderProviderError } from './pages.js';
 import { clientSecretMatches } from './secrets.js';
 
@@ -28,9 +33,10 @@ export interface ProviderDeps {
 }
 
 /**
- * Builds the oidc-provider instance: routes of DECISIONS.md, JWT access tokens for the userinfo
+ * Builds the oidc-provider instance: routes of docs/decisions.md, JWT access tokens for the userinfo
  * server (a resource indicator that every grant defaults to), the lifetimes of the spec, PKCE,
- * refresh rotation, and our account, client and page hooks.
+ * refresh rotation, sessions that end with the browser unless remembered, RP-initiated logout,
+ * and our account, client and page hooks.
  */
 export function buildProvider(deps: ProviderDeps): Provider {
   const audience = userinfoAudience(deps.config.urls.userinfo);
@@ -48,7 +54,9 @@ function configuration(deps: ProviderDeps, audience: string): Configuration {
     jwks: { keys: keys.privateJwks.keys.map((k) => ({ ...k })) },
     cookies: {
       keys: [...keys.cookieKeys],
-      names: { session: 'campus_session', interaction: 'campus_interaction', resume: 'campus_resume' },
+      names: { ...COOKIE_NAMES },
+      // No maxAge: the session cookie ends with the browser unless the login was remembered,
+      // and then oidc-provider gives it the session's expiry (see sessionTtl).
       long: { signed: true, httpOnly: true, sameSite: 'lax' },
       short: { signed: true, httpOnly: true, sameSite: 'lax' },
     },
@@ -58,6 +66,7 @@ function configuration(deps: ProviderDeps, audience: string): Configuration {
       jwks: OAUTH_PATHS.jwks,
       revocation: OAUTH_PATHS.revoke,
       introspection: OAUTH_PATHS.introspect,
+      end_session: OAUTH_PATHS.logout,
     },
     responseTypes: ['code'],
     scopes: [OPENID],
@@ -70,12 +79,14 @@ function configuration(deps: ProviderDeps, audience: string): Configuration {
       token_endpoint_auth_method: 'client_secret_basic',
       id_token_signed_response_alg: keys.signingAlg,
     },
-    extraClientMetadata: { properties: [FIRST_PARTY, ALLOWED_SCOPES], validator: validateExtraMetadata },
+    extraClientMetadata: { properties: [FIRST_PARTY, ALLOWED_SCOPES, REQUIRE_PKCE, SERVICE_NAME], validator: validateExtraMetadata },
     // The spec lists redirect_uri as a parameter of authorize; it is never inferred.
     allowOmittingSingleRegisteredRedirectUri: false,
-    pkce: { required: (_ctx, client) => client.clientAuthMethod === 'none' },
+    // RFC 9700: PKCE for every client; only a confidential legacy app may be registered without.
+    pkce: { required: (_ctx, client) => client.clientAuthMethod === 'none' || client[REQUIRE_PKCE] !== false },
     rotateRefreshToken: true,
-    // Refresh tokens outlive the login session (30 days); they end by expiry or revocation.
+    // Refresh tokens outlive the login session (30 days); they end by expiry or revocation, not
+    // by logout (codes issued this way mark the session's grants to persist logout).
     expiresWithSession: async () => false,
     issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
     ttl: {
@@ -85,11 +96,11 @@ function configuration(deps: ProviderDeps, audience: string): Configuration {
       Grant: LIFETIMES.grant,
       IdToken: LIFETIMES.idToken,
       Interaction: LIFETIMES.interaction,
-      Session: LIFETIMES.session,
+      Session: (_ctx, session) => sessionTtl(session, Math.floor(Date.now() / 1000)),
     },
     // The userinfo server checks that the grant behind an access token is still alive.
     extraTokenClaims: async (_ctx, token) => accessTokenGrantClaim(token),
-    findAccount: async (_ctx, sub) => findAccount(deps.accounts, sub),
+    findAccount: accountFinder(deps),
     loadExistingGrant: (ctx) => loadExistingGrant(ctx),
     clientBasedCORS: (_ctx, origin, client) => browserClientOrigin(client, origin),
     interactions: { url: async (_ctx, interaction) => `${OAUTH_PATHS.interaction}/${interaction.uid}` },
@@ -101,7 +112,13 @@ function configuration(deps: ProviderDeps, audience: string): Configuration {
       userinfo: { enabled: false },
       dPoP: { enabled: false },
       pushedAuthorizationRequests: { enabled: false },
-      rpInitiatedLogout: { enabled: false },
+      // The end_session_endpoint: ends the login session at the authorization server (the apps'
+      // grants stay); post_logout_redirect_uri must be registered by the client, exactly.
+      rpInitiatedLogout: {
+        enabled: true,
+        logoutSource: (ctx, form) => logoutSource(ctx, form, deps.accounts),
+        postLogoutSuccessSource: (ctx) => signedOutSource(ctx),
+      },
       revocation: { enabled: true, allowedPolicy: async (_ctx, client, token) => token.clientId === client.clientId },
       introspection: { enabled: true, allowedPolicy: async (_ctx, client, token) => token.clientId === client.clientId },
       resourceIndicators: {
@@ -120,7 +137,7 @@ function configuration(deps: ProviderDeps, audience: string): Configuration {
  * at hand, which makes it the place to refuse scopes that are unknown or not allowed for the
  * client (invalid_scope, sent back to the client like any other authorization error).
  */
-function resourceServer(ctx: KoaContextWithOIDC, resource: string, client: Client, audience: string, alg: string) {
+function resourceServer(ctx: KoaContextWithOIDC, resource: string, client: Client, audience: string, alg: SigningAlg): ResourceServer {
   if (resource !== audience) throw new errors.InvalidTarget();
   const allowed = allowedScopes(client);
   const requested = ctx.oidc?.params?.['scope'];
@@ -137,14 +154,36 @@ function resourceServer(ctx: KoaContextWithOIDC, resource: string, client: Clien
   };
 }
 
-function accessTokenGrantClaim(token: TokenLike): Record<string, unknown> | undefined {
+/**
+ * Seconds a login session lives from now. A remembered login ("keep me signed in") lasts until
+ * 14 days after the login, and oidc-provider gives its cookie that expiry; any other session
+ * (transient: its cookie ends with the browser) ends on the server an hour after its last use.
+ */
+export function sessionTtl(session: Pick<Session, 'accountId' | 'transient' | 'loginTs'>, nowSeconds: number): number {
+  if (!session.accountId || session.transient || session.loginTs === undefined) return LIFETIMES.session;
+  return Math.max(1, session.loginTs + LIFETIMES.rememberedSession - nowSeconds);
+}
+
+function accessTokenGrantClaim(token: AccessToken | ClientCredentials): Record<string, unknown> | undefined {
   return token.kind === 'AccessToken' && token.grantId ? { gid: token.grantId } : undefined;
 }
 
-async function findAccount(accounts: AccountService, sub: string): Promise<Account | undefined> {
-  const account = /^\d+$/.test(sub) ? await accounts.findById(Number(sub)) : null;
-  if (!account) return undefined;
-  return { accountId: sub, claims: () => ({ sub }) };
+/** Accounts whose existence is remembered per process. */
+const MAX_REMEMBERED_ACCOUNTS = 10000;
+
+/**
+ * The provider's account look-up (every code and refresh grant makes one). That an account
+ * exists is remembered until the `oauth` version moves, as every deletion does
+ * (src/data/accounts.ts), so a refresh reads no account.
+ */
+function accountFinder(deps: ProviderDeps): (ctx: unknown, sub: string) => Promise<Account | undefined> {
+  const exists = new RememberedLookups(deps.store.versions, 'oauth', MAX_REMEMBERED_ACCOUNTS, async (id: number) =>
+    (await deps.accounts.findById(id)) ? true : undefined,
+  );
+  return async (_ctx, sub) => {
+    if (!/^\d+$/.test(sub) || !(await exists.get(Number(sub)))) return undefined;
+    return { accountId: sub, claims: () => ({ sub }) };
+  };
 }
 
 /**
@@ -163,7 +202,7 @@ async function loadExistingGrant(ctx: KoaContextWithOIDC): Promise<Grant | undef
   const requested = oidc.requestParamScopes;
   const openid = [...oidc.requestParamOIDCScopes];
   if (openid.length > 0) grant.addOIDCScope(openid.join(' '));
-  for (const [indicator, server] of Object.entries(oidc.resourceServers)) {
+  for (const [indicator, server] of Object.entries(oidc.resourceServers ?? {})) {
     const scopes = [...requested].filter((s) => server.scopes.has(s));
     if (scopes.length > 0) grant.addResourceScope(indicator, scopes.join(' '));
   }
@@ -174,7 +213,7 @@ async function loadExistingGrant(ctx: KoaContextWithOIDC): Promise<Grant | undef
 /** Browsers may call the token endpoint only for public clients, from a redirect address's origin. */
 function browserClientOrigin(client: Client, origin: string): boolean {
   if (client.clientAuthMethod !== 'none' || origin === 'null') return false;
-  return client.redirectUris.some((uri) => URL.parse(uri)?.origin === origin);
+  return (client.redirectUris ?? []).some((uri) => URL.parse(uri)?.origin === origin);
 }
 
 function allowedScopes(client: Client): Set<string> {
@@ -188,6 +227,12 @@ function validateExtraMetadata(_ctx: unknown, key: string, value: unknown): void
   }
   if (key === ALLOWED_SCOPES && value !== undefined && !(Array.isArray(value) && value.every((s) => typeof s === 'string'))) {
     throw new errors.InvalidClientMetadata(`${ALLOWED_SCOPES} must be an array of strings`);
+  }
+  if (key === REQUIRE_PKCE && value !== undefined && typeof value !== 'boolean') {
+    throw new errors.InvalidClientMetadata(`${REQUIRE_PKCE} must be a boolean`);
+  }
+  if (key === SERVICE_NAME && value !== undefined && typeof value !== 'string') {
+    throw new errors.InvalidClientMetadata(`${SERVICE_NAME} must be a string`);
   }
 }
 

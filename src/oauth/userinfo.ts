@@ -1,13 +1,15 @@
 import { AccountStore, type AccountDoc } from '../data/accounts.js';
 import type { Database } from '../data/database.js';
-import type { ClubDoc } from '../data/models/club.model.js';
 import type { StudentDoc } from '../data/models/student.model.js';
-import { toAppError } from '../errors/index.js';
+import { RememberedLookups } from '../data/remembered.js';
+import type { SchoolSnapshot } from '../data/read-model.js';
+import { toAppError } from '../data/errors.js';
+import { OAuthError, renderOAuthError } from '../http/errors.js';
 import type { AppContext, AppMiddleware } from '../http/context.js';
 import { AccessTokenRejected, type AccessTokenVerifier } from './access-token.js';
 import { OAUTH_PATHS, SELF_READ } from './constants.js';
 
-/** The userinfo answer of DECISIONS.md. */
+/** The userinfo answer of docs/decisions.md. */
 export interface UserinfoResponse {
   sub: string;
   id: number;
@@ -26,7 +28,7 @@ const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
  * `self:read`. Browsers may call it from anywhere: it takes no cookies, only the bearer token.
  */
 export function userinfoRoutes(deps: { db: Database; verifier: AccessTokenVerifier; realm: string }): AppMiddleware {
-  const accounts = new AccountStore(deps.db);
+  const accounts = rememberedAccounts(deps.db);
   return async (ctx, next) => {
     if (ctx.path !== OAUTH_PATHS.userinfo) return next();
     allowCrossOrigin(ctx);
@@ -34,54 +36,74 @@ export function userinfoRoutes(deps: { db: Database; verifier: AccessTokenVerifi
       ctx.status = 204;
       return;
     }
-    if (ctx.method !== 'GET' && ctx.method !== 'POST') {
-      ctx.set('Allow', 'GET, POST');
-      return oauthJson(ctx, 405, { error: 'invalid_request', error_description: 'use GET or POST' });
-    }
     try {
+      if (ctx.method !== 'GET' && ctx.method !== 'POST')
+        throw new OAuthError('METHOD_NOT_ALLOWED', 'invalid_request', 'use GET or POST', { Allow: 'GET, POST' });
       await answer(ctx, deps, accounts);
     } catch (err) {
-      serverFailure(ctx, err);
+      renderOAuthError(ctx, toAppError(err));
     }
   };
 }
 
-async function answer(ctx: AppContext, deps: { verifier: AccessTokenVerifier; realm: string }, accounts: AccountStore): Promise<void> {
+async function answer(
+  ctx: AppContext,
+  deps: { db: Database; verifier: AccessTokenVerifier; realm: string },
+  accounts: RememberedLookups<number, ShownAccount>,
+): Promise<void> {
   const token = BEARER.exec(ctx.get('authorization'))?.[1];
-  if (!token) return unauthorized(ctx, deps.realm, 'missing bearer access token in the Authorization header');
-  let verified;
-  try {
-    verified = await deps.verifier.verify(token);
-  } catch (err) {
-    if (err instanceof AccessTokenRejected) return unauthorized(ctx, deps.realm, err.message);
-    throw err;
-  }
+  if (!token) throw invalidToken(deps.realm, 'missing bearer access token in the Authorization header');
+  const verified = await deps.verifier.verify(token).catch((err: unknown) => {
+    throw err instanceof AccessTokenRejected ? invalidToken(deps.realm, err.message) : err;
+  });
   if (!verified.scopes.has(SELF_READ)) {
-    ctx.set('WWW-Authenticate', `Bearer realm="${deps.realm}", error="insufficient_scope", scope="${SELF_READ}"`);
-    return oauthJson(ctx, 403, { error: 'insufficient_scope', error_description: `the access token lacks the ${SELF_READ} scope` });
+    throw new OAuthError('FORBIDDEN', 'insufficient_scope', `the access token lacks the ${SELF_READ} scope`, {
+      'WWW-Authenticate': `Bearer realm="${deps.realm}", error="insufficient_scope", scope="${SELF_READ}"`,
+    });
   }
-  const account = /^\d+$/.test(verified.sub) ? await accounts.findById(Number(verified.sub)) : null;
-  if (!account) return unauthorized(ctx, deps.realm, 'the account of the access token no longer exists');
-  oauthJson(ctx, 200, await userinfoOf(account, accounts));
+  const account = /^\d+$/.test(verified.sub) ? await accounts.get(Number(verified.sub)) : undefined;
+  if (!account) throw invalidToken(deps.realm, 'the account of the access token no longer exists');
+  ctx.set('Cache-Control', 'no-store');
+  ctx.body = userinfoOf(account, await deps.db.school.snapshot());
 }
 
-/** Builds the answer: the account, and the student with the same email as the data API shows it. */
-export async function userinfoOf(account: AccountDoc, accounts: AccountStore): Promise<UserinfoResponse> {
-  const student = await accounts.findStudent(account.email);
-  const clubIds = student ? [student.majorClubId, student.autonomousClubId].filter((id): id is number => id != null) : [];
-  const clubs = new Map((await accounts.findClubs(clubIds)).map((club) => [club._id, club]));
+/** What userinfo shows of an account. */
+type ShownAccount = Pick<AccountDoc, '_id' | 'email' | 'role'>;
+
+/** Accounts remembered per process. */
+const MAX_REMEMBERED_ACCOUNTS = 10000;
+
+/**
+ * The accounts userinfo shows, remembered until the `oauth` version moves, which every change it
+ * could show (a role, an approval, a deletion) does (src/data/accounts.ts): a repeated userinfo
+ * call reads no account.
+ */
+function rememberedAccounts(db: Database): RememberedLookups<number, ShownAccount> {
+  const store = new AccountStore(db);
+  return new RememberedLookups(db.versions, 'oauth', MAX_REMEMBERED_ACCOUNTS, async (id) => {
+    const doc = await store.findById(id);
+    return doc ? { _id: doc._id, email: doc.email, role: doc.role } : undefined;
+  });
+}
+
+/**
+ * Builds the answer: the account, and the student with the same email as the data API shows it,
+ * from the school held in memory at the current data version (src/data/read-model.ts).
+ */
+export function userinfoOf(account: ShownAccount, school: SchoolSnapshot): UserinfoResponse {
+  const student = school.studentByEmail(account.email) ?? null;
   return {
     sub: String(account._id),
     id: account._id,
     email: account.email,
     role: account.role,
     isStudent: student !== null,
-    student: student ? studentRecord(student, clubs) : null,
+    student: student ? studentRecord(student, school) : null,
   };
 }
 
 /** The Student record with the fields, order and club summaries of GET /v1/students. */
-function studentRecord(s: StudentDoc, clubs: Map<number, ClubDoc>): Record<string, unknown> {
+function studentRecord(s: StudentDoc, school: SchoolSnapshot): Record<string, unknown> {
   return {
     id: s._id,
     name: s.name,
@@ -95,28 +117,24 @@ function studentRecord(s: StudentDoc, clubs: Map<number, ClubDoc>): Record<strin
     role: s.role,
     dormitoryFloor: s.dormitoryFloor ?? null,
     dormitoryRoom: s.dormitoryRoom ?? null,
-    majorClub: clubSummary(s.majorClubId, clubs),
-    autonomousClub: clubSummary(s.autonomousClubId, clubs),
+    majorClub: clubSummary(s.majorClubId, school),
+    autonomousClub: clubSummary(s.autonomousClubId, school),
     specialty: s.specialty ?? null,
     githubId: s.githubId ?? null,
     githubUrl: s.githubUrl ?? null,
   };
 }
 
-function clubSummary(id: number | null | undefined, clubs: Map<number, ClubDoc>): Record<string, unknown> | null {
-  const club = id == null ? undefined : clubs.get(id);
+function clubSummary(id: number | null | undefined, school: SchoolSnapshot): Record<string, unknown> | null {
+  const club = id == null ? undefined : school.clubs.get(id);
   return club ? { id: club._id, name: club.name, type: club.type } : null;
 }
 
-function unauthorized(ctx: AppContext, realm: string, description: string): void {
-  ctx.set('WWW-Authenticate', `Bearer realm="${realm}", error="invalid_token", error_description="${description}"`);
-  oauthJson(ctx, 401, { error: 'invalid_token', error_description: description });
-}
-
-function oauthJson(ctx: AppContext, status: number, body: unknown): void {
-  ctx.status = status;
-  ctx.set('Cache-Control', 'no-store');
-  ctx.body = body;
+/** 401 `invalid_token`, also in WWW-Authenticate (RFC 6750 section 3). */
+function invalidToken(realm: string, description: string): OAuthError {
+  return new OAuthError('UNAUTHORIZED', 'invalid_token', description, {
+    'WWW-Authenticate': `Bearer realm="${realm}", error="invalid_token", error_description="${description}"`,
+  });
 }
 
 function allowCrossOrigin(ctx: AppContext): void {
@@ -124,15 +142,4 @@ function allowCrossOrigin(ctx: AppContext): void {
   ctx.set('Access-Control-Allow-Methods', 'GET, POST');
   ctx.set('Access-Control-Allow-Headers', 'Authorization');
   ctx.set('Access-Control-Expose-Headers', 'WWW-Authenticate');
-}
-
-/** 503 while the database is down, else 500; the cause is logged, never sent. */
-function serverFailure(ctx: AppContext, err: unknown): void {
-  const error = toAppError(err);
-  ctx.state.log.error({ err: error.cause ?? error }, 'userinfo failed');
-  if (error.status === 503) {
-    ctx.set('Retry-After', '5');
-    return oauthJson(ctx, 503, { error: 'temporarily_unavailable', error_description: 'the database is unavailable; try again shortly' });
-  }
-  oauthJson(ctx, 500, { error: 'server_error', error_description: 'internal server error' });
 }

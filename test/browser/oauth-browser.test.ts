@@ -9,11 +9,19 @@ import { createAccount, createClient } from '../helpers/oauth.js';
 /**
  * The whole flow with a standard relying party (openid-client) as the client and the login
  * page driven in headless Chromium (Debian's `chromium`), as a confidential client and as a
- * public client with PKCE. The log of the whole flow must hold none of its secrets.
+ * public client, both with PKCE. The log of the whole flow must hold none of its secrets.
  */
 
 const USER = { email: 'choi@school.test', password: 'choi browser pw' };
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 describe('OAuth in a browser with openid-client', function () {
   this.timeout(60000);
@@ -40,7 +48,11 @@ describe('OAuth in a browser with openid-client', function () {
   });
 
   /** Opens the authorization URL, runs the login steps, returns the address the client was sent to. */
-  async function inBrowser(url: URL, locale: string, steps: (page: Page) => Promise<void>): Promise<{ callback: URL; consoleErrors: string[] }> {
+  async function inBrowser(
+    url: URL,
+    locale: string,
+    steps: (page: Page) => Promise<void>,
+  ): Promise<{ callback: URL; consoleErrors: string[] }> {
     const context = await browser.newContext({ locale });
     const page = await context.newPage();
     const consoleErrors: string[] = [];
@@ -61,10 +73,22 @@ describe('OAuth in a browser with openid-client', function () {
   it('confidential client: openid-client + Chromium login (keyboard only) and consent, refresh, userinfo; nothing secret in the log', async () => {
     const { client, secret } = await createClient(t.db, { name: 'Club Manager', redirectUris: [redirectUri] });
     const clientSecret = secret ?? '';
-    const config = await oidc.discovery(new URL(t.url), client.id, clientSecret, oidc.ClientSecretPost(clientSecret), { execute: [oidc.allowInsecureRequests] });
+    const config = await oidc.discovery(new URL(t.url), client.id, clientSecret, oidc.ClientSecretPost(clientSecret), {
+      execute: [oidc.allowInsecureRequests],
+    });
     const state = oidc.randomState();
     const nonce = oidc.randomNonce();
-    const url = oidc.buildAuthorizationUrl(config, { redirect_uri: redirectUri, scope: 'openid self:read', state, nonce });
+    // Confidential clients use PKCE too (required by default, RFC 9700).
+    const verifier = oidc.randomPKCECodeVerifier();
+    const challenge = await oidc.calculatePKCECodeChallenge(verifier);
+    const url = oidc.buildAuthorizationUrl(config, {
+      redirect_uri: redirectUri,
+      scope: 'openid self:read',
+      state,
+      nonce,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    });
 
     const { callback, consoleErrors } = await inBrowser(url, 'ko-KR', async (page) => {
       await page.waitForSelector('html[lang="ko"]');
@@ -83,7 +107,12 @@ describe('OAuth in a browser with openid-client', function () {
     const code = callback.searchParams.get('code') ?? '';
     expect(callback.searchParams.get('iss')).to.equal(t.url);
 
-    const tokens = await oidc.authorizationCodeGrant(config, callback, { expectedState: state, expectedNonce: nonce, idTokenExpected: true });
+    const tokens = await oidc.authorizationCodeGrant(config, callback, {
+      pkceCodeVerifier: verifier,
+      expectedState: state,
+      expectedNonce: nonce,
+      idTokenExpected: true,
+    });
     expect(tokens.token_type).to.equal('bearer');
     expect(tokens.expires_in).to.equal(3600);
     expect(tokens.scope).to.equal('self:read');
@@ -141,7 +170,11 @@ describe('OAuth in a browser with openid-client', function () {
       // First-party: no consent page; the browser goes straight back to the client.
     });
 
-    const tokens = await oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: state, idTokenExpected: false });
+    const tokens = await oidc.authorizationCodeGrant(config, callback, {
+      pkceCodeVerifier: verifier,
+      expectedState: state,
+      idTokenExpected: false,
+    });
     expect(tokens.scope).to.equal('self:read');
     const info = await oidc.fetchUserInfo(config, tokens.access_token, oidc.skipSubjectCheck);
     expect(info).to.include({ email: USER.email, isStudent: true });

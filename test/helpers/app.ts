@@ -4,7 +4,7 @@ import type { Redis } from 'ioredis';
 import { closeServer, createApp, type App } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config/index.js';
 import type { Database } from '../../src/data/database.js';
-import type { SurfaceName } from '../../src/http/surface.js';
+import type { SurfaceName } from '../../src/surfaces/types.js';
 import { createLogger } from '../../src/logger.js';
 import { createTestDatabase } from './database.js';
 

@@ -1,4 +1,5 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 
 const run = promisify(execFile);
@@ -11,16 +12,18 @@ export interface CliResult {
 
 /**
  * Runs the real `campus` command (from source) as a child process. `env` is added to the
- * test's environment; with `clean` it replaces it entirely; `stdin` is its standard input.
+ * test's environment; with `clean` it replaces it entirely; `stdin` is its standard input;
+ * `timeoutMs` ends it (SIGTERM) if it runs longer, e.g. a `serve` expected to refuse to start.
  */
 export async function runCampus(
   env: Record<string, string>,
   args: string[],
-  options: { clean?: boolean; stdin?: string } = {},
+  options: { clean?: boolean; stdin?: string; timeoutMs?: number } = {},
 ): Promise<CliResult> {
   try {
     const running = run(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', ...args], {
       env: options.clean ? env : { ...process.env, LOG_LEVEL: 'silent', ...env },
+      ...(options.timeoutMs ? { timeout: options.timeoutMs } : {}),
     });
     running.child.stdin?.end(options.stdin ?? '');
     const { stdout, stderr } = await running;
@@ -29,4 +32,48 @@ export async function runCampus(
     const e = err as { stdout: string; stderr: string; code: number };
     return { stdout: e.stdout, stderr: e.stderr, code: e.code };
   }
+}
+
+/** A `campus` process left running (e.g. `serve`), and how to stop it. */
+export interface RunningCampus {
+  readonly child: ChildProcessWithoutNullStreams;
+  /** The first line it printed on stdout (`serve --json` prints its start-up line). */
+  readonly firstLine: string;
+  /** Every line it printed on stdout so far (logs go there when LOG_LEVEL is not silent). */
+  readonly lines: readonly string[];
+  /** What it printed on stderr so far. */
+  stderr(): string;
+  /** SIGTERM, then its exit code. */
+  stop(): Promise<number | null>;
+}
+
+/**
+ * Starts the real `campus` command (from source) and waits for its first line on stdout, or
+ * with `until` for the first line that matches it.
+ */
+export async function startCampus(env: Record<string, string>, args: string[], until?: RegExp): Promise<RunningCampus> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', ...args], {
+    env: { ...process.env, LOG_LEVEL: 'silent', ...env },
+  });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+  const lines: string[] = [];
+  const firstLine = await new Promise<string>((done, fail) => {
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      lines.push(line);
+      if (!until || until.test(line)) done(line);
+    });
+    void exited.then((code) => fail(new Error(`campus ${args.join(' ')} exited with ${code}: ${stderr}`)));
+  });
+  return {
+    child,
+    firstLine,
+    lines,
+    stderr: () => stderr,
+    stop: async () => {
+      child.kill('SIGTERM');
+      return exited;
+    },
+  };
 }

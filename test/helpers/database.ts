@@ -7,7 +7,10 @@ import { acquireEmbeddedDatabase, freePort, type EmbeddedDatabase } from '../../
 let embedded: EmbeddedDatabase | undefined;
 let baseUri: string | undefined;
 
-/** Starts the suite's database: MONGODB_URI when set, else a fresh embedded FerretDB. */
+/**
+ * Starts the suite's database: MONGODB_URI when set, else a fresh embedded FerretDB, over
+ * PostgreSQL when TEST_POSTGRES_URL names a database for it (.ci/run's second pass), else over SQLite.
+ */
 export async function startTestDatabase(): Promise<void> {
   if (process.env['MONGODB_URI']) {
     baseUri = process.env['MONGODB_URI'];
@@ -19,6 +22,7 @@ export async function startTestDatabase(): Promise<void> {
     dataDir,
     preferredPort: await freePort(),
     progress: (line) => process.stderr.write(`${line}\n`),
+    postgresqlUrl: process.env['TEST_POSTGRES_URL'],
   });
   baseUri = embedded.uri;
 }

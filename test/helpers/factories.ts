@@ -24,7 +24,15 @@ export function buildStudent(overrides: Partial<StudentInput> & { _id: number })
 }
 
 export function buildClub(overrides: Partial<ClubDoc> & { _id: number }): ClubDoc {
-  return { name: `Club ${overrides._id}`, type: 'MAJOR_CLUB', leaderId: null, foundedYear: null, status: 'ACTIVE', abolishedYear: null, ...overrides };
+  return {
+    name: `Club ${overrides._id}`,
+    type: 'MAJOR_CLUB',
+    leaderId: null,
+    foundedYear: null,
+    status: 'ACTIVE',
+    abolishedYear: null,
+    ...overrides,
+  };
 }
 
 export function buildProject(overrides: Partial<ProjectDoc> & { _id: number }): ProjectDoc {

@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { expect } from 'chai';
+import { exportJWK, generateKeyPair } from 'jose';
 import type { Database } from '../../src/data/database.js';
 import { AccountService } from '../../src/oauth/accounts.js';
 import { ClientService, type ClientSummary, type CreateClientInput } from '../../src/oauth/clients.js';
@@ -8,9 +9,12 @@ import type { TestApp } from './app.js';
 /** A minimal cookie jar for fetch (names only; the provider's cookies have distinct names). */
 export class CookieJar {
   private readonly cookies = new Map<string, string>();
+  /** Every Set-Cookie line received, in order (to check attributes such as Expires). */
+  readonly setCookieLines: string[] = [];
 
   store(res: Response): void {
     for (const line of res.headers.getSetCookie()) {
+      this.setCookieLines.push(line);
       const [pair = ''] = line.split(';');
       const eq = pair.indexOf('=');
       const name = pair.slice(0, eq).trim();
@@ -18,6 +22,10 @@ export class CookieJar {
       if (/expires=Thu, 01 Jan 1970/i.test(line) || value === '') this.cookies.delete(name);
       else this.cookies.set(name, value);
     }
+  }
+
+  get(name: string): string | undefined {
+    return this.cookies.get(name);
   }
 
   header(): string {
@@ -50,9 +58,23 @@ export interface AuthorizeResult {
   /** The final redirect to the client (its redirect_uri with code/state/iss or an error). */
   readonly location: URL;
   readonly code: string | null;
+  /** The PKCE code_verifier to send with the code (when authorize added the challenge). */
+  readonly verifier: string | undefined;
   /** Statuses of every hop, in order (to check e.g. the 303s). */
   readonly statuses: number[];
   readonly jar: CookieJar;
+}
+
+export interface AuthorizeOptions {
+  consent?: 'allow' | 'deny';
+  jar?: CookieJar;
+  /**
+   * Every client must use PKCE unless registered with `pkce: 'optional'`, so a S256 challenge is
+   * added when `params` has none; `pkce: false` sends none (a legacy client, or a refusal test).
+   */
+  pkce?: boolean;
+  /** Tick "keep me signed in" on the login form. */
+  remember?: boolean;
 }
 
 /**
@@ -64,19 +86,26 @@ export async function authorize(
   t: TestApp,
   params: Record<string, string>,
   user: { email: string; password: string },
-  options: { consent?: 'allow' | 'deny'; jar?: CookieJar } = {},
+  options: AuthorizeOptions = {},
 ): Promise<AuthorizeResult> {
   const jar = options.jar ?? new CookieJar();
   const statuses: number[] = [];
-  let next: { url: string; init: RequestInit } = { url: `${t.url}/v1/oauth/authorize?${new URLSearchParams(params)}`, init: {} };
+  const pkce = options.pkce !== false && params['code_challenge'] === undefined ? pkcePair() : undefined;
+  const query = pkce ? { ...params, code_challenge: pkce.challenge, code_challenge_method: 'S256' } : params;
+  const verifier = pkce?.verifier;
+  let next: { url: string; init: RequestInit } = { url: `${t.url}/v1/oauth/authorize?${new URLSearchParams(query)}`, init: {} };
   for (let hop = 0; hop < 12; hop++) {
-    const res = await fetch(next.url, { ...next.init, redirect: 'manual', headers: { ...(next.init.headers as Record<string, string>), cookie: jar.header() } });
+    const res = await fetch(next.url, {
+      ...next.init,
+      redirect: 'manual',
+      headers: { ...(next.init.headers as Record<string, string>), cookie: jar.header() },
+    });
     jar.store(res);
     statuses.push(res.status);
     const location = res.headers.get('location');
     if (location) {
       const target = new URL(location, next.url);
-      if (target.origin !== t.url) return { location: target, code: target.searchParams.get('code'), statuses, jar };
+      if (target.origin !== t.url) return { location: target, code: target.searchParams.get('code'), verifier, statuses, jar };
       await res.arrayBuffer();
       next = { url: target.href, init: {} };
       continue;
@@ -86,7 +115,7 @@ export async function authorize(
     const csrf = /name="csrf" value="([^"]+)"/.exec(html)?.[1] ?? '';
     const action = /<form method="post" action="([^"]+)"/.exec(html)?.[1] ?? '';
     const body = html.includes('name="password"')
-      ? new URLSearchParams({ csrf, email: user.email, password: user.password })
+      ? new URLSearchParams({ csrf, email: user.email, password: user.password, ...(options.remember ? { remember: 'yes' } : {}) })
       : new URLSearchParams({ csrf, decision: options.consent ?? 'allow' });
     next = {
       url: new URL(action, t.url).href,
@@ -99,4 +128,86 @@ export async function authorize(
 /** POSTs JSON to a path of the test app. */
 export function postJson(t: TestApp, path: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
   return t.request(path, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+}
+
+/** A JSON Web Key Set with one private RSA signing key and its kid, as OAUTH_JWKS holds it in production. */
+export async function generateJwks(kid = 'test-key-1'): Promise<string> {
+  const { privateKey } = await generateKeyPair('RS256', { extractable: true });
+  return JSON.stringify({ keys: [{ ...(await exportJWK(privateKey)), kid, alg: 'RS256', use: 'sig' }] });
+}
+
+/** A signed-in session of our consoles, driven over HTTP (no browser): GET pages, POST forms with the CSRF token. */
+export class ConsoleSession {
+  constructor(
+    private readonly t: TestApp,
+    readonly jar: CookieJar,
+  ) {}
+
+  /** GETs a page (no redirects followed); the body as text. */
+  async get(path: string): Promise<{ res: Response; html: string }> {
+    const res = await fetch(`${this.t.url}${path}`, { headers: { cookie: this.jar.header() }, redirect: 'manual' });
+    this.jar.store(res);
+    return { res, html: await res.text() };
+  }
+
+  /** The CSRF token of the session's forms (read from a page). */
+  async csrf(): Promise<string> {
+    const { html } = await this.get('/console/account');
+    const token = /name="csrf" value="([^"]+)"/.exec(html)?.[1];
+    if (!token) throw new Error('no CSRF token on /console/account');
+    return token;
+  }
+
+  /** POSTs a form as the browser would (same origin, the session's CSRF token unless given); no redirects followed. */
+  async post(path: string, fields: Record<string, string | string[]>, csrf?: string): Promise<{ res: Response; html: string }> {
+    const body = new URLSearchParams();
+    body.set('csrf', csrf ?? (await this.csrf()));
+    for (const [name, value] of Object.entries(fields)) for (const v of Array.isArray(value) ? value : [value]) body.append(name, v);
+    const res = await fetch(`${this.t.url}${path}`, {
+      method: 'POST',
+      headers: { cookie: this.jar.header(), 'content-type': 'application/x-www-form-urlencoded', origin: this.t.url },
+      body: body.toString(),
+      redirect: 'manual',
+    });
+    this.jar.store(res);
+    return { res, html: await res.text() };
+  }
+}
+
+/**
+ * Signs in to our consoles over HTTP as a browser without JavaScript would: /web/signin, the
+ * authorization endpoint, our login form, the callback, and back to `next`.
+ */
+export async function signInToConsole(t: TestApp, user: { email: string; password: string }, next = '/console'): Promise<ConsoleSession> {
+  const jar = new CookieJar();
+  let request: { url: string; init: RequestInit } = { url: `${t.url}/web/signin?next=${encodeURIComponent(next)}`, init: {} };
+  for (let hop = 0; hop < 15; hop++) {
+    const res = await fetch(request.url, {
+      ...request.init,
+      redirect: 'manual',
+      headers: { ...(request.init.headers as Record<string, string>), cookie: jar.header() },
+    });
+    jar.store(res);
+    const location = res.headers.get('location');
+    if (location) {
+      await res.arrayBuffer();
+      const target = new URL(location, request.url);
+      if (target.pathname === next.split('?')[0]) return new ConsoleSession(t, jar);
+      request = { url: target.href, init: {} };
+      continue;
+    }
+    const html = await res.text();
+    expect(res.status, `unexpected answer at ${request.url}: ${html.slice(-500)}`).to.equal(200);
+    const csrf = /name="csrf" value="([^"]+)"/.exec(html)?.[1] ?? '';
+    const action = /<form method="post" action="([^"]+)"/.exec(html)?.[1] ?? '';
+    request = {
+      url: new URL(action, t.url).href,
+      init: {
+        method: 'POST',
+        body: new URLSearchParams({ csrf, email: user.email, password: user.password }).toString(),
+        headers: { 'content-type': 'application/x-www-form-urlencoded', origin: t.url },
+      },
+    };
+  }
+  throw new Error('too many redirects signing in to the consoles');
 }

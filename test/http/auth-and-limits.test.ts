@@ -66,10 +66,21 @@ describe('data API: API keys, rate limits, conditional requests', () => {
 
     it('an empty header, or the key sent as a bearer token, is a missing key', async () => {
       await expectEnvelope(await t.request('/v1/students', { headers: { 'X-API-KEY': '' } }), 401, 'UNAUTHORIZED', /^Missing API key/);
-      await expectEnvelope(await t.request('/v1/students', { headers: { Authorization: `Bearer ${key}` } }), 401, 'UNAUTHORIZED', /^Missing API key/);
+      await expectEnvelope(
+        await t.request('/v1/students', { headers: { Authorization: `Bearer ${key}` } }),
+        401,
+        'UNAUTHORIZED',
+        /^Missing API key/,
+      );
     });
 
-    for (const malformed of ['abc', '12345678-1234-1234-1234-12345678901', `${randomUUID()}x`, randomUUID().replaceAll('-', ''), `{${randomUUID()}}`]) {
+    for (const malformed of [
+      'abc',
+      '12345678-1234-1234-1234-12345678901',
+      `${randomUUID()}x`,
+      randomUUID().replaceAll('-', ''),
+      `{${randomUUID()}}`,
+    ]) {
       it(`a value that is not a UUID ('${malformed}') -> 401 "Malformed API key"`, async () => {
         const res = await t.request('/v1/students', { headers: { 'X-API-KEY': malformed } });
         await expectEnvelope(res, 401, 'UNAUTHORIZED', /^Malformed API key: X-API-KEY must be a UUID\.$/);
@@ -78,7 +89,11 @@ describe('data API: API keys, rate limits, conditional requests', () => {
     }
 
     it('an unknown key and a revoked key read the same', async () => {
-      const unknown = await expectEnvelope(await t.request('/v1/students', { headers: { 'X-API-KEY': randomUUID() } }), 401, 'UNAUTHORIZED');
+      const unknown = await expectEnvelope(
+        await t.request('/v1/students', { headers: { 'X-API-KEY': randomUUID() } }),
+        401,
+        'UNAUTHORIZED',
+      );
       expect(unknown.message).to.equal('Invalid API key: it is not recognised.');
 
       const service = new ApiKeyService(t.db);
@@ -105,7 +120,9 @@ describe('data API: API keys, rate limits, conditional requests', () => {
       const expired = await issueKey(t.db, { now: issuedAt });
       const res = await t.request('/v1/students', { headers: { 'X-API-KEY': expired } });
       const body = await expectEnvelope(res, 401, 'UNAUTHORIZED');
-      expect(body.message).to.equal(`Expired API key: it expired at ${new Date(issuedAt.getTime() + 30 * DAY_MS).toISOString()}; ask for it to be renewed.`);
+      expect(body.message).to.equal(
+        `Expired API key: it expired at ${new Date(issuedAt.getTime() + 30 * DAY_MS).toISOString()}; ask for it to be renewed.`,
+      );
       expectNoRateLimitHeaders(res);
     });
 

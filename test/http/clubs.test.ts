@@ -44,14 +44,99 @@ interface ClubPage {
  *  90 Outsider Club  AUTONOMOUS  2 (enrolled, not a member)     -
  */
 const students = [
-  buildStudent({ _id: 1, name: 'Kim Leader', sex: 'MAN', email: 'kim@school.test', grade: 3, classNum: 1, number: 1, major: 'SW_DEVELOPMENT', majorClubId: 10, autonomousClubId: 20 }),
-  buildStudent({ _id: 2, name: 'Lee Member', sex: 'WOMAN', email: 'lee@school.test', grade: 2, classNum: 1, number: 2, major: 'AI', majorClubId: 10 }),
-  buildStudent({ _id: 3, name: 'Park Lead', sex: 'MAN', email: 'park@school.test', grade: 3, classNum: 2, number: 3, major: 'SMART_IOT', majorClubId: 40, autonomousClubId: 20 }),
-  buildStudent({ _id: 4, name: 'Choi Grad', sex: 'WOMAN', email: 'choi@school.test', role: 'GRADUATE', grade: null, classNum: null, number: null, major: null }),
-  buildStudent({ _id: 5, name: 'Han Member', sex: 'WOMAN', email: 'han@school.test', grade: 1, classNum: 1, number: 5, major: 'SW_DEVELOPMENT', majorClubId: 40, autonomousClubId: 70 }),
-  buildStudent({ _id: 6, name: 'Jung Gone', sex: 'MAN', email: 'jung@school.test', role: 'WITHDRAWN', grade: null, classNum: null, number: null, major: null }),
-  buildStudent({ _id: 7, name: 'Seo Solo', sex: 'MAN', email: 'seo@school.test', grade: 1, classNum: 4, number: 18, major: 'AI', majorClubId: 50, autonomousClubId: 60 }),
-  buildStudent({ _id: 8, name: 'Yoon Grad', sex: 'MAN', email: 'yoon@school.test', role: 'GRADUATE', grade: null, classNum: null, number: null, major: null, autonomousClubId: 70 }),
+  buildStudent({
+    _id: 1,
+    name: 'Kim Leader',
+    sex: 'MAN',
+    email: 'kim@school.test',
+    grade: 3,
+    classNum: 1,
+    number: 1,
+    major: 'SW_DEVELOPMENT',
+    majorClubId: 10,
+    autonomousClubId: 20,
+  }),
+  buildStudent({
+    _id: 2,
+    name: 'Lee Member',
+    sex: 'WOMAN',
+    email: 'lee@school.test',
+    grade: 2,
+    classNum: 1,
+    number: 2,
+    major: 'AI',
+    majorClubId: 10,
+  }),
+  buildStudent({
+    _id: 3,
+    name: 'Park Lead',
+    sex: 'MAN',
+    email: 'park@school.test',
+    grade: 3,
+    classNum: 2,
+    number: 3,
+    major: 'SMART_IOT',
+    majorClubId: 40,
+    autonomousClubId: 20,
+  }),
+  buildStudent({
+    _id: 4,
+    name: 'Choi Grad',
+    sex: 'WOMAN',
+    email: 'choi@school.test',
+    role: 'GRADUATE',
+    grade: null,
+    classNum: null,
+    number: null,
+    major: null,
+  }),
+  buildStudent({
+    _id: 5,
+    name: 'Han Member',
+    sex: 'WOMAN',
+    email: 'han@school.test',
+    grade: 1,
+    classNum: 1,
+    number: 5,
+    major: 'SW_DEVELOPMENT',
+    majorClubId: 40,
+    autonomousClubId: 70,
+  }),
+  buildStudent({
+    _id: 6,
+    name: 'Jung Gone',
+    sex: 'MAN',
+    email: 'jung@school.test',
+    role: 'WITHDRAWN',
+    grade: null,
+    classNum: null,
+    number: null,
+    major: null,
+  }),
+  buildStudent({
+    _id: 7,
+    name: 'Seo Solo',
+    sex: 'MAN',
+    email: 'seo@school.test',
+    grade: 1,
+    classNum: 4,
+    number: 18,
+    major: 'AI',
+    majorClubId: 50,
+    autonomousClubId: 60,
+  }),
+  buildStudent({
+    _id: 8,
+    name: 'Yoon Grad',
+    sex: 'MAN',
+    email: 'yoon@school.test',
+    role: 'GRADUATE',
+    grade: null,
+    classNum: null,
+    number: null,
+    major: null,
+    autonomousClubId: 70,
+  }),
 ];
 const clubs = [
   buildClub({ _id: 10, name: 'Robotics Lab', type: 'MAJOR_CLUB', leaderId: 1, foundedYear: 2019 }),
@@ -114,11 +199,31 @@ describe('GET /v1/clubs', () => {
         data: {
           totalPages: 1,
           totalElements: 1,
-          clubs: [{ id: 10, name: 'Robotics Lab', type: 'MAJOR_CLUB', leader: P[1], participants: [P[2]], foundedYear: 2019, status: 'ACTIVE', abolishedYear: null }],
+          clubs: [
+            {
+              id: 10,
+              name: 'Robotics Lab',
+              type: 'MAJOR_CLUB',
+              leader: P[1],
+              participants: [P[2]],
+              foundedYear: 2019,
+              status: 'ACTIVE',
+              abolishedYear: null,
+            },
+          ],
         },
       });
       const club = body.data.clubs[0];
-      expect(Object.keys(club ?? {})).to.deep.equal(['id', 'name', 'type', 'leader', 'participants', 'foundedYear', 'status', 'abolishedYear']);
+      expect(Object.keys(club ?? {})).to.deep.equal([
+        'id',
+        'name',
+        'type',
+        'leader',
+        'participants',
+        'foundedYear',
+        'status',
+        'abolishedYear',
+      ]);
       expect(Object.keys(club?.leader ?? {})).to.deep.equal(['id', 'name', 'email', 'studentNumber', 'major', 'sex']);
     });
 
@@ -163,7 +268,16 @@ describe('GET /v1/clubs', () => {
 
     it('shows the optional extras (foundedYear, status, abolishedYear)', async () => {
       const [chess] = (await ok('?clubId=30')).clubs;
-      expect(chess).to.deep.equal({ id: 30, name: 'Chess', type: 'AUTONOMOUS_CLUB', leader: null, participants: [], foundedYear: 2015, status: 'ABOLISHED', abolishedYear: 2024 });
+      expect(chess).to.deep.equal({
+        id: 30,
+        name: 'Chess',
+        type: 'AUTONOMOUS_CLUB',
+        leader: null,
+        participants: [],
+        foundedYear: 2015,
+        status: 'ABOLISHED',
+        abolishedYear: 2024,
+      });
     });
 
     it('defaults: page 0, id ascending, every club', async () => {
@@ -173,7 +287,13 @@ describe('GET /v1/clubs', () => {
     });
 
     it('totalPages is ceil(totalElements / size); a page past the end is empty', async () => {
-      for (const [size, pages] of [[1, 9], [3, 3], [8, 2], [9, 1], [1000, 1]] as const) {
+      for (const [size, pages] of [
+        [1, 9],
+        [3, 3],
+        [8, 2],
+        [9, 1],
+        [1000, 1],
+      ] as const) {
         const data = await ok(`?size=${size}`);
         expect([data.totalPages, data.totalElements, data.clubs.length]).to.deep.equal([pages, 9, Math.min(size, 9)]);
       }
@@ -237,16 +357,30 @@ describe('GET /v1/clubs', () => {
 
   describe('parameter validation', () => {
     const statuses: [string, number][] = [
-      ['page=-1', 400], ['page=0', 200], ['page=2147483648', 400],
-      ['size=0', 400], ['size=1', 200], ['size=1000', 200], ['size=1001', 400],
-      ['clubId=0', 400], ['clubId=1', 200], ['clubId=9007199254740991', 200], ['clubId=99999999999999999999', 400],
+      ['page=-1', 400],
+      ['page=0', 200],
+      ['page=2147483648', 400],
+      ['size=0', 400],
+      ['size=1', 200],
+      ['size=1000', 200],
+      ['size=1001', 400],
+      ['clubId=0', 400],
+      ['clubId=1', 200],
+      ['clubId=9007199254740991', 200],
+      ['clubId=99999999999999999999', 400],
     ];
     for (const [query, status] of statuses) {
       it(`${query} -> ${status}`, async () => {
         const res = await get(`?${query}`);
         const name = query.split('=')[0] ?? '';
         if (status === 200) await expectOk(res);
-        else await expectEnvelope(res, 400, 'BAD_REQUEST', new RegExp(`^Invalid parameter '${name}': must be an integer from \\d+ to \\d+ \\(got '-?\\d+'\\)\\.$`));
+        else
+          await expectEnvelope(
+            res,
+            400,
+            'BAD_REQUEST',
+            new RegExp(`^Invalid parameter '${name}': must be an integer from \\d+ to \\d+ \\(got '-?\\d+'\\)\\.$`),
+          );
       });
     }
 
@@ -261,7 +395,11 @@ describe('GET /v1/clubs', () => {
         expect400(`?includeLeaderInParticipants=${raw}`, 'includeLeaderInParticipants', 'must be true or false'));
     }
     it('includeLeaderInParticipants given twice -> 400', () =>
-      expect400('?includeLeaderInParticipants=true&includeLeaderInParticipants=false', 'includeLeaderInParticipants', 'must be given only once'));
+      expect400(
+        '?includeLeaderInParticipants=true&includeLeaderInParticipants=false',
+        'includeLeaderInParticipants',
+        'must be given only once',
+      ));
 
     const enums: [string, string, string[]][] = [
       ['clubType', 'MAJOR_CLUB, AUTONOMOUS_CLUB', ['major_club', 'MAJOR', 'JOB_CLUB', '']],

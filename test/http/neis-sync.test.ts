@@ -104,13 +104,20 @@ describe('NEIS sync against the fake NEIS server', () => {
     const small = await run({ datasets: ['meals'] }, { pageSize: 10 });
     expect(small.datasets.meals?.rows).to.equal(42);
     expect(requestsOf('mealServiceDietInfo').map((r) => [r.params['pIndex'], r.params['pSize']])).to.deep.equal([
-      ['1', '10'], ['2', '10'], ['3', '10'], ['4', '10'], ['5', '10'],
+      ['1', '10'],
+      ['2', '10'],
+      ['3', '10'],
+      ['4', '10'],
+      ['5', '10'],
     ]);
     // Timetables with NEIS's maximum page of 1000: four weeks of 12 classes are 1632 rows, 2 pages.
     fake.reset();
     const full = await run({ datasets: ['timetables'], from: '2026-03-02', to: '2026-03-27' });
     expect(full.datasets.timetables?.rows).to.equal(1632);
-    expect(requestsOf('hisTimetable').map((r) => [r.params['pIndex'], r.params['pSize']])).to.deep.equal([['1', '1000'], ['2', '1000']]);
+    expect(requestsOf('hisTimetable').map((r) => [r.params['pIndex'], r.params['pSize']])).to.deep.equal([
+      ['1', '1000'],
+      ['2', '1000'],
+    ]);
     expect(requestsOf('hisTimetable')[0]?.params).to.include({
       KEY,
       Type: 'json',
@@ -142,7 +149,8 @@ describe('NEIS sync against the fake NEIS server', () => {
       outcome: 'failed',
       rows: 0,
       skippedRows: 0,
-      error: 'NEIS mealServiceDietInfo answered ERROR-290: 인증키가 유효하지 않습니다. 인증키가 없는 경우, 홈페이지에서 인증키를 신청하십시오.',
+      error:
+        'NEIS mealServiceDietInfo answered ERROR-290: 인증키가 유효하지 않습니다. 인증키가 없는 경우, 홈페이지에서 인증키를 신청하십시오.',
     });
     expect(report.datasets.schedules?.outcome).to.equal('ok');
     expect(requestsOf('mealServiceDietInfo')).to.have.length(1);
@@ -197,7 +205,10 @@ describe('NEIS sync against the fake NEIS server', () => {
     expect(report.datasets.meals?.error).to.equal('NEIS mealServiceDietInfo sent a malformed answer: the body is not JSON');
     expect(requestsOf('mealServiceDietInfo')).to.have.length(1);
     expect(await store.meals(MARCH.from, MARCH.to)).to.deep.equal(before);
-    expect((await store.state())?.lastSync).to.include({ outcome: 'failed', error: 'meals: NEIS mealServiceDietInfo sent a malformed answer: the body is not JSON' });
+    expect((await store.state())?.lastSync).to.include({
+      outcome: 'failed',
+      error: 'meals: NEIS mealServiceDietInfo sent a malformed answer: the body is not JSON',
+    });
   });
 
   it('skips a row with an unknown meal code with a warning, never the whole sync', async () => {
@@ -273,7 +284,10 @@ describe('NEIS sync in the app: start-up sync and /v1/health', () => {
       }
       expect(neis?.lastSync).to.deep.include({ outcome: 'ok', trigger: 'startup', window: { from: '2026-03-01', to: '2027-02-28' } });
       expect(neis?.scheduler).to.deep.equal({ enabled: true, nextRunAt: '2026-03-16T17:00:00.000Z', nextTrigger: 'daily' });
-      expect(fake.requests.find((r) => r.service === 'mealServiceDietInfo')?.params).to.include({ MLSV_FROM_YMD: '20260301', MLSV_TO_YMD: '20270228' });
+      expect(fake.requests.find((r) => r.service === 'mealServiceDietInfo')?.params).to.include({
+        MLSV_FROM_YMD: '20260301',
+        MLSV_TO_YMD: '20270228',
+      });
       const key = await issueKey(t.db, { scopes: ['NEIS_READ'], now });
       const meals = await expectOk<{ mealDate: string }[]>(await t.request('/v1/neis/meals', { headers: { 'X-API-KEY': key } }));
       expect(meals.map((m) => m.mealDate)).to.deep.equal([ANCHOR, ANCHOR, ANCHOR]);
@@ -301,7 +315,13 @@ describe('NEIS sync in the app: start-up sync and /v1/health', () => {
       const t = await buildTestApp('neis-daily', {
         db,
         now,
-        env: { NEIS_SYNC_ENABLED: 'true', NEIS_BASE_URL: fake.url, NEIS_API_KEY: KEY, NEIS_SYNC_TIME: '02:00', NEIS_SYNC_TIMEZONE: 'Asia/Seoul' },
+        env: {
+          NEIS_SYNC_ENABLED: 'true',
+          NEIS_BASE_URL: fake.url,
+          NEIS_API_KEY: KEY,
+          NEIS_SYNC_TIME: '02:00',
+          NEIS_SYNC_TIMEZONE: 'Asia/Seoul',
+        },
       });
       try {
         // (A cast, not an annotation: TypeScript would narrow an annotated `null` to never in the loop.)
@@ -309,13 +329,18 @@ describe('NEIS sync in the app: start-up sync and /v1/health', () => {
         let scheduler: unknown;
         for (let i = 0; i < 100 && lastSync?.trigger !== 'daily'; i++) {
           await new Promise((r) => setTimeout(r, 50));
-          ({ lastSync, scheduler } = (await expectOk<{ neis: { lastSync: typeof lastSync; scheduler: unknown } }>(await t.request('/v1/health'))).neis);
+          ({ lastSync, scheduler } = (
+            await expectOk<{ neis: { lastSync: typeof lastSync; scheduler: unknown } }>(await t.request('/v1/health'))
+          ).neis);
         }
         expect(lastSync).to.deep.include({ trigger: 'daily', outcome: 'ok' });
         expect(t.logs.some((l) => l['msg'] === 'NEIS data is fresh; no start-up sync')).to.equal(true);
         // The next run is tomorrow at 02:00 in Seoul.
         expect(scheduler).to.deep.equal({ enabled: true, nextRunAt: '2026-03-16T17:00:00.000Z', nextTrigger: 'daily' });
-        expect(fake.requests.find((r) => r.service === 'hisTimetable')?.params).to.include({ TI_FROM_YMD: '20260301', TI_TO_YMD: '20270228' });
+        expect(fake.requests.find((r) => r.service === 'hisTimetable')?.params).to.include({
+          TI_FROM_YMD: '20260301',
+          TI_TO_YMD: '20270228',
+        });
       } finally {
         await t.close();
       }

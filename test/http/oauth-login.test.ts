@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { buildStudent, insertSchool } from '../helpers/factories.js';
-import { createAccount, createClient, CookieJar, REDIRECT_URI } from '../helpers/oauth.js';
+import { createAccount, createClient, CookieJar, pkcePair, REDIRECT_URI } from '../helpers/oauth.js';
 
 /** The login and consent pages: language, accessibility basics, CSRF, clickjacking, throttling. */
 
@@ -17,9 +17,21 @@ interface LoginPage {
 }
 
 /** Starts an authorization and stops at the login page. */
-async function openLoginPage(t: TestApp, clientId: string, init: { headers?: Record<string, string>; query?: string } = {}): Promise<LoginPage> {
+async function openLoginPage(
+  t: TestApp,
+  clientId: string,
+  init: { headers?: Record<string, string>; query?: string } = {},
+): Promise<LoginPage> {
   const jar = new CookieJar();
-  const params = new URLSearchParams({ client_id: clientId, redirect_uri: REDIRECT_URI, response_type: 'code', state: 'st-1' });
+  const { challenge } = pkcePair();
+  const params = new URLSearchParams({
+    client_id: clientId,
+    redirect_uri: REDIRECT_URI,
+    response_type: 'code',
+    state: 'st-1',
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+  });
   const start = await t.request(`/v1/oauth/authorize?${params}`, { redirect: 'manual' });
   jar.store(start);
   expect(start.status).to.equal(303);
@@ -36,7 +48,12 @@ async function openLoginPage(t: TestApp, clientId: string, init: { headers?: Rec
   };
 }
 
-function post(page: LoginPage, fields: Record<string, string>, headers: Record<string, string> = {}, action = page.action): Promise<Response> {
+function post(
+  page: LoginPage,
+  fields: Record<string, string>,
+  headers: Record<string, string> = {},
+  action = page.action,
+): Promise<Response> {
   return fetch(action, {
     method: 'POST',
     redirect: 'manual',
@@ -111,7 +128,7 @@ describe('OAuth login and consent pages', () => {
     expect(html).to.match(/id="password"[^>]*aria-invalid="true" aria-describedby="form-error" autofocus>/);
   });
 
-  it('CSRF: a post without the form token, with another interaction\'s token, or from another origin is refused', async () => {
+  it("CSRF: a post without the form token, with another interaction's token, or from another origin is refused", async () => {
     const page = await openLoginPage(t, clientId);
     const other = await openLoginPage(t, clientId);
     const creds = { email: USER.email, password: USER.password };
@@ -137,7 +154,10 @@ describe('OAuth login and consent pages', () => {
     const abort = page.action.replace(/\/login$/, '/abort');
     const res = await post(page, { csrf: page.csrf }, { origin: t.url }, abort);
     expect(res.status).to.equal(303);
-    const resume = await fetch(new URL(res.headers.get('location') ?? '', t.url), { redirect: 'manual', headers: { cookie: page.jar.header() } });
+    const resume = await fetch(new URL(res.headers.get('location') ?? '', t.url), {
+      redirect: 'manual',
+      headers: { cookie: page.jar.header() },
+    });
     const location = new URL(resume.headers.get('location') ?? '');
     expect(location.searchParams.get('error')).to.equal('access_denied');
     expect(location.searchParams.get('state')).to.equal('st-1');
@@ -147,7 +167,10 @@ describe('OAuth login and consent pages', () => {
     const page = await openLoginPage(t, clientId);
     const login = await post(page, { csrf: page.csrf, email: USER.email, password: USER.password }, { origin: t.url });
     expect(login.status).to.equal(303);
-    const resume = await fetch(new URL(login.headers.get('location') ?? '', t.url), { redirect: 'manual', headers: { cookie: page.jar.header() } });
+    const resume = await fetch(new URL(login.headers.get('location') ?? '', t.url), {
+      redirect: 'manual',
+      headers: { cookie: page.jar.header() },
+    });
     page.jar.store(resume);
     const consentUrl = new URL(resume.headers.get('location') ?? '', t.url);
     expect(consentUrl.pathname).to.match(/^\/v1\/oauth\/interaction\//);
@@ -162,13 +185,16 @@ describe('OAuth login and consent pages', () => {
     const csrf = /name="csrf" value="([^"]+)"/.exec(html)?.[1] ?? '';
     const deny = await post({ ...page, action: `${consentUrl.href}/confirm` }, { csrf, decision: 'deny' }, { origin: t.url });
     expect(deny.status).to.equal(303);
-    const back = await fetch(new URL(deny.headers.get('location') ?? '', t.url), { redirect: 'manual', headers: { cookie: page.jar.header() } });
+    const back = await fetch(new URL(deny.headers.get('location') ?? '', t.url), {
+      redirect: 'manual',
+      headers: { cookie: page.jar.header() },
+    });
     const location = new URL(back.headers.get('location') ?? '');
     expect(location.searchParams.get('error')).to.equal('access_denied');
     expect(location.searchParams.get('state')).to.equal('st-1');
   });
 
-  it('login throttling per account: after 5 failures even the right password waits (429, Retry-After)', async () => {
+  it('login throttling per account and address: after 5 failures from an address even the right password waits there (429, Retry-After)', async () => {
     const victim = { email: 'throttled@school.test', password: 'the right password' };
     await createAccount(t.db, victim.email, victim.password);
     const page = await openLoginPage(t, clientId);
@@ -190,7 +216,9 @@ describe('OAuth login and consent pages', () => {
     await createAccount(t.db, victim.email, victim.password);
     const page = await openLoginPage(t, clientId);
     const statuses = await Promise.all(
-      Array.from({ length: 12 }, (_, i) => post(page, { csrf: page.csrf, email: victim.email, password: `guess ${i}` }, { origin: t.url }).then((r) => r.status)),
+      Array.from({ length: 12 }, (_, i) =>
+        post(page, { csrf: page.csrf, email: victim.email, password: `guess ${i}` }, { origin: t.url }).then((r) => r.status),
+      ),
     );
     expect(statuses.filter((s) => s === 401)).to.have.length(5);
     expect(statuses.filter((s) => s === 429)).to.have.length(7);

@@ -27,8 +27,11 @@ describe('OAuth token endpoint and authorization flow', () => {
   let t: TestApp;
   let offsetMs = 0;
   let confidential: { id: string; secret: string };
+  let legacy: { id: string; secret: string };
   let publicClient: string;
   let firstParty: { id: string; secret: string };
+  /** The PKCE verifier of each code codeFor() obtained (every client uses PKCE by default). */
+  const verifiers = new Map<string, string>();
 
   before(async () => {
     t = await buildTestApp('oauth_token', { now: () => new Date(Date.now() + offsetMs) });
@@ -39,19 +42,28 @@ describe('OAuth token endpoint and authorization flow', () => {
     publicClient = (await createClient(t.db, { name: 'Mobile app', public: true })).client.id;
     const f = await createClient(t.db, { name: 'Our app', firstParty: true });
     firstParty = { id: f.client.id, secret: f.secret ?? '' };
+    const l = await createClient(t.db, { name: 'Legacy app', pkce: 'optional' });
+    legacy = { id: l.client.id, secret: l.secret ?? '' };
   });
   after(() => t.close());
   beforeEach(() => {
     offsetMs = 0;
   });
 
-  /** An authorization code for the confidential client (consent given). */
+  /** An authorization code for the confidential client (consent given), obtained with PKCE. */
   async function codeFor(extra: Record<string, string> = {}, clientId = confidential.id): Promise<string> {
-    const result = await authorize(t, { client_id: clientId, redirect_uri: REDIRECT_URI, response_type: 'code', state: 's1', ...extra }, USER);
+    const result = await authorize(
+      t,
+      { client_id: clientId, redirect_uri: REDIRECT_URI, response_type: 'code', state: 's1', ...extra },
+      USER,
+    );
     expect(result.code, result.location.href).to.be.a('string');
-    return result.code ?? '';
+    const code = result.code ?? '';
+    if (result.verifier) verifiers.set(code, result.verifier);
+    return code;
   }
 
+  /** Exchanges a code as the confidential client, with the code's PKCE verifier unless `extra` sets one. */
   function exchange(code: string, extra: Record<string, unknown> = {}): Promise<Response> {
     return postJson(t, '/v1/oauth/token', {
       grant_type: 'authorization_code',
@@ -59,8 +71,14 @@ describe('OAuth token endpoint and authorization flow', () => {
       client_id: confidential.id,
       redirect_uri: REDIRECT_URI,
       client_secret: confidential.secret,
+      code_verifier: verifiers.get(code),
       ...extra,
     });
+  }
+
+  /** The PKCE parameters every authorization request of a default client carries. */
+  function challenge(): { code_challenge: string; code_challenge_method: string } {
+    return { code_challenge: pkcePair().challenge, code_challenge_method: 'S256' };
   }
 
   function refresh(refreshToken: string, extra: Record<string, unknown> = {}): Promise<Response> {
@@ -86,7 +104,11 @@ describe('OAuth token endpoint and authorization flow', () => {
 
   describe('the flow exactly as the spec shows it (JSON bodies)', () => {
     it('authorize redirects with 303 to the login page, then to redirect_uri with code, state and iss', async () => {
-      const result = await authorize(t, { client_id: confidential.id, redirect_uri: REDIRECT_URI, response_type: 'code', state: 'opaque-123' }, USER);
+      const result = await authorize(
+        t,
+        { client_id: confidential.id, redirect_uri: REDIRECT_URI, response_type: 'code', state: 'opaque-123' },
+        USER,
+      );
       expect(result.statuses[0]).to.equal(303);
       expect(result.statuses.at(-1)).to.equal(303);
       expect(`${result.location.origin}${result.location.pathname}`).to.equal(REDIRECT_URI);
@@ -115,7 +137,7 @@ describe('OAuth token endpoint and authorization flow', () => {
       expect(info.student).to.include({ id: 7, name: '김민준' });
     });
 
-    it('issues a JWT access token signed with a key that has a kid, with the claims of DECISIONS.md', async () => {
+    it('issues a JWT access token signed with a key that has a kid, with the claims of docs/decisions.md', async () => {
       const body = await tokens(await exchange(await codeFor()));
       const header = decodeProtectedHeader(body.access_token);
       expect(header.alg).to.equal('RS256');
@@ -150,7 +172,12 @@ describe('OAuth token endpoint and authorization flow', () => {
           'content-type': 'application/x-www-form-urlencoded',
           authorization: `Basic ${Buffer.from(`${confidential.id}:${confidential.secret}`).toString('base64')}`,
         },
-        body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI }).toString(),
+        body: new URLSearchParams({
+          grant_type: 'authorization_code',
+          code,
+          redirect_uri: REDIRECT_URI,
+          code_verifier: verifiers.get(code) ?? '',
+        }).toString(),
       });
       const body = await tokens(res);
       expect(body.token_type).to.equal('Bearer');
@@ -205,6 +232,7 @@ describe('OAuth token endpoint and authorization flow', () => {
         client_id: firstParty.id,
         client_secret: firstParty.secret,
         redirect_uri: REDIRECT_URI,
+        code_verifier: verifiers.get(code),
       });
       await expectOAuthError(res, 400, 'invalid_grant');
     });
@@ -212,7 +240,12 @@ describe('OAuth token endpoint and authorization flow', () => {
 
   describe('redirect_uri', () => {
     it('redirect_uri mismatch at authorize: 400, never redirected (page, or JSON when asked)', async () => {
-      const query = new URLSearchParams({ client_id: confidential.id, redirect_uri: 'http://127.0.0.1:9/callback/evil', response_type: 'code', state: 's' });
+      const query = new URLSearchParams({
+        client_id: confidential.id,
+        redirect_uri: 'http://127.0.0.1:9/callback/evil',
+        response_type: 'code',
+        state: 's',
+      });
       const page = await t.request(`/v1/oauth/authorize?${query}`, { redirect: 'manual' });
       expect(page.status).to.equal(400);
       expect(page.headers.get('location')).to.equal(null);
@@ -234,7 +267,12 @@ describe('OAuth token endpoint and authorization flow', () => {
 
     it('redirect_uri mismatch at token: 400 invalid_grant', async () => {
       const code = await codeFor();
-      await expectOAuthError(await exchange(code, { redirect_uri: 'http://127.0.0.1:9/other' }), 400, 'invalid_grant', 'redirect_uri mismatch');
+      await expectOAuthError(
+        await exchange(code, { redirect_uri: 'http://127.0.0.1:9/other' }),
+        400,
+        'invalid_grant',
+        'redirect_uri mismatch',
+      );
     });
 
     it('an unknown client at authorize: 400 page, never redirected', async () => {
@@ -246,7 +284,14 @@ describe('OAuth token endpoint and authorization flow', () => {
 
     it('errors about the request itself go back to the client with error, error_description and state', async () => {
       // prompt=none without a login session: the user would have to log in.
-      const query = new URLSearchParams({ client_id: confidential.id, redirect_uri: REDIRECT_URI, response_type: 'code', state: 'keep-me', prompt: 'none' });
+      const query = new URLSearchParams({
+        client_id: confidential.id,
+        redirect_uri: REDIRECT_URI,
+        response_type: 'code',
+        state: 'keep-me',
+        prompt: 'none',
+        ...challenge(),
+      });
       const res = await t.request(`/v1/oauth/authorize?${query}`, { redirect: 'manual' });
       expect(res.status).to.equal(303);
       const location = new URL(res.headers.get('location') ?? '');
@@ -258,7 +303,14 @@ describe('OAuth token endpoint and authorization flow', () => {
     });
 
     it('an unknown or disallowed scope is invalid_scope, sent back to the client', async () => {
-      const query = new URLSearchParams({ client_id: confidential.id, redirect_uri: REDIRECT_URI, response_type: 'code', state: 's', scope: 'self:read admin:write' });
+      const query = new URLSearchParams({
+        client_id: confidential.id,
+        redirect_uri: REDIRECT_URI,
+        response_type: 'code',
+        state: 's',
+        scope: 'self:read admin:write',
+        ...challenge(),
+      });
       const res = await t.request(`/v1/oauth/authorize?${query}`, { redirect: 'manual' });
       expect(res.status).to.equal(303);
       const location = new URL(res.headers.get('location') ?? '');
@@ -268,7 +320,11 @@ describe('OAuth token endpoint and authorization flow', () => {
 
   describe('PKCE', () => {
     async function publicCode(params: Record<string, string>): Promise<URL> {
-      const result = await authorize(t, { client_id: publicClient, redirect_uri: REDIRECT_URI, response_type: 'code', state: 'p', ...params }, USER);
+      const result = await authorize(
+        t,
+        { client_id: publicClient, redirect_uri: REDIRECT_URI, response_type: 'code', state: 'p', ...params },
+        USER,
+      );
       return result.location;
     }
 
@@ -283,7 +339,9 @@ describe('OAuth token endpoint and authorization flow', () => {
         code_verifier: verifier,
       });
       const body = await tokens(res);
-      const refreshed = await tokens(await postJson(t, '/v1/oauth/token', { grant_type: 'refresh_token', refresh_token: body.refresh_token, client_id: publicClient }));
+      const refreshed = await tokens(
+        await postJson(t, '/v1/oauth/token', { grant_type: 'refresh_token', refresh_token: body.refresh_token, client_id: publicClient }),
+      );
       expect(refreshed.token_type).to.equal('Bearer');
     });
 
@@ -297,7 +355,14 @@ describe('OAuth token endpoint and authorization flow', () => {
     });
 
     it('PKCE downgrade: code_challenge_method=plain is refused', async () => {
-      const query = new URLSearchParams({ client_id: publicClient, redirect_uri: REDIRECT_URI, response_type: 'code', state: 'p', code_challenge: 'a'.repeat(43), code_challenge_method: 'plain' });
+      const query = new URLSearchParams({
+        client_id: publicClient,
+        redirect_uri: REDIRECT_URI,
+        response_type: 'code',
+        state: 'p',
+        code_challenge: 'a'.repeat(43),
+        code_challenge_method: 'plain',
+      });
       const res = await t.request(`/v1/oauth/authorize?${query}`, { redirect: 'manual' });
       const location = new URL(res.headers.get('location') ?? '');
       expect(location.searchParams.get('error')).to.equal('invalid_request');
@@ -320,13 +385,28 @@ describe('OAuth token endpoint and authorization flow', () => {
     it('PKCE downgrade at token: a challenged code without code_verifier is refused', async () => {
       const { challenge } = pkcePair();
       const location = await publicCode({ code_challenge: challenge, code_challenge_method: 'S256' });
-      const res = await postJson(t, '/v1/oauth/token', { grant_type: 'authorization_code', code: location.searchParams.get('code'), client_id: publicClient, redirect_uri: REDIRECT_URI });
+      const res = await postJson(t, '/v1/oauth/token', {
+        grant_type: 'authorization_code',
+        code: location.searchParams.get('code'),
+        client_id: publicClient,
+        redirect_uri: REDIRECT_URI,
+      });
       await expectOAuthError(res, 400, 'invalid_grant', 'code_verifier must be provided');
     });
 
-    it('a code_verifier for a code issued without a challenge is refused', async () => {
-      const code = await codeFor();
-      await expectOAuthError(await exchange(code, { code_verifier: pkcePair().verifier }), 400, 'invalid_grant');
+    it('a code_verifier for a code issued without a challenge is refused (a client registered with PKCE optional)', async () => {
+      const result = await authorize(t, { client_id: legacy.id, redirect_uri: REDIRECT_URI, response_type: 'code', state: 'l' }, USER, {
+        pkce: false,
+      });
+      expect(result.code, result.location.href).to.be.a('string');
+      const body = {
+        grant_type: 'authorization_code',
+        code: result.code,
+        client_id: legacy.id,
+        client_secret: legacy.secret,
+        redirect_uri: REDIRECT_URI,
+      };
+      await expectOAuthError(await postJson(t, '/v1/oauth/token', { ...body, code_verifier: pkcePair().verifier }), 400, 'invalid_grant');
     });
   });
 
@@ -368,7 +448,12 @@ describe('OAuth token endpoint and authorization flow', () => {
 
     it('a refresh token is bound to its client', async () => {
       const first = await tokens(await exchange(await codeFor()));
-      const res = await postJson(t, '/v1/oauth/token', { grant_type: 'refresh_token', refresh_token: first.refresh_token, client_id: firstParty.id, client_secret: firstParty.secret });
+      const res = await postJson(t, '/v1/oauth/token', {
+        grant_type: 'refresh_token',
+        refresh_token: first.refresh_token,
+        client_id: firstParty.id,
+        client_secret: firstParty.secret,
+      });
       await expectOAuthError(res, 400, 'invalid_grant');
     });
 
@@ -384,7 +469,10 @@ describe('OAuth token endpoint and authorization flow', () => {
       await expectOAuthError(await exchange(code, { client_secret: 'not-the-secret' }), 401, 'invalid_client');
       const basic = await t.request('/v1/oauth/token', {
         method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Basic ${Buffer.from(`${confidential.id}:wrong`).toString('base64')}` },
+        headers: {
+          'content-type': 'application/json',
+          authorization: `Basic ${Buffer.from(`${confidential.id}:wrong`).toString('base64')}`,
+        },
         body: JSON.stringify({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI }),
       });
       expect(basic.headers.get('www-authenticate')).to.match(/^Basic /);
@@ -405,14 +493,25 @@ describe('OAuth token endpoint and authorization flow', () => {
 
     it('missing parameters: 400 invalid_request naming each one', async () => {
       const code = await codeFor();
-      const base = { grant_type: 'authorization_code', code, client_id: confidential.id, redirect_uri: REDIRECT_URI, client_secret: confidential.secret };
+      const base = {
+        grant_type: 'authorization_code',
+        code,
+        client_id: confidential.id,
+        redirect_uri: REDIRECT_URI,
+        client_secret: confidential.secret,
+        code_verifier: verifiers.get(code),
+      };
       for (const name of ['grant_type', 'code', 'redirect_uri', 'client_id'] as const) {
         const { [name]: _omitted, ...body } = base;
         const res = await postJson(t, '/v1/oauth/token', body);
         expect(res.headers.get('cache-control')).to.equal('no-store');
         await expectOAuthError(res, 400, 'invalid_request', `'${name}'`);
       }
-      const noRefresh = await postJson(t, '/v1/oauth/token', { grant_type: 'refresh_token', client_id: confidential.id, client_secret: confidential.secret });
+      const noRefresh = await postJson(t, '/v1/oauth/token', {
+        grant_type: 'refresh_token',
+        client_id: confidential.id,
+        client_secret: confidential.secret,
+      });
       await expectOAuthError(noRefresh, 400, 'invalid_request', "'refresh_token'");
     });
 
@@ -432,14 +531,22 @@ describe('OAuth token endpoint and authorization flow', () => {
     });
 
     it('a malformed JSON body or a non-string field is 400 invalid_request', async () => {
-      const broken = await t.request('/v1/oauth/token', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"grant_type":' });
+      const broken = await t.request('/v1/oauth/token', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"grant_type":',
+      });
       await expectOAuthError(broken, 400, 'invalid_request', 'failed to parse the request body');
       const wrongType = await postJson(t, '/v1/oauth/token', { grant_type: 'authorization_code', code: 42, client_id: confidential.id });
       await expectOAuthError(wrongType, 400, 'invalid_request', "'code'");
     });
 
     it('an unknown grant type is 400 unsupported_grant_type', async () => {
-      const res = await postJson(t, '/v1/oauth/token', { grant_type: 'password', client_id: confidential.id, client_secret: confidential.secret });
+      const res = await postJson(t, '/v1/oauth/token', {
+        grant_type: 'password',
+        client_id: confidential.id,
+        client_secret: confidential.secret,
+      });
       await expectOAuthError(res, 400, 'unsupported_grant_type');
     });
   });
@@ -461,12 +568,20 @@ describe('OAuth token endpoint and authorization flow', () => {
 
     it('introspects a JWT access token for its own client only', async () => {
       const body = await tokens(await exchange(await codeFor()));
-      const own = await postJson(t, '/v1/oauth/introspect', { token: body.access_token, client_id: confidential.id, client_secret: confidential.secret });
+      const own = await postJson(t, '/v1/oauth/introspect', {
+        token: body.access_token,
+        client_id: confidential.id,
+        client_secret: confidential.secret,
+      });
       expect(own.status).to.equal(200);
       expect(own.headers.get('cache-control')).to.equal('no-store');
       const claims = (await own.json()) as Record<string, unknown>;
       expect(claims).to.include({ active: true, client_id: confidential.id, scope: 'self:read', token_type: 'Bearer', iss: t.url });
-      const other = await postJson(t, '/v1/oauth/introspect', { token: body.access_token, client_id: firstParty.id, client_secret: firstParty.secret });
+      const other = await postJson(t, '/v1/oauth/introspect', {
+        token: body.access_token,
+        client_id: firstParty.id,
+        client_secret: firstParty.secret,
+      });
       expect(await other.json()).to.deep.equal({ active: false });
     });
 
@@ -480,7 +595,9 @@ describe('OAuth token endpoint and authorization flow', () => {
 
   describe('first-party clients', () => {
     it('skip the consent page', async () => {
-      const result = await authorize(t, { client_id: firstParty.id, redirect_uri: REDIRECT_URI, response_type: 'code', state: 'f' }, USER, { consent: 'deny' });
+      const result = await authorize(t, { client_id: firstParty.id, redirect_uri: REDIRECT_URI, response_type: 'code', state: 'f' }, USER, {
+        consent: 'deny',
+      });
       // Denying would have produced an error: no consent page was shown.
       expect(result.code).to.be.a('string');
     });

@@ -27,7 +27,9 @@ describe('OAuth userinfo server', () => {
   before(async () => {
     t = await buildTestApp('oauth_userinfo', { now: () => new Date(Date.now() + offsetMs) });
     await insertSchool(t.db, {
-      students: [buildStudent({ _id: 21, email: USER.email, name: '이서연', majorClubId: 3, dormitoryFloor: 5, dormitoryRoom: 512, sex: 'WOMAN' })],
+      students: [
+        buildStudent({ _id: 21, email: USER.email, name: '이서연', majorClubId: 3, dormitoryFloor: 5, dormitoryRoom: 512, sex: 'WOMAN' }),
+      ],
       clubs: [buildClub({ _id: 3, name: 'Byte Forge', type: 'MAJOR_CLUB' })],
     });
     await createAccount(t.db, USER.email, USER.password);
@@ -41,8 +43,19 @@ describe('OAuth userinfo server', () => {
   });
 
   async function login(user = USER, scope = 'self:read'): Promise<Tokens> {
-    const { code } = await authorize(t, { client_id: client.id, redirect_uri: REDIRECT_URI, response_type: 'code', state: 'u', scope }, user);
-    const res = await postJson(t, '/v1/oauth/token', { grant_type: 'authorization_code', code, client_id: client.id, client_secret: client.secret, redirect_uri: REDIRECT_URI });
+    const { code, verifier } = await authorize(
+      t,
+      { client_id: client.id, redirect_uri: REDIRECT_URI, response_type: 'code', state: 'u', scope },
+      user,
+    );
+    const res = await postJson(t, '/v1/oauth/token', {
+      grant_type: 'authorization_code',
+      code,
+      client_id: client.id,
+      client_secret: client.secret,
+      redirect_uri: REDIRECT_URI,
+      code_verifier: verifier,
+    });
     expect(res.status, await res.clone().text()).to.equal(200);
     return (await res.json()) as Tokens;
   }
@@ -139,13 +152,21 @@ describe('OAuth userinfo server', () => {
     const res = await userinfo(access_token);
     expect(res.status).to.equal(403);
     expect(res.headers.get('www-authenticate')).to.equal(`Bearer realm="${t.url}", error="insufficient_scope", scope="self:read"`);
-    expect(await res.json()).to.deep.equal({ error: 'insufficient_scope', error_description: 'the access token lacks the self:read scope' });
+    expect(await res.json()).to.deep.equal({
+      error: 'insufficient_scope',
+      error_description: 'the access token lacks the self:read scope',
+    });
   });
 
   it('revocation takes effect at userinfo: revoking the refresh token ends the access token at once', async () => {
     const tokens = await login();
     expect((await userinfo(tokens.access_token)).status).to.equal(200);
-    const res = await postJson(t, '/v1/oauth/revoke', { token: tokens.refresh_token, token_type_hint: 'refresh_token', client_id: client.id, client_secret: client.secret });
+    const res = await postJson(t, '/v1/oauth/revoke', {
+      token: tokens.refresh_token,
+      token_type_hint: 'refresh_token',
+      client_id: client.id,
+      client_secret: client.secret,
+    });
     expect(res.status).to.equal(200);
     await expectInvalidToken(await userinfo(tokens.access_token), 'revoked');
   });
@@ -155,7 +176,12 @@ describe('OAuth userinfo server', () => {
     const res = await postJson(t, '/v1/oauth/revoke', { token: tokens.access_token, client_id: client.id, client_secret: client.secret });
     expect(res.status).to.equal(200);
     await expectInvalidToken(await userinfo(tokens.access_token), 'revoked');
-    const again = await postJson(t, '/v1/oauth/token', { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: client.id, client_secret: client.secret });
+    const again = await postJson(t, '/v1/oauth/token', {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token,
+      client_id: client.id,
+      client_secret: client.secret,
+    });
     expect(again.status).to.equal(400);
   });
 
@@ -168,8 +194,30 @@ describe('OAuth userinfo server', () => {
     await expectInvalidToken(await userinfo(tokens.access_token), 'revoked');
   });
 
+  it('what userinfo remembers follows every change at once: a new role, a changed student, a deleted account', async () => {
+    const other = { email: 'mover@school.test', password: 'moving along pw' };
+    await createAccount(t.db, other.email, other.password);
+    const { access_token } = await login(other);
+    const shown = async () => {
+      const res = await userinfo(access_token);
+      expect(res.status).to.equal(200);
+      return (await res.json()) as Record<string, unknown>;
+    };
+    expect(await shown()).to.include({ role: 'USER', isStudent: false });
+    // Each call below would be answered from memory if nothing had moved the versions.
+    await new AccountService(t.db).ensure({ ...other, role: 'ADMIN' });
+    expect(await shown()).to.include({ role: 'ADMIN', isStudent: false });
+    await insertSchool(t.db, { students: [buildStudent({ _id: 77, email: other.email, name: '김이동' })] });
+    expect(((await shown())['student'] as { name: string }).name).to.equal('김이동');
+    await new AccountService(t.db).delete(other.email);
+    await expectInvalidToken(await userinfo(access_token), 'revoked');
+  });
+
   it('allows cross-origin calls (bearer only, no cookies) and refuses other methods', async () => {
-    const preflight = await t.request('/userinfo', { method: 'OPTIONS', headers: { origin: 'https://app.example', 'access-control-request-method': 'GET' } });
+    const preflight = await t.request('/userinfo', {
+      method: 'OPTIONS',
+      headers: { origin: 'https://app.example', 'access-control-request-method': 'GET' },
+    });
     expect(preflight.status).to.equal(204);
     expect(preflight.headers.get('access-control-allow-origin')).to.equal('*');
     expect(preflight.headers.get('access-control-allow-headers')).to.equal('Authorization');
@@ -215,8 +263,19 @@ describe('OAuth surfaces at their own base addresses (campus serve --only)', () 
     expect(discovery['issuer']).to.equal(auth.url);
     expect(discovery['userinfo_endpoint']).to.equal(`${info.url}/userinfo`);
 
-    const { code } = await authorize(auth, { client_id: client.id, redirect_uri: REDIRECT_URI, response_type: 'code', state: 'x' }, USER);
-    const res = await postJson(auth, '/v1/oauth/token', { grant_type: 'authorization_code', code, client_id: client.id, client_secret: secret, redirect_uri: REDIRECT_URI });
+    const { code, verifier } = await authorize(
+      auth,
+      { client_id: client.id, redirect_uri: REDIRECT_URI, response_type: 'code', state: 'x' },
+      USER,
+    );
+    const res = await postJson(auth, '/v1/oauth/token', {
+      grant_type: 'authorization_code',
+      code,
+      client_id: client.id,
+      client_secret: secret,
+      redirect_uri: REDIRECT_URI,
+      code_verifier: verifier,
+    });
     const tokens = (await res.json()) as Tokens;
     expect(decodeJwt(tokens.access_token).aud).to.equal(`${info.url}/userinfo`);
 

@@ -6,6 +6,8 @@ import { buildTestApp } from '../helpers/app.js';
 import { createTestDatabase, testDatabaseUri } from '../helpers/database.js';
 import { expectEnvelope } from '../helpers/expect.js';
 import { freePort } from '../../src/data/embedded/index.js';
+import { ClientService } from '../../src/oauth/clients.js';
+import { generateJwks, pkcePair } from '../helpers/oauth.js';
 
 const CLI = ['--import', 'tsx', 'src/cli/index.ts'];
 
@@ -18,6 +20,8 @@ const PRODUCTION_ENV = {
   BASE_URL: 'https://api.school.test',
   OAUTH_JWKS: '{"keys":[]}',
   OAUTH_COOKIE_KEYS: 'a-production-cookie-key-of-32-characters',
+  // Production asks for a mail server; nothing here sends mail.
+  SMTP_URL: 'smtp://127.0.0.1:2525',
 };
 
 /** Starts `campus serve` as a real process and waits for its start-up line. */
@@ -76,6 +80,71 @@ describe('operations', function () {
     } finally {
       await t.close();
       await db.drop();
+    }
+  });
+
+  it("production: Strict-Transport-Security on every answer (data API, oidc-provider's own, login page, userinfo)", async () => {
+    const db = await createTestDatabase('hsts');
+    const env = { ...PRODUCTION_ENV, OAUTH_JWKS: await generateJwks(), TRUSTED_PROXIES: '127.0.0.1' };
+    const t = await buildTestApp('hsts', { db, env });
+    const HSTS = 'max-age=31536000; includeSubDomains';
+    const tls = { 'X-Forwarded-Proto': 'https' };
+    try {
+      const { client } = await new ClientService(db, { isProduction: true }).create({
+        name: 'HSTS app',
+        redirectUris: ['https://app.school.test/cb'],
+      });
+      const authorize = new URLSearchParams({
+        client_id: client.id,
+        redirect_uri: 'https://app.school.test/cb',
+        response_type: 'code',
+        state: 's',
+        code_challenge: pkcePair().challenge,
+        code_challenge_method: 'S256',
+      });
+      const answers: [string, Response][] = [
+        ['data', await t.request('/v1/health', { headers: tls })],
+        ['data error', await t.request('/v1/students', { headers: tls })],
+        ['discovery', await t.request('/.well-known/openid-configuration', { headers: tls })],
+        ['authorize', await t.request(`/v1/oauth/authorize?${authorize}`, { headers: tls, redirect: 'manual' })],
+        ['authorize error page', await t.request('/v1/oauth/authorize?client_id=nope', { headers: tls, redirect: 'manual' })],
+        [
+          'token',
+          await t.request('/v1/oauth/token', { method: 'POST', headers: { ...tls, 'content-type': 'application/json' }, body: '{}' }),
+        ],
+        ['logout', await t.request('/v1/oauth/logout', { headers: tls, redirect: 'manual' })],
+        ['userinfo', await t.request('/userinfo', { headers: tls })],
+        ['plain http refusal', await t.request('/v1/health')],
+      ];
+      const interaction = answers[3]?.[1].headers.get('location') ?? '';
+      answers.push(['login page', await t.request(new URL(interaction, t.url).pathname, { headers: tls })]);
+      const statuses = answers.map(([name, res]) => `${name} ${res.status}`);
+      expect(statuses).to.deep.equal([
+        'data 200',
+        'data error 401',
+        'discovery 200',
+        'authorize 303',
+        'authorize error page 400',
+        'token 400',
+        'logout 200',
+        'userinfo 401',
+        'plain http refusal 403',
+        'login page 400',
+      ]);
+      for (const [name, res] of answers) expect(res.headers.get('strict-transport-security'), name).to.equal(HSTS);
+    } finally {
+      await t.close();
+      await db.drop();
+    }
+  });
+
+  it('development sends no Strict-Transport-Security (plain HTTP on a developer machine)', async () => {
+    const t = await buildTestApp('no_hsts');
+    try {
+      expect((await t.request('/v1/health')).headers.get('strict-transport-security')).to.equal(null);
+      expect((await t.request('/.well-known/openid-configuration')).headers.get('strict-transport-security')).to.equal(null);
+    } finally {
+      await t.close();
     }
   });
 

@@ -38,18 +38,67 @@ interface ProjectPage {
  *   5 Zeta Game    77 (no such)   [1]                 ENDED 2023-2024
  */
 const students = [
-  buildStudent({ _id: 1, name: 'Kim One', sex: 'MAN', email: 'one@school.test', grade: 2, classNum: 3, number: 4, major: 'AI', majorClubId: 10 }),
+  buildStudent({
+    _id: 1,
+    name: 'Kim One',
+    sex: 'MAN',
+    email: 'one@school.test',
+    grade: 2,
+    classNum: 3,
+    number: 4,
+    major: 'AI',
+    majorClubId: 10,
+  }),
   buildStudent({ _id: 2, name: 'Lee Two', sex: 'WOMAN', email: 'two@school.test', grade: 1, classNum: 1, number: 1, major: 'SMART_IOT' }),
-  buildStudent({ _id: 3, name: 'Park Grad', sex: 'MAN', email: 'grad@school.test', role: 'GRADUATE', grade: null, classNum: null, number: null, major: null }),
-  buildStudent({ _id: 4, name: 'Choi Left', sex: 'WOMAN', email: 'left@school.test', role: 'WITHDRAWN', grade: null, classNum: null, number: null, major: null }),
+  buildStudent({
+    _id: 3,
+    name: 'Park Grad',
+    sex: 'MAN',
+    email: 'grad@school.test',
+    role: 'GRADUATE',
+    grade: null,
+    classNum: null,
+    number: null,
+    major: null,
+  }),
+  buildStudent({
+    _id: 4,
+    name: 'Choi Left',
+    sex: 'WOMAN',
+    email: 'left@school.test',
+    role: 'WITHDRAWN',
+    grade: null,
+    classNum: null,
+    number: null,
+    major: null,
+  }),
 ];
-const clubs = [buildClub({ _id: 10, name: 'Robotics', type: 'MAJOR_CLUB', leaderId: 1 }), buildClub({ _id: 20, name: 'Chess', type: 'AUTONOMOUS_CLUB' })];
+const clubs = [
+  buildClub({ _id: 10, name: 'Robotics', type: 'MAJOR_CLUB', leaderId: 1 }),
+  buildClub({ _id: 20, name: 'Chess', type: 'AUTONOMOUS_CLUB' }),
+];
 const projects = [
-  buildProject({ _id: 1, name: 'Smart Farm', description: 'Sensors in the school garden', clubId: 10, participantIds: [2, 1], startYear: 2025 }),
+  buildProject({
+    _id: 1,
+    name: 'Smart Farm',
+    description: 'Sensors in the school garden',
+    clubId: 10,
+    participantIds: [2, 1],
+    startYear: 2025,
+  }),
   buildProject({ _id: 2, name: 'Campus Map', description: 'A map of the campus', clubId: null, participantIds: [] }),
   buildProject({ _id: 3, name: 'Smart Farm', description: 'The older farm', clubId: 20, participantIds: [3] }),
   buildProject({ _id: 4, name: 'AI Tutor', description: 'Homework help', clubId: 10, participantIds: [4, 999] }),
-  buildProject({ _id: 5, name: 'Zeta Game', description: 'A game', clubId: 77, participantIds: [1], startYear: 2023, endYear: 2024, status: 'ENDED' }),
+  buildProject({
+    _id: 5,
+    name: 'Zeta Game',
+    description: 'A game',
+    clubId: 77,
+    participantIds: [1],
+    startYear: 2023,
+    endYear: 2024,
+    status: 'ENDED',
+  }),
 ];
 const P: Record<number, Participant> = {
   1: { id: 1, name: 'Kim One', email: 'one@school.test', studentNumber: 2304, major: 'AI', sex: 'MAN' },
@@ -96,22 +145,82 @@ describe('GET /v1/projects', () => {
           totalPages: 1,
           totalElements: 5,
           projects: [
-            { id: 1, name: 'Smart Farm', description: 'Sensors in the school garden', club: ROBOTICS, participants: [P[1], P[2]], startYear: 2025, endYear: null, status: 'ACTIVE' },
-            { id: 2, name: 'Campus Map', description: 'A map of the campus', club: null, participants: [], startYear: null, endYear: null, status: 'ACTIVE' },
-            { id: 3, name: 'Smart Farm', description: 'The older farm', club: { id: 20, name: 'Chess', type: 'AUTONOMOUS_CLUB' }, participants: [P[3]], startYear: null, endYear: null, status: 'ACTIVE' },
-            { id: 4, name: 'AI Tutor', description: 'Homework help', club: ROBOTICS, participants: [P[4]], startYear: null, endYear: null, status: 'ACTIVE' },
-            { id: 5, name: 'Zeta Game', description: 'A game', club: null, participants: [P[1]], startYear: 2023, endYear: 2024, status: 'ENDED' },
+            {
+              id: 1,
+              name: 'Smart Farm',
+              description: 'Sensors in the school garden',
+              club: ROBOTICS,
+              participants: [P[1], P[2]],
+              startYear: 2025,
+              endYear: null,
+              status: 'ACTIVE',
+            },
+            {
+              id: 2,
+              name: 'Campus Map',
+              description: 'A map of the campus',
+              club: null,
+              participants: [],
+              startYear: null,
+              endYear: null,
+              status: 'ACTIVE',
+            },
+            {
+              id: 3,
+              name: 'Smart Farm',
+              description: 'The older farm',
+              club: { id: 20, name: 'Chess', type: 'AUTONOMOUS_CLUB' },
+              participants: [P[3]],
+              startYear: null,
+              endYear: null,
+              status: 'ACTIVE',
+            },
+            {
+              id: 4,
+              name: 'AI Tutor',
+              description: 'Homework help',
+              club: ROBOTICS,
+              participants: [P[4]],
+              startYear: null,
+              endYear: null,
+              status: 'ACTIVE',
+            },
+            {
+              id: 5,
+              name: 'Zeta Game',
+              description: 'A game',
+              club: null,
+              participants: [P[1]],
+              startYear: 2023,
+              endYear: 2024,
+              status: 'ENDED',
+            },
           ],
         },
       });
       const [first] = body.data.projects;
-      expect(Object.keys(first ?? {})).to.deep.equal(['id', 'name', 'description', 'club', 'participants', 'startYear', 'endYear', 'status']);
+      expect(Object.keys(first ?? {})).to.deep.equal([
+        'id',
+        'name',
+        'description',
+        'club',
+        'participants',
+        'startYear',
+        'endYear',
+        'status',
+      ]);
       expect(Object.keys(first?.club ?? {})).to.deep.equal(['id', 'name', 'type']);
       expect(Object.keys(first?.participants[0] ?? {})).to.deep.equal(['id', 'name', 'email', 'studentNumber', 'major', 'sex']);
     });
 
     it('paging: totalPages = ceil(total / size); a page past the end is empty', async () => {
-      for (const [size, pages] of [[1, 5], [2, 3], [4, 2], [5, 1], [1000, 1]] as const) {
+      for (const [size, pages] of [
+        [1, 5],
+        [2, 3],
+        [4, 2],
+        [5, 1],
+        [1000, 1],
+      ] as const) {
         const data = await ok(`?size=${size}`);
         expect([data.totalPages, data.totalElements, data.projects.length]).to.deep.equal([pages, 5, Math.min(size, 5)]);
       }
@@ -150,7 +259,8 @@ describe('GET /v1/projects', () => {
     async function walk(query: string, size: number): Promise<number[]> {
       const first = await ok(`${query}&size=${size}`);
       const seen = first.projects.map((p) => p.id);
-      for (let page = 1; page < first.totalPages; page++) seen.push(...(await ok(`${query}&size=${size}&page=${page}`)).projects.map((p) => p.id));
+      for (let page = 1; page < first.totalPages; page++)
+        seen.push(...(await ok(`${query}&size=${size}&page=${page}`)).projects.map((p) => p.id));
       expect((await ok(`${query}&size=${size}&page=${first.totalPages}`)).projects).to.deep.equal([]);
       return seen;
     }
@@ -172,16 +282,32 @@ describe('GET /v1/projects', () => {
 
   describe('parameter validation', () => {
     const statuses: [string, number][] = [
-      ['page=-1', 400], ['page=0', 200], ['size=0', 400], ['size=1', 200], ['size=1000', 200], ['size=1001', 400],
-      ['projectId=0', 400], ['projectId=1', 200], ['projectId=9007199254740991', 200], ['projectId=99999999999999999999', 400],
-      ['clubId=0', 400], ['clubId=1', 200], ['clubId=99999999999999999999', 400],
+      ['page=-1', 400],
+      ['page=0', 200],
+      ['size=0', 400],
+      ['size=1', 200],
+      ['size=1000', 200],
+      ['size=1001', 400],
+      ['projectId=0', 400],
+      ['projectId=1', 200],
+      ['projectId=9007199254740991', 200],
+      ['projectId=99999999999999999999', 400],
+      ['clubId=0', 400],
+      ['clubId=1', 200],
+      ['clubId=99999999999999999999', 400],
     ];
     for (const [query, status] of statuses) {
       it(`${query} -> ${status}`, async () => {
         const res = await get(`?${query}`);
         const name = query.split('=')[0] ?? '';
         if (status === 200) await expectOk(res);
-        else await expectEnvelope(res, 400, 'BAD_REQUEST', new RegExp(`^Invalid parameter '${name}': must be an integer from \\d+ to \\d+ \\(got '-?\\d+'\\)\\.$`));
+        else
+          await expectEnvelope(
+            res,
+            400,
+            'BAD_REQUEST',
+            new RegExp(`^Invalid parameter '${name}': must be an integer from \\d+ to \\d+ \\(got '-?\\d+'\\)\\.$`),
+          );
       });
     }
     for (const name of ['projectId', 'clubId', 'page', 'size']) {

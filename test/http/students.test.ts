@@ -65,8 +65,18 @@ const WITHDRAWN = [6, 10];
 const ALL = [...ENROLLED, ...GRADUATES, ...WITHDRAWN].sort((a, b) => a - b);
 
 function school() {
-  const enrolled = (id: number, name: string, sex: 'MAN' | 'WOMAN', email: string, g: number, c: number, n: number,
-    major: 'SW_DEVELOPMENT' | 'SMART_IOT' | 'AI', role: 'GENERAL_STUDENT' | 'STUDENT_COUNCIL' | 'DORMITORY_MANAGER', room: number | null) =>
+  const enrolled = (
+    id: number,
+    name: string,
+    sex: 'MAN' | 'WOMAN',
+    email: string,
+    g: number,
+    c: number,
+    n: number,
+    major: 'SW_DEVELOPMENT' | 'SMART_IOT' | 'AI',
+    role: 'GENERAL_STUDENT' | 'STUDENT_COUNCIL' | 'DORMITORY_MANAGER',
+    room: number | null,
+  ) =>
     buildStudent({
       _id: id,
       name,
@@ -83,9 +93,18 @@ function school() {
   const left = (id: number, name: string, sex: 'MAN' | 'WOMAN', email: string, role: 'GRADUATE' | 'WITHDRAWN') =>
     buildStudent({ _id: id, name, sex, email, role, grade: null, classNum: null, number: null, major: null });
   return [
-    { ...enrolled(1, 'Kim Minsu', 'MAN', 'delta@school.test', 2, 1, 5, 'SW_DEVELOPMENT', 'GENERAL_STUDENT', 301), majorClubId: 10, autonomousClubId: 20 },
+    {
+      ...enrolled(1, 'Kim Minsu', 'MAN', 'delta@school.test', 2, 1, 5, 'SW_DEVELOPMENT', 'GENERAL_STUDENT', 301),
+      majorClubId: 10,
+      autonomousClubId: 20,
+    },
     { ...enrolled(2, 'Lee Jiwoo', 'WOMAN', 'Alpha@School.test', 1, 3, 18, 'AI', 'STUDENT_COUNCIL', null), autonomousClubId: 20 },
-    { ...enrolled(3, 'Kim Minsu', 'WOMAN', 'hotel@school.test', 3, 4, 1, 'SMART_IOT', 'DORMITORY_MANAGER', 412), specialty: 'Backend', githubId: 'kim3', githubUrl: 'https://github.com/kim3' },
+    {
+      ...enrolled(3, 'Kim Minsu', 'WOMAN', 'hotel@school.test', 3, 4, 1, 'SMART_IOT', 'DORMITORY_MANAGER', 412),
+      specialty: 'Backend',
+      githubId: 'kim3',
+      githubUrl: 'https://github.com/kim3',
+    },
     left(4, 'Park Graduate', 'MAN', 'india@school.test', 'GRADUATE'),
     enrolled(5, 'Han Sora', 'WOMAN', 'charlie@school.test', 1, 1, 1, 'SW_DEVELOPMENT', 'GENERAL_STUDENT', 201),
     left(6, 'Choi Withdrawn', 'MAN', 'juliet@school.test', 'WITHDRAWN'),
@@ -144,7 +163,10 @@ describe('GET /v1/students', () => {
   before(async () => {
     t = await buildTestApp('students', { surfaces: ['data'] });
     await insertSchool(t.db, {
-      clubs: [buildClub({ _id: 10, name: 'Robotics', type: 'MAJOR_CLUB', leaderId: 1 }), buildClub({ _id: 20, name: 'Band', type: 'AUTONOMOUS_CLUB' })],
+      clubs: [
+        buildClub({ _id: 10, name: 'Robotics', type: 'MAJOR_CLUB', leaderId: 1 }),
+        buildClub({ _id: 20, name: 'Band', type: 'AUTONOMOUS_CLUB' }),
+      ],
       students: school(),
     });
     key = await issueKey(t.db, { scopes: ['STUDENT_READ'], rateLimit: { points: 100000, durationSeconds: 60 } });
@@ -192,14 +214,35 @@ describe('GET /v1/students', () => {
       });
       // Field order of the record is that of the spec's StudentResDto, extras after.
       expect(Object.keys(body.data.students[0] ?? {})).to.deep.equal([
-        'id', 'name', 'sex', 'email', 'grade', 'classNum', 'number', 'studentNumber', 'major', 'role',
-        'dormitoryFloor', 'dormitoryRoom', 'majorClub', 'autonomousClub', 'specialty', 'githubId', 'githubUrl',
+        'id',
+        'name',
+        'sex',
+        'email',
+        'grade',
+        'classNum',
+        'number',
+        'studentNumber',
+        'major',
+        'role',
+        'dormitoryFloor',
+        'dormitoryRoom',
+        'majorClub',
+        'autonomousClub',
+        'specialty',
+        'githubId',
+        'githubUrl',
       ]);
     });
 
     it('shows the optional extras when a student has them', async () => {
       const [s] = (await ok('?studentId=3')).students;
-      expect(s).to.include({ specialty: 'Backend', githubId: 'kim3', githubUrl: 'https://github.com/kim3', majorClub: null, autonomousClub: null });
+      expect(s).to.include({
+        specialty: 'Backend',
+        githubId: 'kim3',
+        githubUrl: 'https://github.com/kim3',
+        majorClub: null,
+        autonomousClub: null,
+      });
     });
 
     it('a student outside the dormitory, and a reference to a club that does not exist, read as null', async () => {
@@ -225,16 +268,29 @@ describe('GET /v1/students', () => {
     });
 
     it('totalPages is ceil(totalElements / size)', async () => {
-      for (const [size, pages] of [[1, 8], [3, 3], [7, 2], [8, 1], [9, 1], [1000, 1]] as const) {
+      for (const [size, pages] of [
+        [1, 8],
+        [3, 3],
+        [7, 2],
+        [8, 1],
+        [9, 1],
+        [1000, 1],
+      ] as const) {
         const data = await ok(`?size=${size}`);
-        expect({ size, totalPages: data.totalPages, totalElements: data.totalElements }).to.deep.equal({ size, totalPages: pages, totalElements: 8 });
+        expect({ size, totalPages: data.totalPages, totalElements: data.totalElements }).to.deep.equal({
+          size,
+          totalPages: pages,
+          totalElements: 8,
+        });
         expect(data.students).to.have.length(Math.min(size, 8));
       }
     });
 
     it('a page past the end is an empty list, not an error', async () => {
       expect(await ok('?page=3&size=3')).to.deep.equal({ totalPages: 3, totalElements: 8, students: [] });
-      expect(await ok('?page=2&size=3')).to.have.property('students').with.length(2);
+      expect(await ok('?page=2&size=3'))
+        .to.have.property('students')
+        .with.length(2);
       expect(await ok('?page=1')).to.deep.equal({ totalPages: 1, totalElements: 8, students: [] });
       expect(await ok('?page=2147483647&size=1000')).to.deep.equal({ totalPages: 1, totalElements: 8, students: [] });
     });
@@ -247,14 +303,35 @@ describe('GET /v1/students', () => {
   describe('parameter boundaries', () => {
     const cases: [string, string | number, number][] = [
       // [parameter, value, expected HTTP status]
-      ['grade', 0, 400], ['grade', 1, 200], ['grade', 3, 200], ['grade', 4, 400], ['grade', -1, 400],
-      ['classNum', 0, 400], ['classNum', 1, 200], ['classNum', 4, 200], ['classNum', 5, 400],
-      ['number', 0, 400], ['number', 1, 200], ['number', 18, 200], ['number', 19, 400],
-      ['page', -1, 400], ['page', 0, 200], ['page', 2147483647, 200], ['page', 2147483648, 400],
-      ['size', 0, 400], ['size', 1, 200], ['size', 1000, 200], ['size', 1001, 400], ['size', -1, 400],
-      ['studentId', 0, 400], ['studentId', 1, 200], ['studentId', '9007199254740991', 200],
-      ['studentId', '9007199254740992', 400], ['studentId', '99999999999999999999', 400],
-      ['dormitoryRoom', 0, 400], ['dormitoryRoom', 1, 200],
+      ['grade', 0, 400],
+      ['grade', 1, 200],
+      ['grade', 3, 200],
+      ['grade', 4, 400],
+      ['grade', -1, 400],
+      ['classNum', 0, 400],
+      ['classNum', 1, 200],
+      ['classNum', 4, 200],
+      ['classNum', 5, 400],
+      ['number', 0, 400],
+      ['number', 1, 200],
+      ['number', 18, 200],
+      ['number', 19, 400],
+      ['page', -1, 400],
+      ['page', 0, 200],
+      ['page', 2147483647, 200],
+      ['page', 2147483648, 400],
+      ['size', 0, 400],
+      ['size', 1, 200],
+      ['size', 1000, 200],
+      ['size', 1001, 400],
+      ['size', -1, 400],
+      ['studentId', 0, 400],
+      ['studentId', 1, 200],
+      ['studentId', '9007199254740991', 200],
+      ['studentId', '9007199254740992', 400],
+      ['studentId', '99999999999999999999', 400],
+      ['dormitoryRoom', 0, 400],
+      ['dormitoryRoom', 1, 200],
     ];
     for (const [name, value, status] of cases) {
       it(`${name}=${value} -> ${status}`, async () => {
@@ -263,7 +340,9 @@ describe('GET /v1/students', () => {
           await expectOk(res);
         } else {
           const body = await expectEnvelope(res, 400, 'BAD_REQUEST');
-          expect(body.message).to.match(new RegExp(`^Invalid parameter '${name}': must be an integer from -?\\d+ to \\d+ \\(got '${value}'\\)\\.$`));
+          expect(body.message).to.match(
+            new RegExp(`^Invalid parameter '${name}': must be an integer from -?\\d+ to \\d+ \\(got '${value}'\\)\\.$`),
+          );
         }
       });
     }
@@ -389,10 +468,14 @@ describe('GET /v1/students', () => {
     ];
     for (const [onlyEnrolled, includeGraduates, includeWithdrawn, expected] of combos) {
       it(`onlyEnrolled=${onlyEnrolled} includeGraduates=${includeGraduates} includeWithdrawn=${includeWithdrawn}`, async () => {
-        const data = await ok(`?onlyEnrolled=${onlyEnrolled}&includeGraduates=${includeGraduates}&includeWithdrawn=${includeWithdrawn}&size=5`);
+        const data = await ok(
+          `?onlyEnrolled=${onlyEnrolled}&includeGraduates=${includeGraduates}&includeWithdrawn=${includeWithdrawn}&size=5`,
+        );
         expect(data.totalElements).to.equal(expected.length);
         expect(data.totalPages).to.equal(Math.ceil(expected.length / 5));
-        expect(await ids(`?onlyEnrolled=${onlyEnrolled}&includeGraduates=${includeGraduates}&includeWithdrawn=${includeWithdrawn}`)).to.deep.equal(expected);
+        expect(
+          await ids(`?onlyEnrolled=${onlyEnrolled}&includeGraduates=${includeGraduates}&includeWithdrawn=${includeWithdrawn}`),
+        ).to.deep.equal(expected);
       });
     }
 
@@ -513,12 +596,22 @@ describe('GET /v1/students', () => {
     });
 
     it('nulls last holds for the sorted field itself in both directions', async () => {
-      for (const [sortBy, field] of [['STUDENT_NUMBER', 'studentNumber'], ['GRADE', 'grade'], ['CLASS_NUM', 'classNum'], ['NUMBER', 'number'], ['MAJOR', 'major'], ['DORMITORY_ROOM', 'dormitoryRoom']] as const) {
+      for (const [sortBy, field] of [
+        ['STUDENT_NUMBER', 'studentNumber'],
+        ['GRADE', 'grade'],
+        ['CLASS_NUM', 'classNum'],
+        ['NUMBER', 'number'],
+        ['MAJOR', 'major'],
+        ['DORMITORY_ROOM', 'dormitoryRoom'],
+      ] as const) {
         for (const dir of ['ASC', 'DESC']) {
           const list = (await ok(`?includeGraduates=true&includeWithdrawn=true&sortBy=${sortBy}&sortDirection=${dir}`)).students;
           const firstNull = list.findIndex((s) => s[field] === null);
           expect(firstNull, `${sortBy} ${dir}`).to.be.greaterThan(0);
-          expect(list.slice(firstNull).every((s) => s[field] === null), `${sortBy} ${dir}: a value after a null`).to.equal(true);
+          expect(
+            list.slice(firstNull).every((s) => s[field] === null),
+            `${sortBy} ${dir}: a value after a null`,
+          ).to.equal(true);
         }
       }
     });
@@ -546,7 +639,11 @@ describe('GET /v1/students default page size', () => {
   it('is 300; size=1000 is the maximum page', async () => {
     const get = (q: string) => t.request(`/v1/students${q}`, { headers: { 'X-API-KEY': key } });
     const first = await expectOk<StudentPage>(await get(''));
-    expect({ totalPages: first.totalPages, totalElements: first.totalElements, n: first.students.length }).to.deep.equal({ totalPages: 4, totalElements: 1001, n: 300 });
+    expect({ totalPages: first.totalPages, totalElements: first.totalElements, n: first.students.length }).to.deep.equal({
+      totalPages: 4,
+      totalElements: 1001,
+      n: 300,
+    });
     expect(first.students[0]?.id).to.equal(1);
     expect(first.students[299]?.id).to.equal(300);
     const last = await expectOk<StudentPage>(await get('?page=3'));

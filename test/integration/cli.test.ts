@@ -57,8 +57,46 @@ describe('campus command', function () {
     expect(res.status).to.equal(200);
   });
 
+  it('seed --demo --students N loads a school of N students with progress on stderr; N out of 100-20000 is refused', async () => {
+    const big = await campus(uri, 'seed', '--demo', '--students', '1500', '--json');
+    expect(big.code, big.stderr).to.equal(0);
+    expect(JSON.parse(big.stdout)).to.include({
+      students: 1500,
+      clubs: 16 + Math.round((1272 * 16) / 228),
+      projects: 24 + Math.round((1272 * 24) / 228),
+    });
+    expect(big.stderr).to.include('students written: 1500 of 1500');
+    expect(await db.models.students.countDocuments()).to.equal(1500);
+    const res = await t.request('/v1/students?includeGraduates=true&includeWithdrawn=true&size=1', {
+      headers: { 'X-API-KEY': (JSON.parse(big.stdout) as { apiKey: string }).apiKey },
+    });
+    expect(((await res.json()) as { data: { totalElements: number } }).data.totalElements).to.equal(1500);
+    for (const [args, message] of [
+      [['--demo', '--students', '99'], 'campus: --students must be a whole number from 100 to 20000 (got "99").'],
+      [['--demo', '--students', '1e3'], 'campus: --students must be a whole number from 100 to 20000 (got "1e3").'],
+      [['--students', '500'], 'campus: --students goes with --demo.'],
+    ] as const) {
+      const refused = await campus(uri, 'seed', ...args);
+      expect([refused.code, refused.stderr.trim()]).to.deep.equal([1, message]);
+    }
+    expect((await campus(uri, 'seed', '--demo')).code).to.equal(0);
+  });
+
   it('keys issue | list | renew | rotate | revoke, each taking effect at the API', async () => {
-    const issued = await campus(uri, 'keys', 'issue', '--scopes', 'STUDENT_READ,CLUB_READ', '--days', '10', '--label', 'cli test', '--rate-limit', '50/60', '--json');
+    const issued = await campus(
+      uri,
+      'keys',
+      'issue',
+      '--scopes',
+      'STUDENT_READ,CLUB_READ',
+      '--days',
+      '10',
+      '--label',
+      'cli test',
+      '--rate-limit',
+      '50/60',
+      '--json',
+    );
     expect(issued.code, issued.stderr).to.equal(0);
     const key = JSON.parse(issued.stdout) as { key: string; id: string; prefix: string; scopes: string[]; rateLimit: unknown };
     expect(key.key).to.match(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
@@ -124,7 +162,16 @@ describe('campus command', function () {
   });
 
   it('every subcommand has --help', async () => {
-    const commands = [['serve'], ['db'], ['seed'], ['keys', 'issue'], ['keys', 'list'], ['keys', 'renew'], ['keys', 'rotate'], ['keys', 'revoke']];
+    const commands = [
+      ['serve'],
+      ['db'],
+      ['seed'],
+      ['keys', 'issue'],
+      ['keys', 'list'],
+      ['keys', 'renew'],
+      ['keys', 'rotate'],
+      ['keys', 'revoke'],
+    ];
     const helps = await Promise.all(commands.map((args) => campus(uri, ...args, '--help')));
     helps.forEach((help, i) => {
       const args = commands[i] ?? [];

@@ -48,7 +48,12 @@ describe('campus neis sync and campus seed --demo', function () {
     const anchor = fake.anchor;
     const result = await campus(env, 'neis', 'sync', '--from', anchor, '--to', anchor, '--json');
     expect(result.code, result.stderr).to.equal(0);
-    const report = JSON.parse(result.stdout) as { outcome: string; trigger: string; from: string; datasets: Record<string, { rows: number }> };
+    const report = JSON.parse(result.stdout) as {
+      outcome: string;
+      trigger: string;
+      from: string;
+      datasets: Record<string, { rows: number }>;
+    };
     expect(report).to.deep.include({ outcome: 'ok', trigger: 'cli', from: anchor });
     expect(report.datasets['meals']?.rows).to.equal(3);
     expect(result.stderr).to.include(`syncing F10/7380292 for ${anchor}..${anchor}`);
@@ -69,7 +74,8 @@ describe('campus neis sync and campus seed --demo', function () {
   });
 
   it('exits 1 when NEIS refuses, saying the previous data stays', async () => {
-    for (const service of ['mealServiceDietInfo', 'SchoolSchedule', 'hisTimetable'] as const) fake.setDefault(service, { kind: 'result', code: 'ERROR-290' });
+    for (const service of ['mealServiceDietInfo', 'SchoolSchedule', 'hisTimetable'] as const)
+      fake.setDefault(service, { kind: 'result', code: 'ERROR-290' });
     const result = await campus({ ...env, NEIS_API_KEY: 'wrong' }, 'neis', 'sync', '--from', fake.anchor, '--to', fake.anchor);
     expect(result.code).to.equal(1);
     expect(result.stdout).to.include(`NEIS sync failed for ${fake.anchor}..${fake.anchor}.`);
@@ -80,20 +86,26 @@ describe('campus neis sync and campus seed --demo', function () {
   it('refuses one end of a window before touching anything (the other refusals: test/unit/neis-dates)', async () => {
     const oneEnd = await campus(env, 'neis', 'sync', '--from', '2026-03-01');
     expect(oneEnd.code).to.equal(1);
-    expect(oneEnd.stderr).to.equal('campus: --from and --to go together: give both (YYYY-MM-DD), or neither for the current academic year.\n');
+    expect(oneEnd.stderr).to.equal(
+      'campus: --from and --to go together: give both (YYYY-MM-DD), or neither for the current academic year.\n',
+    );
     expect(fake.requests).to.deep.equal([]);
   });
 
   it("seed --demo loads today's demo meals and schedules: the README's curl examples answer them", async () => {
     const seeded = await campus({ MONGODB_URI: uri }, 'seed', '--demo');
     expect(seeded.code, seeded.stderr).to.equal(0);
-    expect(seeded.stdout).to.match(/NEIS demo data \(from the built-in fake NEIS server, no NEIS key needed\) for .*: \d+ meals, \d+ calendar events, \d+ timetable periods; today is \d{4}-\d{2}-\d{2} \(Asia\/Seoul\)\./);
+    expect(seeded.stdout).to.match(
+      /NEIS demo data \(from the built-in fake NEIS server, no NEIS key needed\) for .*: \d+ meals, \d+ calendar events, \d+ timetable periods; today is \d{4}-\d{2}-\d{2} \(Asia\/Seoul\)\./,
+    );
     const today = todayIn('Asia/Seoul', new Date());
     const t = await buildTestApp('neis_cli_readme', { db });
     try {
       const headers = { 'X-API-KEY': DEMO_API_KEY };
       // curl -H "X-API-KEY: de70c0de-…" http://127.0.0.1:8080/v1/neis/meals
-      const meals = await expectOk<{ mealDate: string; mealType: string; mealMenu: string[] }[]>(await t.request('/v1/neis/meals', { headers }));
+      const meals = await expectOk<{ mealDate: string; mealType: string; mealMenu: string[] }[]>(
+        await t.request('/v1/neis/meals', { headers }),
+      );
       expect(meals.map((m) => [m.mealDate, m.mealType])).to.deep.equal([
         [today, 'BREAKFAST'],
         [today, 'LUNCH'],

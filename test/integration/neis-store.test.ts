@@ -65,7 +65,11 @@ describe('NEIS store: generations, segments and the lease', () => {
 
   it('replaces only the synced range, keeping the rest of an older window', async () => {
     const lease = await take('a');
-    await publish(lease, 'year', '2026-03-01', '2026-03-31', [meal('2026-03-02', 'LUNCH', 'A'), meal('2026-03-16', 'LUNCH', 'B'), meal('2026-03-30', 'LUNCH', 'C')]);
+    await publish(lease, 'year', '2026-03-01', '2026-03-31', [
+      meal('2026-03-02', 'LUNCH', 'A'),
+      meal('2026-03-16', 'LUNCH', 'B'),
+      meal('2026-03-30', 'LUNCH', 'C'),
+    ]);
     await publish(lease, 'week', '2026-03-16', '2026-03-20', [meal('2026-03-16', 'LUNCH', 'B2')]);
     expect((await store.meals('2026-03-01', '2026-03-31')).map((m) => m.mealMenu[0])).to.deep.equal(['A', 'B2', 'C']);
     expect((await store.state())?.segments.meals.map((s) => `${s.from}..${s.to}:${s.generation}`)).to.deep.equal([

@@ -36,7 +36,20 @@ describe('campus clients / accounts / seed --demo (OAuth)', function () {
   });
 
   it('clients create | list | update | rotate-secret | delete', async () => {
-    const created = await campus(uri, 'clients', 'create', '--name', 'Club app', '--redirect-uri', 'https://club.example/cb', '--redirect-uri', 'http://127.0.0.1:5000/cb', '--scope', 'self:read', '--json');
+    const created = await campus(
+      uri,
+      'clients',
+      'create',
+      '--name',
+      'Club app',
+      '--redirect-uri',
+      'https://club.example/cb',
+      '--redirect-uri',
+      'http://127.0.0.1:5000/cb',
+      '--scope',
+      'self:read',
+      '--json',
+    );
     expect(created.code, created.stderr).to.equal(0);
     const client = JSON.parse(created.stdout) as ClientJson;
     expect(client).to.include({ name: 'Club app', type: 'confidential', firstParty: false });
@@ -48,7 +61,18 @@ describe('campus clients / accounts / seed --demo (OAuth)', function () {
     expect(human.stdout).to.include(client.id);
     expect(human.stdout).to.not.include(client.clientSecret ?? '-');
 
-    const updated = await campus(uri, 'clients', 'update', client.id, '--name', 'Club app 2', '--first-party', '--scope', 'self:read openid', '--json');
+    const updated = await campus(
+      uri,
+      'clients',
+      'update',
+      client.id,
+      '--name',
+      'Club app 2',
+      '--first-party',
+      '--scope',
+      'self:read openid',
+      '--json',
+    );
     expect(JSON.parse(updated.stdout)).to.include({ name: 'Club app 2', firstParty: true });
 
     const rotated = await campus(uri, 'clients', 'rotate-secret', client.id, '--json');
@@ -65,8 +89,88 @@ describe('campus clients / accounts / seed --demo (OAuth)', function () {
     expect(list.map((c) => c.id)).to.not.include(client.id);
   });
 
+  it('clients create | update with --pkce and --post-logout-redirect-uri', async () => {
+    const created = await campus(
+      uri,
+      'clients',
+      'create',
+      '--name',
+      'Legacy app',
+      '--redirect-uri',
+      'https://legacy.example/cb',
+      '--pkce',
+      'optional',
+      '--post-logout-redirect-uri',
+      'https://legacy.example/bye',
+      '--json',
+    );
+    expect(created.code, created.stderr).to.equal(0);
+    const client = JSON.parse(created.stdout) as ClientJson & { pkce: string; postLogoutRedirectUris: string[] };
+    expect(client).to.include({ type: 'confidential', pkce: 'optional' });
+    expect(client.postLogoutRedirectUris).to.deep.equal(['https://legacy.example/bye']);
+    expect((await campus(uri, 'clients', 'list')).stdout).to.include(`${client.id} "Legacy app" (confidential, PKCE optional)`);
+
+    const updated = await campus(
+      uri,
+      'clients',
+      'update',
+      client.id,
+      '--pkce',
+      'required',
+      '--post-logout-redirect-uri',
+      'https://legacy.example/a',
+      '--post-logout-redirect-uri',
+      'https://legacy.example/b',
+      '--json',
+    );
+    expect(JSON.parse(updated.stdout)).to.deep.include({
+      pkce: 'required',
+      postLogoutRedirectUris: ['https://legacy.example/a', 'https://legacy.example/b'],
+    });
+
+    // PKCE is required by default, and always for public clients.
+    const byDefault = JSON.parse(
+      (await campus(uri, 'clients', 'create', '--name', 'New app', '--redirect-uri', 'https://new.example/cb', '--json')).stdout,
+    ) as { pkce: string };
+    expect(byDefault.pkce).to.equal('required');
+    const publicOptional = await campus(
+      uri,
+      'clients',
+      'create',
+      '--name',
+      'x',
+      '--redirect-uri',
+      'https://x.example/cb',
+      '--public',
+      '--pkce',
+      'optional',
+    );
+    expect(publicOptional.code).to.equal(1);
+    expect(publicOptional.stderr).to.equal(
+      'campus: A public client always requires PKCE: --pkce optional is only for confidential clients.\n',
+    );
+    const unknown = await campus(uri, 'clients', 'create', '--name', 'x', '--redirect-uri', 'https://x.example/cb', '--pkce', 'sometimes');
+    expect(unknown.stderr).to.equal('campus: --pkce must be one of required, optional.\n');
+    const badLogout = await campus(uri, 'clients', 'update', client.id, '--post-logout-redirect-uri', 'https://x.example/bye#frag');
+    expect(badLogout.stderr).to.equal('campus: Post-logout redirect URI https://x.example/bye#frag must not have a fragment.\n');
+    const help = await campus(uri, 'clients', 'update', '--help');
+    expect(help.stdout).to.include('--pkce <policy>');
+    expect(help.stdout).to.include('--post-logout-redirect-uri <uri>');
+  });
+
   it('accounts create | list | delete, with --help on each', async () => {
-    const created = await campus(uri, 'accounts', 'create', '--email', 'Admin@School.Test', '--password', 'admin password', '--role', 'ADMIN', '--json');
+    const created = await campus(
+      uri,
+      'accounts',
+      'create',
+      '--email',
+      'Admin@School.Test',
+      '--password',
+      'admin password',
+      '--role',
+      'ADMIN',
+      '--json',
+    );
     expect(created.code, created.stderr).to.equal(0);
     expect(JSON.parse(created.stdout)).to.include({ email: 'admin@school.test', role: 'ADMIN', isStudent: false });
     const dup = await campus(uri, 'accounts', 'create', '--email', 'admin@school.test', '--password', 'admin password');
@@ -81,9 +185,13 @@ describe('campus clients / accounts / seed --demo (OAuth)', function () {
   });
 
   it('accounts create --password-stdin keeps the password off the command line', async () => {
-    const created = await runCampus({ MONGODB_URI: uri }, ['accounts', 'create', '--email', 'stdin@school.test', '--password-stdin', '--json'], {
-      stdin: 'a password from stdin\n',
-    });
+    const created = await runCampus(
+      { MONGODB_URI: uri },
+      ['accounts', 'create', '--email', 'stdin@school.test', '--password-stdin', '--json'],
+      {
+        stdin: 'a password from stdin\n',
+      },
+    );
     expect(created.code, created.stderr).to.equal(0);
     const accounts = new AccountService(db);
     expect((await accounts.verifyLogin('stdin@school.test', 'a password from stdin'))?.email).to.equal('stdin@school.test');
@@ -107,13 +215,19 @@ describe('campus clients / accounts / seed --demo (OAuth)', function () {
     const email = /email (\S+), password/.exec(first.stdout)?.[1] ?? '';
     const t: TestApp = await buildTestApp('oauth_cli_demo', { db });
     try {
-      const { code } = await authorize(t, { client_id: DEMO_OAUTH.clientId, redirect_uri: DEMO_OAUTH.redirectUri, response_type: 'code', state: 'demo' }, { email, password: DEMO_OAUTH.password });
+      // The demo confidential client requires PKCE, like every client by default.
+      const { code, verifier } = await authorize(
+        t,
+        { client_id: DEMO_OAUTH.clientId, redirect_uri: DEMO_OAUTH.redirectUri, response_type: 'code', state: 'demo' },
+        { email, password: DEMO_OAUTH.password },
+      );
       const res = await postJson(t, '/v1/oauth/token', {
         grant_type: 'authorization_code',
         code,
         client_id: DEMO_OAUTH.clientId,
         redirect_uri: DEMO_OAUTH.redirectUri,
         client_secret: DEMO_OAUTH.clientSecret,
+        code_verifier: verifier,
       });
       expect(res.status).to.equal(200);
     } finally {

@@ -1,9 +1,10 @@
+import { createHash } from 'node:crypto';
 import { expect } from 'chai';
 import { exportJWK, generateKeyPair } from 'jose';
 import { errors } from 'oidc-provider';
 import { loadConfig } from '../../src/config/index.js';
 import { openDatabase, type Database } from '../../src/data/database.js';
-import { OAuthStore } from '../../src/data/oauth-store.js';
+import { hashStoredCredentials, OAuthStore } from '../../src/data/oauth-store.js';
 import { AccountService, DuplicateAccountError } from '../../src/oauth/accounts.js';
 import { createAdapterFactory } from '../../src/oauth/adapter.js';
 import { ClientService, ClientValidationError } from '../../src/oauth/clients.js';
@@ -39,7 +40,13 @@ describe('OAuth storage on the real database', () => {
 
   describe('adapter', () => {
     it('stores payloads whose keys hold dots and colons, and finds them again', async () => {
-      const payload = { kind: 'Grant', jti: 'g1', accountId: '1', clientId: 'c', resources: { 'http://127.0.0.1:8080/userinfo': 'self:read' } };
+      const payload = {
+        kind: 'Grant',
+        jti: 'g1',
+        accountId: '1',
+        clientId: 'c',
+        resources: { 'http://127.0.0.1:8080/userinfo': 'self:read' },
+      };
       await adapter('Grant').upsert('g1', payload, 3600);
       expect(await adapter('Grant').find('g1')).to.deep.equal(payload);
       expect(await adapter('AccessToken').find('g1')).to.equal(undefined);
@@ -81,6 +88,48 @@ describe('OAuth storage on the real database', () => {
       expect(error).to.be.instanceOf(errors.InvalidGrant);
       expect(await adapter('Grant').find('g2')).to.equal(undefined);
       expect(await adapter('RefreshToken').find('r3')).to.equal(undefined);
+    });
+
+    it('codes and refresh tokens are kept only as hashes: no stored key or payload holds the id', async () => {
+      const id = 'raw-refresh-token-value-1';
+      await adapter('RefreshToken').upsert(id, { kind: 'RefreshToken', jti: id, grantId: 'g7', accountId: '7' }, 3600);
+      const stored = await db.models.oauthRecords.find({ kind: 'RefreshToken', grantId: 'g7' }).lean();
+      expect(stored.map((doc) => doc._id)).to.deep.equal([`RefreshToken:sha256:${createHash('sha256').update(id).digest('base64url')}`]);
+      expect(JSON.stringify(stored)).to.not.include(id);
+      expect(await adapter('RefreshToken').find(id)).to.deep.equal({ kind: 'RefreshToken', jti: id, grantId: 'g7', accountId: '7' });
+      // A grant id is no credential (every access token carries it): kept as it is.
+      await adapter('Grant').upsert('g7', { kind: 'Grant', jti: 'g7' }, 3600);
+      expect(await db.models.oauthRecords.countDocuments({ _id: 'Grant:g7' })).to.equal(1);
+    });
+
+    it('the migration moves codes, refresh tokens and their claims stored under raw ids to their hashes', async () => {
+      const { oauthRecords, oauthClaims } = db.models;
+      const raw = { kind: 'AuthorizationCode', grantId: 'g8', uid: null, userCode: null, clientId: null, accountId: '8' };
+      await oauthRecords.insertMany([
+        {
+          ...raw,
+          _id: 'AuthorizationCode:old-code-1',
+          payload: JSON.stringify({ kind: 'AuthorizationCode', jti: 'old-code-1', grantId: 'g8' }),
+          expiresAt: new Date(Date.now() + 60_000),
+        },
+      ]);
+      await oauthClaims.insertMany([{ _id: 'AuthorizationCode:old-code-1', expiresAt: null, claimedAt: new Date() }]);
+      await hashStoredCredentials(db);
+      await hashStoredCredentials(db);
+      const hashed = `AuthorizationCode:sha256:${createHash('sha256').update('old-code-1').digest('base64url')}`;
+      expect((await oauthRecords.find({ grantId: 'g8' }).lean()).map((doc) => doc._id)).to.deep.equal([hashed]);
+      expect((await oauthClaims.find({ _id: /^AuthorizationCode:/ }).lean()).map((doc) => doc._id))
+        .to.include(hashed)
+        .and.not.include('AuthorizationCode:old-code-1');
+      // Claimed before the migration: found as used, and still spent.
+      const found = await adapter('AuthorizationCode').find('old-code-1');
+      expect(found).to.deep.include({ kind: 'AuthorizationCode', jti: 'old-code-1', grantId: 'g8' });
+      expect(found?.consumed).to.be.a('number');
+      let error: unknown;
+      await adapter('AuthorizationCode')
+        .consume('old-code-1')
+        .catch((err: unknown) => (error = err));
+      expect(error).to.be.instanceOf(errors.InvalidGrant);
     });
 
     it('revokeByGrantId removes only that kind of that grant', async () => {
@@ -136,7 +185,12 @@ describe('OAuth storage on the real database', () => {
       expect(keys.cookieKeys).to.deep.equal(['one', 'two']);
 
       const { d: _d, ...publicOnly } = jwk;
-      for (const bad of ['not json', '{"keys":[]}', JSON.stringify({ keys: [{ ...jwk, kid: undefined }] }), JSON.stringify({ keys: [publicOnly] })]) {
+      for (const bad of [
+        'not json',
+        '{"keys":[]}',
+        JSON.stringify({ keys: [{ ...jwk, kid: undefined }] }),
+        JSON.stringify({ keys: [publicOnly] }),
+      ]) {
         let error: unknown;
         await loadOAuthKeys(loadConfig({ NODE_ENV: 'development', OAUTH_JWKS: bad }), db).catch((err: unknown) => (error = err));
         expect(error, bad).to.be.instanceOf(OAuthKeyError);
@@ -163,7 +217,11 @@ describe('OAuth storage on the real database', () => {
       let error: unknown;
       await production.create({ name: 'x', redirectUris: ['http://app.example/cb'] }).catch((err: unknown) => (error = err));
       expect(error).to.be.instanceOf(ClientValidationError);
-      const loopback = await production.create({ name: 'native', redirectUris: ['http://127.0.0.1:7777/cb', 'https://app.example/cb'], public: true });
+      const loopback = await production.create({
+        name: 'native',
+        redirectUris: ['http://127.0.0.1:7777/cb', 'https://app.example/cb'],
+        public: true,
+      });
       expect(loopback.secret).to.equal(null);
       expect(loopback.client.type).to.equal('public');
     });

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { Redis } from 'ioredis';
-import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { buildTestApp } from '../helpers/app.js';
 import { createTestDatabase } from '../helpers/database.js';
 import { expectEnvelope } from '../helpers/expect.js';
 import { buildStudent, insertSchool, issueKey } from '../helpers/factories.js';
@@ -18,7 +18,13 @@ async function startRedis(port: number): Promise<ChildProcess> {
   for (let i = 0; i < 50; i++) {
     const probe = new Redis({ port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
     probe.on('error', () => {});
-    const ok = await probe.connect().then(() => probe.ping()).then(() => true, () => false);
+    const ok = await probe
+      .connect()
+      .then(() => probe.ping())
+      .then(
+        () => true,
+        () => false,
+      );
     probe.disconnect();
     if (ok) return child;
     await new Promise((r) => setTimeout(r, 100));

@@ -43,7 +43,11 @@ describe('config: loadConfig', () => {
     expect(error).to.be.instanceOf(ConfigError);
     const problems = (error as ConfigError).problems;
     expect(problems).to.have.length(4);
-    expect(problems.join('\n')).to.match(/PORT/).and.match(/RATE_LIMIT: must look like <requests>\/<seconds>/).and.match(/SCHOOL_TIMEZONE/).and.match(/MONGODB_URI/);
+    expect(problems.join('\n'))
+      .to.match(/PORT/)
+      .and.match(/RATE_LIMIT: must look like <requests>\/<seconds>/)
+      .and.match(/SCHOOL_TIMEZONE/)
+      .and.match(/MONGODB_URI/);
   });
 
   it('refuses development defaults in production', () => {
@@ -51,12 +55,13 @@ describe('config: loadConfig', () => {
       .to.throw(ConfigError)
       .with.property('problems')
       .that.has.members([
-        'MONGODB_URI: required in production (the embedded database is for development)',
+        'MONGODB_URI: required in production (the embedded database is for development), unless FERRETDB_POSTGRESQL_URL is set',
         'AUTH_URL: required in production',
         'USERINFO_URL: required in production',
         'BASE_URL: required in production',
         'OAUTH_JWKS: required in production (a JSON Web Key Set with private keys and kid)',
         'OAUTH_COOKIE_KEYS: required in production (comma-separated random strings)',
+        'SMTP_URL: required in production (sign-up and password-reset codes are sent by email)',
       ]);
   });
 
@@ -68,6 +73,7 @@ describe('config: loadConfig', () => {
       USERINFO_URL: 'https://me.example.kr',
       BASE_URL: 'https://api.example.kr',
       OAUTH_JWKS: '{"keys":[]}',
+      SMTP_URL: 'smtp://mail.example.kr',
     };
     expect(() => loadConfig({ ...base, OAUTH_COOKIE_KEYS: ' , ' }))
       .to.throw(ConfigError)
@@ -77,6 +83,65 @@ describe('config: loadConfig', () => {
       .to.throw(ConfigError)
       .with.property('problems')
       .that.deep.equals(['OAUTH_COOKIE_KEYS: each key must be at least 32 characters']);
+  });
+
+  it('the isolation limits of the data API have defaults and can each be set', () => {
+    expect(loadConfig({}).dataLimits).to.deep.equal({
+      timeBudgetMs: 5000,
+      maxDbOperations: 100,
+      dbConcurrency: 1,
+      graphqlConcurrency: 1,
+      graphqlQueue: 32,
+      graphqlCostPerPoint: 1000,
+      apiKeyFailures: { points: 20, durationSeconds: 60 },
+    });
+    const config = loadConfig({
+      DATA_TIME_BUDGET_MS: '2500',
+      DATA_MAX_DB_OPERATIONS: '40',
+      DATA_DB_CONCURRENCY: '4',
+      GRAPHQL_CONCURRENCY: '3',
+      GRAPHQL_QUEUE: '0',
+      GRAPHQL_COST_PER_POINT: '500',
+      API_KEY_FAILURE_LIMIT: '5/300',
+    });
+    expect(config.dataLimits).to.deep.equal({
+      timeBudgetMs: 2500,
+      maxDbOperations: 40,
+      dbConcurrency: 4,
+      graphqlConcurrency: 3,
+      graphqlQueue: 0,
+      graphqlCostPerPoint: 500,
+      apiKeyFailures: { points: 5, durationSeconds: 300 },
+    });
+    expect(Object.isFrozen(config.dataLimits.apiKeyFailures)).to.equal(true);
+  });
+
+  it('refuses isolation limits out of range, naming each', () => {
+    let error: unknown;
+    try {
+      loadConfig({
+        DATA_TIME_BUDGET_MS: '5',
+        DATA_MAX_DB_OPERATIONS: '0',
+        DATA_DB_CONCURRENCY: 'two',
+        GRAPHQL_CONCURRENCY: '0',
+        GRAPHQL_QUEUE: '-1',
+        GRAPHQL_COST_PER_POINT: '1.5',
+        API_KEY_FAILURE_LIMIT: '0/60',
+      });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).to.be.instanceOf(ConfigError);
+    const named = (error as ConfigError).problems.map((p) => p.split(':')[0]);
+    expect(named).to.have.members([
+      'DATA_TIME_BUDGET_MS',
+      'DATA_MAX_DB_OPERATIONS',
+      'DATA_DB_CONCURRENCY',
+      'GRAPHQL_CONCURRENCY',
+      'GRAPHQL_QUEUE',
+      'GRAPHQL_COST_PER_POINT',
+      'API_KEY_FAILURE_LIMIT',
+    ]);
   });
 
   it('refuses an http issuer in production', () => {
@@ -89,6 +154,7 @@ describe('config: loadConfig', () => {
         BASE_URL: 'https://api.example.kr',
         OAUTH_JWKS: '{"keys":[]}',
         OAUTH_COOKIE_KEYS: 'cookie-key-one-that-is-long-enough-32,cookie-key-two-that-is-long-enough-32',
+        SMTP_URL: 'smtp://mail.example.kr',
       }),
     )
       .to.throw(ConfigError)

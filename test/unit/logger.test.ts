@@ -10,7 +10,7 @@ const run = promisify(execFile);
 
 /** Reads the JSON lines of a log file (empty while nothing was written). */
 function logLines(file: string): Record<string, unknown>[] {
-  let text = '';
+  let text: string;
   try {
     text = readFileSync(file, 'utf8');
   } catch {

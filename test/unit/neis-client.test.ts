@@ -4,7 +4,10 @@ import { NeisError, exponentialBackoff, parseEnvelope } from '../../src/neis/cli
 /** NEIS's envelope, read without the network (the HTTP tests run the client against the fake). */
 describe('NEIS client: the envelope', () => {
   const page = (code: string, total: number, rows: unknown[]) => ({
-    mealServiceDietInfo: [{ head: [{ list_total_count: total }, { RESULT: { CODE: code, MESSAGE: '정상 처리되었습니다.' } }] }, { row: rows }],
+    mealServiceDietInfo: [
+      { head: [{ list_total_count: total }, { RESULT: { CODE: code, MESSAGE: '정상 처리되었습니다.' } }] },
+      { row: rows },
+    ],
   });
   const failure = (body: unknown): NeisError => {
     try {
@@ -17,16 +20,26 @@ describe('NEIS client: the envelope', () => {
   };
 
   it('reads rows and the total of a successful page', () => {
-    expect(parseEnvelope('mealServiceDietInfo', page('INFO-000', 3, [{ a: 1 }]))).to.deep.equal({ kind: 'rows', total: 3, rows: [{ a: 1 }] });
+    expect(parseEnvelope('mealServiceDietInfo', page('INFO-000', 3, [{ a: 1 }]))).to.deep.equal({
+      kind: 'rows',
+      total: 3,
+      rows: [{ a: 1 }],
+    });
   });
 
   it('tells "no data" (INFO-200) from a failure', () => {
-    expect(parseEnvelope('mealServiceDietInfo', { RESULT: { CODE: 'INFO-200', MESSAGE: '해당하는 데이터가 없습니다.' } })).to.deep.equal({ kind: 'empty' });
+    expect(parseEnvelope('mealServiceDietInfo', { RESULT: { CODE: 'INFO-200', MESSAGE: '해당하는 데이터가 없습니다.' } })).to.deep.equal({
+      kind: 'empty',
+    });
   });
 
   it('reports ERROR-* and INFO-300 as failures; only ERROR-500 and ERROR-600 are transient', () => {
     const bad = failure({ RESULT: { CODE: 'ERROR-290', MESSAGE: '인증키가 유효하지 않습니다.' } });
-    expect([bad.code, bad.transient, bad.message]).to.deep.equal(['ERROR-290', false, 'NEIS mealServiceDietInfo answered ERROR-290: 인증키가 유효하지 않습니다.']);
+    expect([bad.code, bad.transient, bad.message]).to.deep.equal([
+      'ERROR-290',
+      false,
+      'NEIS mealServiceDietInfo answered ERROR-290: 인증키가 유효하지 않습니다.',
+    ]);
     expect(failure({ RESULT: { CODE: 'INFO-300' } }).transient).to.equal(false);
     expect(failure({ RESULT: { CODE: 'ERROR-337' } }).transient).to.equal(false);
     expect(failure({ RESULT: { CODE: 'ERROR-500' } }).transient).to.equal(true);

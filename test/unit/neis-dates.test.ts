@@ -1,13 +1,5 @@
 import { expect } from 'chai';
-import {
-  academicYearWindow,
-  addDays,
-  daysInclusive,
-  fromCompactDate,
-  nextDailyRun,
-  todayIn,
-  zonedInstant,
-} from '../../src/calendar.js';
+import { academicYearWindow, addDays, daysInclusive, fromCompactDate, nextDailyRun, todayIn, zonedInstant } from '../../src/calendar.js';
 import { syncWindow } from '../../src/cli/commands/neis.js';
 import type { NeisStateDoc } from '../../src/data/models/neis-state.model.js';
 import { covers, replaceRange, segmentsWithin } from '../../src/data/neis-segments.js';
@@ -54,7 +46,7 @@ describe('NEIS dates: calendar arithmetic', () => {
   });
 });
 
-describe('NEIS dates: the date parameters of DECISIONS.md', () => {
+describe('NEIS dates: the date parameters of docs/decisions.md', () => {
   const today = '2026-03-16';
   const refusal = (args: Parameters<typeof resolveDateRange>[0]) => {
     try {
@@ -69,8 +61,14 @@ describe('NEIS dates: the date parameters of DECISIONS.md', () => {
   it('uses today without parameters, the date alone, or the range', () => {
     expect(resolveDateRange({}, today)).to.deep.equal({ fromDate: today, toDate: today });
     expect(resolveDateRange({ date: '2026-03-02' }, today)).to.deep.equal({ fromDate: '2026-03-02', toDate: '2026-03-02' });
-    expect(resolveDateRange({ fromDate: '2026-03-02', toDate: '2026-03-06' }, today)).to.deep.equal({ fromDate: '2026-03-02', toDate: '2026-03-06' });
-    expect(resolveDateRange({ fromDate: '2027-03-01', toDate: '2028-02-29' }, today)).to.deep.equal({ fromDate: '2027-03-01', toDate: '2028-02-29' });
+    expect(resolveDateRange({ fromDate: '2026-03-02', toDate: '2026-03-06' }, today)).to.deep.equal({
+      fromDate: '2026-03-02',
+      toDate: '2026-03-06',
+    });
+    expect(resolveDateRange({ fromDate: '2027-03-01', toDate: '2028-02-29' }, today)).to.deep.equal({
+      fromDate: '2027-03-01',
+      toDate: '2028-02-29',
+    });
   });
 
   it('refuses each invalid combination, naming the parameter', () => {
@@ -91,7 +89,11 @@ describe('NEIS dates: segments of live generations', () => {
 
   it('replaces the middle of a segment, retiring only the covered part', () => {
     const result = replaceRange([seg('2026-03-01', '2027-02-28', 'a')], seg('2026-04-01', '2026-04-30', 'b'));
-    expect(result.segments).to.deep.equal([seg('2026-03-01', '2026-03-31', 'a'), seg('2026-04-01', '2026-04-30', 'b'), seg('2026-05-01', '2027-02-28', 'a')]);
+    expect(result.segments).to.deep.equal([
+      seg('2026-03-01', '2026-03-31', 'a'),
+      seg('2026-04-01', '2026-04-30', 'b'),
+      seg('2026-05-01', '2027-02-28', 'a'),
+    ]);
     expect(result.retired).to.deep.equal([seg('2026-04-01', '2026-04-30', 'a')]);
   });
 
@@ -100,13 +102,20 @@ describe('NEIS dates: segments of live generations', () => {
       [seg('2026-01-01', '2026-01-31', 'x'), seg('2026-03-01', '2026-03-10', 'a'), seg('2026-03-11', '2026-03-20', 'b')],
       seg('2026-03-05', '2026-03-25', 'c'),
     );
-    expect(result.segments).to.deep.equal([seg('2026-01-01', '2026-01-31', 'x'), seg('2026-03-01', '2026-03-04', 'a'), seg('2026-03-05', '2026-03-25', 'c')]);
+    expect(result.segments).to.deep.equal([
+      seg('2026-01-01', '2026-01-31', 'x'),
+      seg('2026-03-01', '2026-03-04', 'a'),
+      seg('2026-03-05', '2026-03-25', 'c'),
+    ]);
     expect(result.retired).to.deep.equal([seg('2026-03-05', '2026-03-10', 'a'), seg('2026-03-11', '2026-03-20', 'b')]);
   });
 
   it('clips segments to a query window in date order, and tells coverage', () => {
     const segments = [seg('2026-03-01', '2026-03-10', 'a'), seg('2026-03-11', '2026-03-20', 'b')];
-    expect(segmentsWithin(segments, '2026-03-08', '2026-03-12')).to.deep.equal([seg('2026-03-08', '2026-03-10', 'a'), seg('2026-03-11', '2026-03-12', 'b')]);
+    expect(segmentsWithin(segments, '2026-03-08', '2026-03-12')).to.deep.equal([
+      seg('2026-03-08', '2026-03-10', 'a'),
+      seg('2026-03-11', '2026-03-12', 'b'),
+    ]);
     expect(segmentsWithin(segments, '2026-04-01', '2026-04-02')).to.deep.equal([]);
     expect(covers(segments, '2026-03-20')).to.equal(true);
     expect(covers(segments, '2026-03-21')).to.equal(false);
@@ -139,7 +148,9 @@ describe('NEIS dates: when the start-up sync runs', () => {
     expect(staleReason(null, 'F10/7380292', '2026-03-16', now, day)).to.match(/no NEIS data/);
     expect(staleReason(state({ school: 'B10/7010000' }), 'F10/7380292', '2026-03-16', now, day)).to.match(/belongs to B10/);
     expect(staleReason(state(), 'F10/7380292', '2027-03-02', now, day)).to.match(/today/);
-    expect(staleReason(state({ lastSuccessAt: new Date('2026-03-14T00:00:00Z') }), 'F10/7380292', '2026-03-16', now, day)).to.match(/too old/);
+    expect(staleReason(state({ lastSuccessAt: new Date('2026-03-14T00:00:00Z') }), 'F10/7380292', '2026-03-16', now, day)).to.match(
+      /too old/,
+    );
   });
 });
 

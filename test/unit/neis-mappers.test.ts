@@ -151,12 +151,7 @@ describe('NEIS mappers: meal fields', () => {
   });
 
   it('skips rows with an impossible date or no school code, and a repeated meal', () => {
-    const { records, warnings } = mapMeals([
-      mealRow({ MLSV_YMD: '20260231' }),
-      mealRow({ SD_SCHUL_CODE: '' }),
-      mealRow(),
-      mealRow(),
-    ]);
+    const { records, warnings } = mapMeals([mealRow({ MLSV_YMD: '20260231' }), mealRow({ SD_SCHUL_CODE: '' }), mealRow(), mealRow()]);
     expect(records).to.have.length(1);
     expect(warnings).to.have.length(3);
   });
@@ -184,12 +179,23 @@ function scheduleRow(overrides: NeisRow = {}): NeisRow {
 }
 
 describe('NEIS mappers: schedules', () => {
-  it('maps a row to the schedule record of DECISIONS.md', () => {
+  it('maps a row to the schedule record of docs/decisions.md', () => {
     const { records } = mapSchedules([scheduleRow({ EVENT_CNTNT: '강당 10:00' })]);
     const [record] = records;
     expect(Object.keys(record ?? {})).to.deep.equal([
-      'scheduleId', 'schoolCode', 'schoolName', 'officeCode', 'officeName', 'scheduleDate', 'academicYear',
-      'eventName', 'eventContent', 'dayCategory', 'schoolCourseType', 'dayNightType', 'targetGrades',
+      'scheduleId',
+      'schoolCode',
+      'schoolName',
+      'officeCode',
+      'officeName',
+      'scheduleDate',
+      'academicYear',
+      'eventName',
+      'eventContent',
+      'dayCategory',
+      'schoolCourseType',
+      'dayNightType',
+      'targetGrades',
     ]);
     expect(record).to.deep.include({
       schoolCode: '7380292',
@@ -220,7 +226,9 @@ describe('NEIS mappers: schedules', () => {
   });
 
   it('reads targetGrades from the grade flags (NEIS spells them TW, FR, FIV), [] when none, never null', () => {
-    expect(targetGrades(scheduleRow({ ONE_GRADE_EVENT_YN: 'Y', TW_GRADE_EVENT_YN: 'Y', THREE_GRADE_EVENT_YN: 'Y' }))).to.deep.equal([1, 2, 3]);
+    expect(targetGrades(scheduleRow({ ONE_GRADE_EVENT_YN: 'Y', TW_GRADE_EVENT_YN: 'Y', THREE_GRADE_EVENT_YN: 'Y' }))).to.deep.equal([
+      1, 2, 3,
+    ]);
     expect(targetGrades(scheduleRow({ ONE_GRADE_EVENT_YN: 'N', THREE_GRADE_EVENT_YN: 'Y' }))).to.deep.equal([3]);
     expect(targetGrades(scheduleRow({ ONE_GRADE_EVENT_YN: 'N', FR_GRADE_EVENT_YN: 'Y', SIX_GRADE_EVENT_YN: 'Y' }))).to.deep.equal([4, 6]);
     expect(targetGrades(scheduleRow({ ONE_GRADE_EVENT_YN: 'N' }))).to.deep.equal([]);

@@ -3,18 +3,29 @@ import { parse } from 'graphql';
 import { makeExecutableSchema } from '@graphql-tools/schema';
 import { z } from 'zod';
 import { toStudentRecord } from '../../src/data/models/student.model.js';
-import { excludedRoles, studentFilter, studentSort } from '../../src/data/queries/students.js';
-import { measureOperation } from '../../src/graphql/limits.js';
-import { loadTypeDefs } from '../../src/graphql/server.js';
-import { isLocalDate } from '../../src/graphql/resolvers/scalars.js';
-import { boolParam, dateParam, enumParam, intParam, parseQuery, textParam } from '../../src/rest/v1/params.js';
-import { ResponseCache, etagOf, matchesIfNoneMatch } from '../../src/rest/v1/response-cache.js';
+import { compareText, foldLatin, pageOf } from '../../src/data/queries/page.js';
+import { excludedRoles, studentMatcher, studentSort } from '../../src/data/queries/students.js';
+import { ROUND_TRIP_COST, measureOperation } from '../../src/graphql/limits.js';
+import { loadTypeDefs } from '../../src/graphql/schema.js';
+import { isCalendarDate as isLocalDate } from '../../src/calendar.js';
+import { boolParam, dateParam, enumParam, intParam, parseQuery, textParam } from '../../src/rest/params.js';
+import { ResponseCache, etagOf, matchesIfNoneMatch } from '../../src/rest/response-cache.js';
 import { BadRequestError } from '../../src/errors/index.js';
 
 describe('unit: student record rule', () => {
   const base = {
-    _id: 7, name: 'Kim', sex: 'MAN', email: 'Kim@School.test', grade: 2, classNum: 3, number: 12, major: 'AI',
-    dormitoryFloor: 3, dormitoryRoom: 305, majorClubId: 1, autonomousClubId: null,
+    _id: 7,
+    name: 'Kim',
+    sex: 'MAN',
+    email: 'Kim@School.test',
+    grade: 2,
+    classNum: 3,
+    number: 12,
+    major: 'AI',
+    dormitoryFloor: 3,
+    dormitoryRoom: 305,
+    majorClubId: 1,
+    autonomousClubId: null,
   } as const;
 
   it('derives studentNumber as grade, class, two-digit number', () => {
@@ -54,20 +65,74 @@ describe('unit: enrolment rules and sorts', () => {
     });
   }
 
+  const student = (id: number, overrides: Partial<Parameters<typeof toStudentRecord>[0]> = {}) =>
+    toStudentRecord({
+      _id: id,
+      name: `Student ${id}`,
+      sex: 'MAN',
+      email: `s${id}@school.test`,
+      grade: 1,
+      classNum: 1,
+      number: id,
+      major: 'AI',
+      role: 'GENERAL_STUDENT',
+      dormitoryFloor: null,
+      dormitoryRoom: null,
+      majorClubId: null,
+      autonomousClubId: null,
+      ...overrides,
+    });
+  const graduate = (id: number) => student(id, { role: 'GRADUATE', grade: null, classNum: null, number: null, major: null });
+  const ids = (list: { _id: number }[]) => list.map((s) => s._id);
+
   it('an explicit role that the rules exclude matches nothing', () => {
-    expect(studentFilter({ role: 'GRADUATE' })).to.deep.equal({ role: { $in: [] } });
-    expect(studentFilter({ role: 'GRADUATE', includeGraduates: true })).to.deep.equal({ role: 'GRADUATE' });
+    expect(studentMatcher({ role: 'GRADUATE' })(graduate(1))).to.equal(false);
+    expect(studentMatcher({ role: 'GRADUATE', includeGraduates: true })(graduate(1))).to.equal(true);
+    expect(studentMatcher({ role: 'GRADUATE', includeGraduates: true })(student(2))).to.equal(false);
+    expect(studentMatcher({})(graduate(1))).to.equal(false);
+    expect(studentMatcher({ onlyEnrolled: true, includeGraduates: true })(graduate(1))).to.equal(false);
   });
 
   it('nullable sorts keep nulls last in both directions and end with the id', () => {
-    expect(studentSort('STUDENT_NUMBER', -1)).to.deep.equal({ enrolledRank: 1, grade: -1, classNum: -1, number: -1, _id: 1 });
-    expect(studentSort('DORMITORY_ROOM', 1)).to.deep.equal({ dormitoryRank: 1, dormitoryRoom: 1, _id: 1 });
-    expect(studentSort(undefined, 1)).to.deep.equal({ _id: 1 });
-    expect(studentSort('ID', -1)).to.deep.equal({ _id: -1 });
+    const school = [
+      graduate(1),
+      student(2, { grade: 2, number: 5 }),
+      student(3, { grade: 1, number: 9 }),
+      graduate(4),
+      student(5, { grade: 2, number: 5 }),
+    ];
+    const sorted = (sortBy: Parameters<typeof studentSort>[0], d: 1 | -1) => ids([...school].sort(studentSort(sortBy, d).compare));
+    expect(sorted('STUDENT_NUMBER', 1)).to.deep.equal([3, 2, 5, 1, 4]);
+    expect(sorted('STUDENT_NUMBER', -1)).to.deep.equal([2, 5, 3, 1, 4]);
+    expect(sorted('GRADE', -1)).to.deep.equal([2, 5, 3, 1, 4]);
+    expect(sorted(undefined, 1)).to.deep.equal([1, 2, 3, 4, 5]);
+    expect(sorted('ID', -1)).to.deep.equal([5, 4, 3, 2, 1]);
+    const rooms = [student(1, { dormitoryRoom: 301 }), student(2), student(3, { dormitoryRoom: 201 }), student(4, { dormitoryRoom: 301 })];
+    expect(ids([...rooms].sort(studentSort('DORMITORY_ROOM', 1).compare))).to.deep.equal([3, 1, 4, 2]);
+    expect(ids([...rooms].sort(studentSort('DORMITORY_ROOM', -1).compare))).to.deep.equal([1, 4, 3, 2]);
+    expect(studentSort('NAME', -1).key).to.not.equal(studentSort('NAME', 1).key);
   });
 
-  it('substring filters take the text literally', () => {
-    expect(studentFilter({ name: 'a.b*' })).to.deep.include({ name: { $regex: 'a\\.b\\*', $options: 'i' } });
+  it('substring filters take the text literally, case-insensitively for Latin letters only', () => {
+    const kim = student(1, { name: 'Kim.Minsu*', email: 'Kim@School.test' });
+    expect(studentMatcher({ name: 'm.m' })(kim)).to.equal(true);
+    expect(studentMatcher({ name: 'a.b*' })(kim)).to.equal(false);
+    expect(studentMatcher({ name: 'n.M' })(kim)).to.equal(false);
+    expect(studentMatcher({ name: '.*' })(kim)).to.equal(false);
+    expect(studentMatcher({ email: 'KIM@' })(kim)).to.equal(true);
+    expect(foldLatin('ÉCOLE Straße ΣΟΦΙΑ 김ABC İ')).to.equal('école straße ΣΟΦΙΑ 김abc İ');
+  });
+
+  it("text sorts in code point order (the databases' binary order), not UTF-16 order", () => {
+    expect(['b', 'B', 'a', '가', '\u{1F600}', '\uFF21'].sort(compareText)).to.deep.equal(['B', 'a', 'b', '가', '\uFF21', '\u{1F600}']);
+  });
+
+  it('a page walks the ordered records once: the matching slice and the total', () => {
+    const records = [1, 2, 3, 4, 5, 6, 7];
+    const odd = (n: number) => n % 2 === 1;
+    expect(pageOf(records, odd, 0, 3)).to.deep.equal({ items: [1, 3, 5], total: 4 });
+    expect(pageOf(records, odd, 1, 3)).to.deep.equal({ items: [7], total: 4 });
+    expect(pageOf(records, odd, 2, 3)).to.deep.equal({ items: [], total: 4 });
   });
 });
 
@@ -91,7 +156,11 @@ describe('unit: strict query parsing', () => {
 
   it('accepts exact values and ignores unknown parameters', () => {
     expect(parseQuery(schema, { n: '3', b: 'TRUE', e: 'DESC', t: '', d: '2024-02-29', other: 'x' })).to.deep.equal({
-      n: 3, b: true, e: 'DESC', t: undefined, d: '2024-02-29',
+      n: 3,
+      b: true,
+      e: 'DESC',
+      t: undefined,
+      d: '2024-02-29',
     });
   });
 
@@ -102,7 +171,9 @@ describe('unit: strict query parsing', () => {
     expect(message({ n: ['1', '2'] })).to.equal("Invalid parameter 'n': must be given only once (got '1', '2').");
     expect(message({ b: 'yes' })).to.equal("Invalid parameter 'b': must be true or false (got 'yes').");
     expect(message({ e: 'asc' })).to.equal("Invalid parameter 'e': must be one of ASC, DESC (got 'asc').");
-    expect(message({ d: '2023-02-29' })).to.equal("Invalid parameter 'd': must be a real calendar date written YYYY-MM-DD (got '2023-02-29').");
+    expect(message({ d: '2023-02-29' })).to.equal(
+      "Invalid parameter 'd': must be a real calendar date written YYYY-MM-DD (got '2023-02-29').",
+    );
     expect(message({ t: 'x'.repeat(101) })).to.match(/^Invalid parameter 't': must be at most 100 characters/);
   });
 
@@ -143,20 +214,26 @@ describe('unit: conditional requests and the answer cache', () => {
 
 describe('unit: GraphQL cost and depth', () => {
   const schema = makeExecutableSchema({ typeDefs: loadTypeDefs() });
+  /** Measures a document with already-coerced variables (the plugin coerces them first). */
   const measure = (query: string, variables: Record<string, unknown> = {}) => {
     const document = parse(query);
     const operation = document.definitions[0];
     if (operation?.kind !== 'OperationDefinition') throw new Error('no operation');
-    return measureOperation({ schema, fragments: {}, variables }, operation);
+    return measureOperation({ schema, document, operation, variables, today: '2026-03-02' });
   };
 
-  it('scales with the page size, from arguments or variables', () => {
-    expect(measure('{ students(size: 10) { students { id majorClub { id } } } }')).to.deep.equal({ cost: 1 + 10 * (1 + 1), depth: 3 });
-    expect(measure('query($s: Int) { students(size: $s) { students { id } } }', { s: 1000 }).cost).to.equal(1 + 1000);
-    expect(measure('{ students { students { id } } }').cost).to.equal(1 + 300);
+  it('scales with the page size, from arguments or variables; each root field adds a round trip', () => {
+    expect(measure('{ students(size: 10) { students { id majorClub { id } } } }')).to.deep.equal({
+      cost: ROUND_TRIP_COST + 1 + 10 * (1 + 1),
+      introspectionCost: 0,
+      depth: 3,
+      fields: 1,
+    });
+    expect(measure('query($s: Int) { students(size: $s) { students { id } } }', { s: 1000 }).cost).to.equal(ROUND_TRIP_COST + 1 + 1000);
+    expect(measure('{ students { students { id } } }').cost).to.equal(ROUND_TRIP_COST + 1 + 300);
   });
 
   it('multiplies nested unsized lists', () => {
-    expect(measure('{ clubs(size: 100) { clubs { participants { id } } } }').cost).to.equal(1 + 100 * (1 + 50));
+    expect(measure('{ clubs(size: 100) { clubs { participants { id } } } }').cost).to.equal(ROUND_TRIP_COST + 1 + 100 * (1 + 50));
   });
 });

@@ -1,6 +1,7 @@
-// Command ferretdb runs an embedded FerretDB (MongoDB wire protocol over SQLite)
-// for development and tests. The upstream cmd/ferretdb panics when built from the
-// module proxy (it expects a generated version file), so we embed the library.
+// Command ferretdb runs an embedded FerretDB (MongoDB wire protocol over SQLite, or
+// over PostgreSQL with -handler postgresql) for development, tests and `campus db
+// --postgres`. The upstream cmd/ferretdb panics when built from the module proxy (it
+// expects a generated version file), so we embed the library.
 package main
 
 import (
@@ -20,10 +21,15 @@ func main() {
 	listen := flag.String("listen-addr", "127.0.0.1:27017", "TCP address to listen on")
 	dir := flag.String("sqlite-dir", "./.data/db", "directory holding the SQLite files")
 	handler := flag.String("handler", "sqlite", "backend handler: sqlite or postgresql")
-	pgURL := flag.String("postgresql-url", "", "PostgreSQL URL for the postgresql handler")
+	pgURL := flag.String("postgresql-url", "", "PostgreSQL URL for the postgresql handler (default: $FERRETDB_POSTGRESQL_URL)")
 	logLevel := flag.String("log-level", "warn", "debug, info, warn or error")
 	watchStdin := flag.Bool("exit-on-stdin-close", false, "stop when standard input closes (the parent died)")
 	flag.Parse()
+	// The URL may hold a password: the parent passes it in the environment, which other
+	// users cannot read, rather than on the command line, which they can (ps).
+	if *pgURL == "" {
+		*pgURL = os.Getenv("FERRETDB_POSTGRESQL_URL")
+	}
 
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { ApiKeyService, API_KEY_VALIDITY_DAYS, API_SCOPES, parseScopes, type ApiKeySummary } from '../../data/api-keys.js';
-import { CliError, cliConfig, output, withDatabase } from '../runtime.js';
+import { rateLimitSpec } from '../../config/index.js';
+import { CliError, WRITES, cliConfig, output, withDatabase } from '../runtime.js';
 
 export function registerKeys(program: Command): void {
   const keys = program.command('keys').description('issue and manage data API keys (stored only as SHA-256 hashes)');
@@ -17,8 +18,10 @@ export function registerKeys(program: Command): void {
       const scopes = parseScopes(options.scopes);
       const days = parseDays(options.days);
       const rateLimit = options.rateLimit ? parseRateLimit(options.rateLimit) : null;
-      const issued = await withDatabase(cliConfig(), ({ db }) =>
-        new ApiKeyService(db).issue({ scopes, days, label: options.label ?? null, rateLimit }),
+      const issued = await withDatabase(
+        cliConfig(),
+        ({ db }) => new ApiKeyService(db).issue({ scopes, days, label: options.label ?? null, rateLimit }),
+        WRITES,
       );
       output(options.json, { key: issued.key, ...issued.summary }, () =>
         [`API key (shown once, store it now): ${issued.key}`, describeKey(issued.summary)].join('\n'),
@@ -41,7 +44,7 @@ export function registerKeys(program: Command): void {
     .option('--json', 'print the result as JSON')
     .action(async (idOrPrefix: string, options: { days: string; json?: boolean }) => {
       const days = parseDays(options.days);
-      const summary = await withDatabase(cliConfig(), ({ db }) => new ApiKeyService(db).renew(idOrPrefix, days));
+      const summary = await withDatabase(cliConfig(), ({ db }) => new ApiKeyService(db).renew(idOrPrefix, days), WRITES);
       output(options.json, summary, () => `Renewed: ${describeKey(summary)}`);
     });
 
@@ -50,7 +53,7 @@ export function registerKeys(program: Command): void {
     .description('issue a new value with the same scopes and limit; the old value stops working now')
     .option('--json', 'print the result as JSON')
     .action(async (idOrPrefix: string, options: { json?: boolean }) => {
-      const rotated = await withDatabase(cliConfig(), ({ db }) => new ApiKeyService(db).rotate(idOrPrefix));
+      const rotated = await withDatabase(cliConfig(), ({ db }) => new ApiKeyService(db).rotate(idOrPrefix), WRITES);
       output(options.json, { key: rotated.key, ...rotated.summary }, () =>
         [`New API key (shown once, store it now): ${rotated.key}`, describeKey(rotated.summary)].join('\n'),
       );
@@ -61,7 +64,7 @@ export function registerKeys(program: Command): void {
     .description('end a key now')
     .option('--json', 'print the result as JSON')
     .action(async (idOrPrefix: string, options: { json?: boolean }) => {
-      const summary = await withDatabase(cliConfig(), ({ db }) => new ApiKeyService(db).revoke(idOrPrefix));
+      const summary = await withDatabase(cliConfig(), ({ db }) => new ApiKeyService(db).revoke(idOrPrefix), WRITES);
       output(options.json, summary, () => `Revoked: ${describeKey(summary)}`);
     });
 }
@@ -81,9 +84,7 @@ function parseDays(value: string): number {
 }
 
 function parseRateLimit(value: string): { points: number; durationSeconds: number } {
-  const match = /^(\d+)\/(\d+)$/.exec(value);
-  const points = Number(match?.[1]);
-  const durationSeconds = Number(match?.[2]);
-  if (!match || points < 1 || durationSeconds < 1) throw new CliError('--rate-limit must look like <requests>/<seconds>, e.g. 600/60.');
-  return { points, durationSeconds };
+  const parsed = rateLimitSpec.safeParse(value);
+  if (!parsed.success) throw new CliError(`--rate-limit ${parsed.error.issues[0]?.message ?? 'is invalid'} (got '${value}').`);
+  return parsed.data;
 }

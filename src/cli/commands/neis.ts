@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { academicYearWindow, daysInclusive, isCalendarDate, todayIn } from '../../calendar.js';
 import type { SyncReport } from '../../data/models/neis-state.model.js';
 import { neisSyncFromConfig } from '../../neis/sync.js';
-import { CliError, cliConfig, cliLogger, output, withDatabase } from '../runtime.js';
+import { CliError, WRITES, cliConfig, cliLogger, output, withDatabase } from '../runtime.js';
 
 /** The longest window one `campus neis sync` takes (an academic year in a leap year). */
 const MAX_WINDOW_DAYS = 366;
@@ -14,12 +14,17 @@ const MAX_WINDOW_DAYS = 366;
 export function syncWindow(options: { from?: string | undefined; to?: string | undefined }, today: string): { from: string; to: string } {
   const { from, to } = options;
   if (from === undefined && to === undefined) return academicYearWindow(today);
-  if (from === undefined || to === undefined) throw new CliError('--from and --to go together: give both (YYYY-MM-DD), or neither for the current academic year.');
-  for (const [name, value] of [['--from', from], ['--to', to]] as const) {
+  if (from === undefined || to === undefined)
+    throw new CliError('--from and --to go together: give both (YYYY-MM-DD), or neither for the current academic year.');
+  for (const [name, value] of [
+    ['--from', from],
+    ['--to', to],
+  ] as const) {
     if (!isCalendarDate(value)) throw new CliError(`${name} must be a real date written YYYY-MM-DD (got '${value}').`);
   }
   if (from > to) throw new CliError(`--from (${from}) must not be after --to (${to}).`);
-  if (daysInclusive(from, to) > MAX_WINDOW_DAYS) throw new CliError(`The window may span at most ${MAX_WINDOW_DAYS} days; sync a long period in parts.`);
+  if (daysInclusive(from, to) > MAX_WINDOW_DAYS)
+    throw new CliError(`The window may span at most ${MAX_WINDOW_DAYS} days; sync a long period in parts.`);
   return { from, to };
 }
 
@@ -41,11 +46,15 @@ export function registerNeisCommands(program: Command): void {
       const progress = (line: string) => process.stderr.write(`${line}\n`);
       if (!config.neis.apiKey) progress('warning: NEIS_API_KEY is not set; NEIS answers requests without a key with sample rows only');
       progress(`syncing ${config.neis.officeCode}/${config.neis.schoolCode} for ${window.from}..${window.to} from ${config.neis.baseUrl}`);
-      const result = await withDatabase(config, ({ db }) =>
-        neisSyncFromConfig(config, db, cliLogger(config)).run({ ...window, trigger: 'cli', onProgress: progress }),
+      const result = await withDatabase(
+        config,
+        ({ db }) => neisSyncFromConfig(config, db, cliLogger(config)).run({ ...window, trigger: 'cli', onProgress: progress }),
+        WRITES,
       );
       if (result.outcome === 'busy') {
-        throw new CliError(`Another NEIS sync is running (${result.owner ?? 'unknown'}, lease until ${result.until.toISOString()}); try again later.`);
+        throw new CliError(
+          `Another NEIS sync is running (${result.owner ?? 'unknown'}, lease until ${result.until.toISOString()}); try again later.`,
+        );
       }
       output(options.json, result, () => describeReport(result));
       if (result.outcome !== 'ok') process.exitCode = 1;

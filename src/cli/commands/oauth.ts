@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
-import { ACCOUNT_ROLES, type AccountRole } from '../../data/accounts.js';
+import { ACCOUNT_ROLES, PKCE_POLICIES, type AccountRole, type PkcePolicy } from '../../data/accounts.js';
 import { AccountService, AccountValidationError, DuplicateAccountError, type AccountSummary } from '../../oauth/accounts.js';
 import { ClientService, ClientValidationError, DEFAULT_CLIENT_SCOPES, type ClientSummary } from '../../oauth/clients.js';
 import { OAUTH_SCOPES } from '../../oauth/constants.js';
-import { CliError, cliConfig, output, withDatabase } from '../runtime.js';
+import { CliError, WRITES, cliConfig, output, withDatabase } from '../runtime.js';
 
 /** `campus clients ...` and `campus accounts ...`. */
 export function registerOAuthCommands(program: Command): void {
@@ -13,6 +13,27 @@ export function registerOAuthCommands(program: Command): void {
 
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
 
+interface CreateOptions {
+  name: string;
+  redirectUri: string[];
+  postLogoutRedirectUri: string[];
+  scope: string[];
+  public?: boolean;
+  firstParty?: boolean;
+  pkce?: string;
+  json?: boolean;
+}
+
+interface UpdateOptions {
+  name?: string;
+  redirectUri: string[];
+  postLogoutRedirectUri: string[];
+  scope: string[];
+  firstParty?: boolean;
+  pkce?: string;
+  json?: boolean;
+}
+
 function registerClients(program: Command): void {
   const clients = program.command('clients').description('register and manage OAuth clients (secrets are shown once and stored hashed)');
 
@@ -21,22 +42,43 @@ function registerClients(program: Command): void {
     .description('register a client; prints its id and, for confidential clients, its secret (once)')
     .requiredOption('--name <name>', 'shown on the login and consent pages')
     .option('--redirect-uri <uri>', 'an allowed redirect address, matched exactly (repeat for several)', collect, [])
-    .option('--scope <scope>', `a scope the client may request (repeat; default: ${DEFAULT_CLIENT_SCOPES.join(', ')}; known: ${OAUTH_SCOPES.join(', ')})`, collect, [])
+    .option(
+      '--post-logout-redirect-uri <uri>',
+      'where logout (the end_session_endpoint) may send the user back, matched exactly (repeat for several)',
+      collect,
+      [],
+    )
+    .option(
+      '--scope <scope>',
+      `a scope the client may request (repeat; default: ${DEFAULT_CLIENT_SCOPES.join(', ')}; known: ${OAUTH_SCOPES.join(', ')})`,
+      collect,
+      [],
+    )
     .option('--public', 'a public client (browser or mobile app): no secret, PKCE required')
     .option('--first-party', 'our own app: the consent page is skipped')
+    .option(
+      '--pkce <policy>',
+      `${PKCE_POLICIES.join(' or ')}: PKCE is required of every client by default; optional only for a confidential legacy app`,
+    )
     .option('--json', 'print the result as JSON')
-    .action(async (options: { name: string; redirectUri: string[]; scope: string[]; public?: boolean; firstParty?: boolean; json?: boolean }) => {
+    .action(async (options: CreateOptions) => {
       const config = cliConfig();
-      const created = await withDatabase(config, ({ db }) =>
-        guard(() =>
-          new ClientService(db, config).create({
-            name: options.name,
-            redirectUris: options.redirectUri,
-            ...(options.scope.length > 0 ? { scopes: splitScopes(options.scope) } : {}),
-            public: options.public ?? false,
-            firstParty: options.firstParty ?? false,
-          }),
-        ),
+      const pkce = options.pkce === undefined ? undefined : parsePkce(options.pkce);
+      const created = await withDatabase(
+        config,
+        ({ db }) =>
+          guard(() =>
+            new ClientService(db, config).create({
+              name: options.name,
+              redirectUris: options.redirectUri,
+              postLogoutRedirectUris: options.postLogoutRedirectUri,
+              ...(options.scope.length > 0 ? { scopes: splitScopes(options.scope) } : {}),
+              public: options.public ?? false,
+              firstParty: options.firstParty ?? false,
+              ...(pkce ? { pkce } : {}),
+            }),
+          ),
+        WRITES,
       );
       output(options.json, { ...created.client, clientSecret: created.secret }, () =>
         [
@@ -62,21 +104,29 @@ function registerClients(program: Command): void {
     .description('change a client; given lists replace the old ones')
     .option('--name <name>', 'new display name')
     .option('--redirect-uri <uri>', 'the new redirect addresses (repeat for several)', collect, [])
+    .option('--post-logout-redirect-uri <uri>', 'the new post-logout redirect addresses (repeat for several)', collect, [])
     .option('--scope <scope>', 'the new allowed scopes (repeat for several)', collect, [])
     .option('--first-party', 'skip the consent page')
     .option('--no-first-party', 'show the consent page')
+    .option('--pkce <policy>', `${PKCE_POLICIES.join(' or ')} (optional only for a confidential legacy app)`)
     .option('--json', 'print the result as JSON')
-    .action(async (clientId: string, options: { name?: string; redirectUri: string[]; scope: string[]; firstParty?: boolean; json?: boolean }) => {
+    .action(async (clientId: string, options: UpdateOptions) => {
       const config = cliConfig();
-      const updated = await withDatabase(config, ({ db }) =>
-        guard(() =>
-          new ClientService(db, config).update(clientId, {
-            ...(options.name !== undefined ? { name: options.name } : {}),
-            ...(options.redirectUri.length > 0 ? { redirectUris: options.redirectUri } : {}),
-            ...(options.scope.length > 0 ? { scopes: splitScopes(options.scope) } : {}),
-            ...(options.firstParty !== undefined ? { firstParty: options.firstParty } : {}),
-          }),
-        ),
+      const pkce = options.pkce === undefined ? undefined : parsePkce(options.pkce);
+      const updated = await withDatabase(
+        config,
+        ({ db }) =>
+          guard(() =>
+            new ClientService(db, config).update(clientId, {
+              ...(options.name !== undefined ? { name: options.name } : {}),
+              ...(options.redirectUri.length > 0 ? { redirectUris: options.redirectUri } : {}),
+              ...(options.postLogoutRedirectUri.length > 0 ? { postLogoutRedirectUris: options.postLogoutRedirectUri } : {}),
+              ...(options.scope.length > 0 ? { scopes: splitScopes(options.scope) } : {}),
+              ...(options.firstParty !== undefined ? { firstParty: options.firstParty } : {}),
+              ...(pkce ? { pkce } : {}),
+            }),
+          ),
+        WRITES,
       );
       output(options.json, updated, () => `Client updated: ${describeClient(updated)}`);
     });
@@ -87,7 +137,7 @@ function registerClients(program: Command): void {
     .option('--json', 'print the result as JSON')
     .action(async (clientId: string, options: { json?: boolean }) => {
       const config = cliConfig();
-      const rotated = await withDatabase(config, ({ db }) => guard(() => new ClientService(db, config).rotateSecret(clientId)));
+      const rotated = await withDatabase(config, ({ db }) => guard(() => new ClientService(db, config).rotateSecret(clientId)), WRITES);
       output(options.json, { ...rotated.client, clientSecret: rotated.secret }, () =>
         [`New client_secret (shown once, store it now): ${rotated.secret}`, describeClient(rotated.client)].join('\n'),
       );
@@ -99,8 +149,12 @@ function registerClients(program: Command): void {
     .option('--json', 'print the result as JSON')
     .action(async (clientId: string, options: { json?: boolean }) => {
       const config = cliConfig();
-      const deleted = await withDatabase(config, ({ db }) => guard(() => new ClientService(db, config).delete(clientId)));
-      output(options.json, deleted, () => `Deleted: ${describeClient(deleted.client)} (${deleted.revoked} grants, codes and tokens revoked)`);
+      const deleted = await withDatabase(config, ({ db }) => guard(() => new ClientService(db, config).delete(clientId)), WRITES);
+      output(
+        options.json,
+        deleted,
+        () => `Deleted: ${describeClient(deleted.client)} (${deleted.revoked} grants, codes and tokens revoked)`,
+      );
     });
 }
 
@@ -118,8 +172,10 @@ function registerAccounts(program: Command): void {
     .action(async (options: { email: string; password?: string; passwordStdin?: boolean; role: string; json?: boolean }) => {
       const role = parseRole(options.role);
       const password = await passwordOf(options);
-      const created = await withDatabase(cliConfig(), ({ db }) =>
-        guard(() => new AccountService(db).create({ email: options.email, password, role })),
+      const created = await withDatabase(
+        cliConfig(),
+        ({ db }) => guard(() => new AccountService(db).create({ email: options.email, password, role })),
+        WRITES,
       );
       output(options.json, created, () => `Account created: ${describeAccount(created)}`);
     });
@@ -138,8 +194,12 @@ function registerAccounts(program: Command): void {
     .description('delete an account and revoke its grants, tokens and sessions')
     .option('--json', 'print the result as JSON')
     .action(async (idOrEmail: string, options: { json?: boolean }) => {
-      const deleted = await withDatabase(cliConfig(), ({ db }) => guard(() => new AccountService(db).delete(idOrEmail)));
-      output(options.json, deleted, () => `Deleted: ${describeAccount(deleted.account)} (${deleted.revoked} grants, tokens and sessions revoked)`);
+      const deleted = await withDatabase(cliConfig(), ({ db }) => guard(() => new AccountService(db).delete(idOrEmail)), WRITES);
+      output(
+        options.json,
+        deleted,
+        () => `Deleted: ${describeAccount(deleted.account)} (${deleted.revoked} grants, tokens and sessions revoked)`,
+      );
     });
 }
 
@@ -170,6 +230,12 @@ function splitScopes(values: string[]): string[] {
   return values.flatMap((v) => v.split(/[\s,]+/)).filter(Boolean);
 }
 
+function parsePkce(value: string): PkcePolicy {
+  const policy = value.toLowerCase();
+  if (!(PKCE_POLICIES as readonly string[]).includes(policy)) throw new CliError(`--pkce must be one of ${PKCE_POLICIES.join(', ')}.`);
+  return policy as PkcePolicy;
+}
+
 function parseRole(value: string): AccountRole {
   const role = value.toUpperCase();
   if (!(ACCOUNT_ROLES as readonly string[]).includes(role)) throw new CliError(`--role must be one of ${ACCOUNT_ROLES.join(', ')}.`);
@@ -177,8 +243,11 @@ function parseRole(value: string): AccountRole {
 }
 
 function describeClient(c: ClientSummary): string {
-  const flags = [c.type, c.firstParty ? 'first-party' : undefined].filter(Boolean).join(', ');
-  return `${c.id} "${c.name}" (${flags}) scopes=${c.scopes.join(',')} redirect=${c.redirectUris.join(' ')}`;
+  const flags = [c.type, c.firstParty ? 'first-party' : undefined, c.pkce === 'optional' ? 'PKCE optional' : 'PKCE required']
+    .filter(Boolean)
+    .join(', ');
+  const logout = c.postLogoutRedirectUris.length > 0 ? ` post-logout=${c.postLogoutRedirectUris.join(' ')}` : '';
+  return `${c.id} "${c.name}" (${flags}) scopes=${c.scopes.join(',')} redirect=${c.redirectUris.join(' ')}${logout}`;
 }
 
 function describeAccount(a: AccountSummary): string {

@@ -1,34 +1,51 @@
 import type { Command } from 'commander';
 import { ApiKeyService, API_SCOPES, hashApiKey } from '../../data/api-keys.js';
 import type { Database } from '../../data/database.js';
-import { seedDemoSchool } from '../../data/seed/demo.js';
+import { DEMO_API_KEY, DEMO_STUDENTS, seedDemoSchool } from '../../data/seed/demo.js';
 import { seedDemoNeis } from '../../neis/seed.js';
-import { seedDemoOAuth } from '../../oauth/seed.js';
-import { CliError, cliConfig, output, withDatabase } from '../runtime.js';
+import { removeDemoCredentials, seedDemoOAuth, type RemovedDemoCredentials } from '../../oauth/seed.js';
+import { CliError, WRITES, cliConfig, output, progress, withDatabase } from '../runtime.js';
 
-/**
- * The demo key is fixed so the README's curl examples work as written. It exists only where
- * `campus seed --demo` ran, which production refuses.
- */
-export const DEMO_API_KEY = 'de70c0de-5eed-4a11-8c0d-000000000001';
+export { DEMO_API_KEY } from '../../data/seed/demo.js';
 
 export function registerSeed(program: Command): void {
   program
     .command('seed')
-    .description('load data; --demo loads the deterministic demo school (running it twice leaves the same data)')
+    .description(
+      'load data; --demo loads the deterministic demo school (running it twice leaves the same data); --remove-demo removes the demo credentials',
+    )
     .option('--demo', 'load the demo school, demo accounts and clients, NEIS demo data and the demo API key')
+    .option(
+      '--remove-demo',
+      'remove the demo API key, the demo clients and the demo account with their grants and tokens; school data stays (works in production)',
+    )
+    .option(
+      '--students <n>',
+      `with --demo: a school of n students (${DEMO_STUDENTS.min} to ${DEMO_STUDENTS.max}), for benchmarks; beyond 216 enrolled seats the rest are alumni`,
+    )
     .option('--json', 'print the summary as JSON')
-    .action(async (options: { demo?: boolean; json?: boolean }) => {
-      if (!options.demo) throw new CliError('Only `campus seed --demo` exists: real data comes from the school\'s own import.');
+    .action(async (options: { demo?: boolean; removeDemo?: boolean; students?: string; json?: boolean }) => {
+      if (options.demo && options.removeDemo) throw new CliError('Give either --demo or --remove-demo, not both.');
+      if (options.students !== undefined && !options.demo) throw new CliError('--students goes with --demo.');
+      const size = options.students === undefined ? undefined : studentCount(options.students);
+      if (options.removeDemo) return removeDemo(options.json);
+      if (!options.demo)
+        throw new CliError(
+          "Only `campus seed --demo` and `campus seed --remove-demo` exist: real data comes from the school's own import.",
+        );
       const config = cliConfig();
       if (config.isProduction) throw new CliError('Refusing to load demo data (and its published demo key) in production.');
-      const summary = await withDatabase(config, async ({ db }) => {
-        const school = await seedDemoSchool(db);
-        const key = await ensureDemoKey(db);
-        const oauth = await seedDemoOAuth(db, config);
-        const neis = await seedDemoNeis(db, config);
-        return { ...school, apiKey: key, oauth, neis };
-      });
+      const summary = await withDatabase(
+        config,
+        async ({ db }) => {
+          const school = await seedDemoSchool(db, size === undefined ? {} : { students: size, onProgress: tenthsReporter() });
+          const key = await ensureDemoKey(db);
+          const oauth = await seedDemoOAuth(db, config);
+          const neis = await seedDemoNeis(db, config);
+          return { ...school, apiKey: key, oauth, neis };
+        },
+        WRITES,
+      );
       output(options.json, summary, () =>
         [
           `Demo school loaded: ${summary.students} students, ${summary.clubs} clubs, ${summary.projects} projects.`,
@@ -38,6 +55,45 @@ export function registerSeed(program: Command): void {
         ].join('\n'),
       );
     });
+}
+
+function studentCount(text: string): number {
+  const n = Number(text);
+  if (!/^\d+$/.test(text.trim()) || n < DEMO_STUDENTS.min || n > DEMO_STUDENTS.max) {
+    throw new CliError(
+      `--students must be a whole number from ${DEMO_STUDENTS.min} to ${DEMO_STUDENTS.max} (got ${JSON.stringify(text)}).`,
+    );
+  }
+  return n;
+}
+
+/** Progress on stderr: one line per tenth of the students written. */
+function tenthsReporter(): (written: number, total: number) => void {
+  let reported = 0;
+  return (written, total) => {
+    const tenth = Math.floor((written * 10) / total);
+    if (tenth > reported) {
+      reported = tenth;
+      progress(`  students written: ${written} of ${total}`);
+    }
+  };
+}
+
+/** `campus seed --remove-demo`: the published credentials go, the school's data stays. */
+async function removeDemo(json: boolean | undefined): Promise<void> {
+  const config = cliConfig();
+  const removed = await withDatabase(config, ({ db }) => removeDemoCredentials(db, config), WRITES);
+  output(json, removed, () => describeRemoved(removed));
+}
+
+function describeRemoved(removed: RemovedDemoCredentials): string {
+  const parts = [
+    removed.apiKeys > 0 ? 'the demo API key' : undefined,
+    removed.clientIds.length > 0 ? `clients ${removed.clientIds.join(', ')}` : undefined,
+    removed.accountEmails.length > 0 ? `account ${removed.accountEmails.join(', ')}` : undefined,
+  ].filter(Boolean);
+  if (parts.length === 0) return 'No demo credentials found; nothing removed.';
+  return `Removed ${parts.join(', ')} (${removed.revoked} grants, codes, tokens and sessions revoked). School data is unchanged.`;
 }
 
 /** Re-issues the demo key with every scope and a fresh 30 days, without duplicating it. */

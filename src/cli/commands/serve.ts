@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { createLogger } from '../../logger.js';
 import { startService } from '../../main.js';
-import { SURFACE_NAMES, type SurfaceName } from '../../http/surface.js';
+import { SURFACE_NAMES, type SurfaceName } from '../../surfaces/types.js';
 import { CliError, cliConfig } from '../runtime.js';
 
 export function registerServe(program: Command): void {
@@ -21,8 +21,9 @@ export function registerServe(program: Command): void {
         throw err;
       });
       const served = surfaces ?? SURFACE_NAMES;
-      if (options.json) process.stdout.write(`${JSON.stringify({ url: service.url, surfaces: served })}\n`);
-      else logger.info({ url: service.url, surfaces: served }, `listening on ${service.url}`);
+      const runtime = `Node.js ${process.version}`;
+      if (options.json) process.stdout.write(`${JSON.stringify({ url: service.url, surfaces: served, runtime })}\n`);
+      else logger.info({ url: service.url, surfaces: served, runtime }, `listening on ${service.url} (${runtime})`);
       const stop = () => {
         void service.stop().then(() => process.exit(0));
       };
@@ -32,7 +33,10 @@ export function registerServe(program: Command): void {
 }
 
 function parseSurfaces(value: string): SurfaceName[] {
-  const names = value.split(',').map((s) => s.trim()).filter(Boolean);
+  const names = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const unknown = names.filter((n) => !(SURFACE_NAMES as readonly string[]).includes(n));
   if (names.length === 0 || unknown.length > 0) {
     throw new CliError(`--only: unknown surface ${unknown.join(', ') || '(none)'}; use ${SURFACE_NAMES.join(', ')}.`);

@@ -6,6 +6,7 @@ import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { MisconfiguredError } from '../../errors/index.js';
 
 /**
  * The embedded MongoDB-compatible database for development and tests: FerretDB over SQLite,
@@ -14,7 +15,8 @@ import { fileURLToPath } from 'node:url';
  */
 export interface EmbeddedDatabase {
   readonly uri: string;
-  readonly engine: 'ferretdb' | 'mongod';
+  /** FerretDB over SQLite files in dataDir, FerretDB over PostgreSQL, or a mongod found on PATH. */
+  readonly engine: 'ferretdb' | 'ferretdb-postgresql' | 'mongod';
   /** False when another command started it; stop() then leaves it running. */
   readonly owned: boolean;
   stop(): Promise<void>;
@@ -25,11 +27,11 @@ export interface EmbeddedOptions {
   preferredPort: number;
   /** Human-readable progress lines (the first build takes a minute or two). */
   progress?: (line: string) => void;
+  /** FerretDB keeps its data in this PostgreSQL database instead of SQLite files (FERRETDB_POSTGRESQL_URL). */
+  postgresqlUrl?: string | undefined;
 }
 
-export class EmbeddedDatabaseError extends Error {
-  override name = 'EmbeddedDatabaseError';
-}
+export class EmbeddedDatabaseError extends MisconfiguredError {}
 
 const FERRETDB_VERSION = 'v1.24.2';
 const PACKAGE_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -51,7 +53,16 @@ export async function acquireEmbeddedDatabase(options: EmbeddedOptions): Promise
   const release = await takeStartLock(join(dataDir, 'embedded-db.lock'));
   try {
     const running = await findRunning(stateFile);
-    if (running) return { ...running, owned: false, stop: async () => {} };
+    if (running) {
+      // Commands reuse whatever `campus db` started here; only asking for PostgreSQL over a
+      // running SQLite one is a mistake worth stopping for (the data would not be where meant).
+      if (options.postgresqlUrl && running.engine !== 'ferretdb-postgresql') {
+        throw new EmbeddedDatabaseError(
+          `the embedded database of ${dataDir} already runs as ${running.engine}, not over PostgreSQL; stop it or use another DATA_DIR`,
+        );
+      }
+      return { ...running, owned: false, stop: async () => {} };
+    }
     return await startEmbedded(options, dataDir, stateFile);
   } finally {
     release();
@@ -60,10 +71,13 @@ export async function acquireEmbeddedDatabase(options: EmbeddedOptions): Promise
 
 async function startEmbedded(options: EmbeddedOptions, dataDir: string, stateFile: string): Promise<EmbeddedDatabase> {
   const port = (await isPortFree(options.preferredPort)) ? options.preferredPort : await freePort();
-  const mongod = findOnPath('mongod');
+  const mongod = options.postgresqlUrl ? undefined : findOnPath('mongod');
   const started = mongod
     ? await startMongod(mongod, join(dataDir, 'mongod'), port)
-    : await startFerretDb(await ensureFerretDbBinary(options.progress ?? (() => {})), join(dataDir, 'ferretdb'), port);
+    : await startFerretDb(await ensureFerretDbBinary(options.progress ?? (() => {})), port, {
+        sqliteDir: join(dataDir, 'ferretdb'),
+        postgresqlUrl: options.postgresqlUrl,
+      });
 
   const state: StateFile = { pid: started.child.pid ?? 0, uri: started.uri, engine: started.engine };
   writeFileSync(stateFile, JSON.stringify(state));
@@ -161,14 +175,19 @@ interface Started {
   engine: EmbeddedDatabase['engine'];
 }
 
-async function startFerretDb(binary: string, dir: string, port: number): Promise<Started> {
-  const child = spawn(
-    binary,
-    ['--listen-addr', `127.0.0.1:${port}`, '--sqlite-dir', dir, '--exit-on-stdin-close', '--log-level', 'error'],
-    { stdio: ['pipe', 'pipe', 'pipe'] },
-  );
+async function startFerretDb(
+  binary: string,
+  port: number,
+  backend: { sqliteDir: string; postgresqlUrl: string | undefined },
+): Promise<Started> {
+  const storage = backend.postgresqlUrl ? ['--handler', 'postgresql'] : ['--handler', 'sqlite', '--sqlite-dir', backend.sqliteDir];
+  const child = spawn(binary, ['--listen-addr', `127.0.0.1:${port}`, ...storage, '--exit-on-stdin-close', '--log-level', 'error'], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+    // The URL may hold a password: FerretDB reads it from its environment, so it stays out of `ps`.
+    env: backend.postgresqlUrl ? { ...process.env, FERRETDB_POSTGRESQL_URL: backend.postgresqlUrl } : process.env,
+  });
   await waitForLine(child, /^ready /, 30000);
-  return { child, uri: `mongodb://127.0.0.1:${port}/campus`, engine: 'ferretdb' };
+  return { child, uri: `mongodb://127.0.0.1:${port}/campus`, engine: backend.postgresqlUrl ? 'ferretdb-postgresql' : 'ferretdb' };
 }
 
 async function startMongod(mongod: string, dir: string, port: number): Promise<Started> {
@@ -223,7 +242,11 @@ async function waitFor(check: () => Promise<boolean>, child: ChildProcess, timeo
 
 function run(command: string, args: string[], cwd: string, onLine: (line: string) => void): Promise<void> {
   return new Promise((done, fail) => {
-    const child = spawn(command, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, GOFLAGS: '-mod=mod -buildvcs=false' } });
+    const child = spawn(command, args, {
+      cwd,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, GOFLAGS: '-mod=mod -buildvcs=false' },
+    });
     const tail: string[] = [];
     for (const stream of [child.stdout, child.stderr]) {
       createInterface({ input: stream }).on('line', (line) => {

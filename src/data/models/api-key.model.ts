@@ -1,8 +1,10 @@
 import { Schema, type Connection, type Model, type InferSchemaType, type Types } from 'mongoose';
+import { ApiScope } from '../__generated__/enums.js';
 import { defineModel } from './define.js';
 
-export const API_SCOPES = ['STUDENT_READ', 'CLUB_READ', 'PROJECT_READ', 'NEIS_READ'] as const;
-export type ApiScope = (typeof API_SCOPES)[number];
+export type { ApiScope } from '../__generated__/enums.js';
+/** Every scope, in the schema's order. */
+export const API_SCOPES: readonly ApiScope[] = Object.values(ApiScope);
 
 const apiKeySchema = new Schema(
   {
@@ -18,12 +20,23 @@ const apiKeySchema = new Schema(
     renewedAt: { type: Date, required: true },
     expiresAt: { type: Date, required: true },
     revokedAt: { type: Date, default: null },
+    // The account that created the key in the developer console; null for keys of `campus keys`.
+    ownerAccountId: { type: Number, default: null },
+    // After a rotation with a grace period, the replaced value keeps working until
+    // previousExpiresAt (at most 24 hours); the record (its id, scopes, budget and usage) stays.
+    previousHash: { type: String, default: null },
+    previousPrefix: { type: String, default: null },
+    previousExpiresAt: { type: Date, default: null },
+    // Written by the usage counter (src/http/usage.ts) every few seconds, never on a request.
+    lastUsedAt: { type: Date, default: null },
   },
   { versionKey: false, collection: 'api_keys' },
 );
 
 apiKeySchema.index({ hash: 1 }, { unique: true });
 apiKeySchema.index({ prefix: 1 });
+apiKeySchema.index({ previousHash: 1 });
+apiKeySchema.index({ ownerAccountId: 1 });
 
 export type ApiKeyDoc = InferSchemaType<typeof apiKeySchema> & { _id: Types.ObjectId };
 export type ApiKeyModel = Model<ApiKeyDoc>;

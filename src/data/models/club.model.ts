@@ -1,19 +1,18 @@
 import { Schema, type Connection, type Model, type InferSchemaType } from 'mongoose';
+import { ClubStatus, ClubType } from '../__generated__/enums.js';
 import { defineModel } from './define.js';
 
-export const CLUB_TYPES = ['MAJOR_CLUB', 'AUTONOMOUS_CLUB'] as const;
-export type ClubType = (typeof CLUB_TYPES)[number];
-export const CLUB_STATUSES = ['ACTIVE', 'ABOLISHED'] as const;
+export type { ClubType } from '../__generated__/enums.js';
 
 const clubSchema = new Schema(
   {
     _id: { type: Number, required: true },
     name: { type: String, required: true },
-    type: { type: String, enum: CLUB_TYPES, required: true },
+    type: { type: String, enum: Object.values(ClubType), required: true },
     // The leader is a student id; the API shows null when that student is no longer enrolled.
     leaderId: { type: Number, default: null },
     foundedYear: { type: Number, default: null },
-    status: { type: String, enum: CLUB_STATUSES, default: 'ACTIVE' },
+    status: { type: String, enum: Object.values(ClubStatus), default: 'ACTIVE' },
     abolishedYear: { type: Number, default: null },
   },
   { versionKey: false, collection: 'clubs' },

@@ -2,10 +2,11 @@ import { Schema, type Connection, type Model } from 'mongoose';
 import { defineModel } from './define.js';
 
 /** The spec's MealType values, in serving order. */
-export const MEAL_TYPES = ['BREAKFAST', 'LUNCH', 'DINNER'] as const;
-export type MealType = (typeof MEAL_TYPES)[number];
+import { MealType } from '../__generated__/enums.js';
 
-/** Sort rank of a meal type: the order of a day's meals (DECISIONS.md). */
+export type { MealType } from '../__generated__/enums.js';
+
+/** Sort rank of a meal type: the order of a day's meals (docs/decisions.md). */
 export const MEAL_TYPE_RANK: Readonly<Record<MealType, number>> = { BREAKFAST: 1, LUNCH: 2, DINNER: 3 };
 
 /** A meal exactly as the API shows it (the spec's Meal record). */
@@ -40,7 +41,7 @@ const mealSchema = new Schema(
     officeCode: { type: String, required: true },
     officeName: { type: String, required: true },
     mealDate: { type: String, required: true },
-    mealType: { type: String, enum: MEAL_TYPES, required: true },
+    mealType: { type: String, enum: Object.values(MealType), required: true },
     // Numeric so that "by date, then breakfast, lunch, dinner" is a plain index sort.
     mealTypeRank: { type: Number, required: true },
     mealMenu: { type: [String], required: true },

@@ -64,10 +64,7 @@ export interface NeisStateDoc {
 }
 
 const segmentSchema = new Schema({ from: String, to: String, generation: String }, { _id: false });
-const retiredSchema = new Schema(
-  { dataset: String, from: String, to: String, generation: String, retiredAt: Date },
-  { _id: false },
-);
+const retiredSchema = new Schema({ dataset: String, from: String, to: String, generation: String, retiredAt: Date }, { _id: false });
 
 const neisStateSchema = new Schema(
   {

@@ -4,6 +4,10 @@ import { defineModel } from './define.js';
 export const CLIENT_TYPES = ['confidential', 'public'] as const;
 export type ClientType = (typeof CLIENT_TYPES)[number];
 
+/** PKCE policy: required for every client unless a confidential one is registered as a legacy app. */
+export const PKCE_POLICIES = ['required', 'optional'] as const;
+export type PkcePolicy = (typeof PKCE_POLICIES)[number];
+
 const oauthClientSchema = new Schema(
   {
     // The client_id (random, shown in `campus clients list`).
@@ -16,16 +20,26 @@ const oauthClientSchema = new Schema(
     type: { type: String, enum: CLIENT_TYPES, required: true },
     // First-party clients skip the consent page.
     firstParty: { type: Boolean, required: true },
+    // Absent in registrations older than this field: read as 'required' (see ClientService).
+    pkce: { type: String, enum: PKCE_POLICIES, default: 'required' },
+    // Where RP-initiated logout may send the browser afterwards (exact strings, like redirectUris).
+    postLogoutRedirectUris: { type: [String], default: [] },
+    // The account that registered the app in the developer console; null for `campus clients`.
+    ownerAccountId: { type: Number, default: null },
+    // The service the login page names ("continue to ..."); null: the app's name is shown.
+    serviceName: { type: String, default: null },
     createdAt: { type: Date, required: true },
     updatedAt: { type: Date, required: true },
   },
   { versionKey: false, collection: 'oauth_clients' },
 );
 
+oauthClientSchema.index({ ownerAccountId: 1 });
+
 export type OAuthClientDoc = InferSchemaType<typeof oauthClientSchema>;
 export type OAuthClientModel = Model<OAuthClientDoc>;
 
-/** OAuth clients registered with `campus clients create`. */
+/** OAuth clients registered with `campus clients create` or in the developer console. */
 export function oauthClientModel(connection: Connection): OAuthClientModel {
   return defineModel<OAuthClientDoc>(connection, 'OAuthClient', oauthClientSchema);
 }

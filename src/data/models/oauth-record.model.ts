@@ -3,7 +3,7 @@ import { defineModel } from './define.js';
 
 const oauthRecordSchema = new Schema(
   {
-    // `${kind}:${id}`, e.g. "RefreshToken:abc..." (ids are unique per kind only).
+    // `${kind}:${id}`, e.g. "Grant:abc...", or for codes and tokens "RefreshToken:sha256:<hash of the id>" (src/data/oauth-store.ts).
     _id: { type: String, required: true },
     kind: { type: String, required: true },
     // The provider's artifact as a JSON string: its keys (resource URLs) may hold dots, which
@@ -16,8 +16,8 @@ const oauthRecordSchema = new Schema(
     accountId: { type: String, default: null },
     // Checked on every read and swept periodically: FerretDB has no TTL indexes.
     expiresAt: { type: Date, default: null },
-    // Epoch seconds of first use (codes, rotated refresh tokens); null while unused.
-    consumedAt: { type: Number, default: null },
+    // A record is never updated when used: its first use is a claim (oauth_claims), an insert,
+    // which FerretDB does several times faster than an update.
   },
   { versionKey: false, collection: 'oauth_records' },
 );

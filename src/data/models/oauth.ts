@@ -1,15 +1,20 @@
 import type { Connection } from 'mongoose';
-import { accountModel } from './account.model.js';
+import { accountIdClaimModel, accountModel } from './account.model.js';
+import { emailCodeModel } from './email-code.model.js';
+import { oauthClaimModel } from './oauth-claim.model.js';
 import { oauthClientModel } from './oauth-client.model.js';
 import { oauthKeyModel } from './oauth-key.model.js';
 import { oauthRecordModel } from './oauth-record.model.js';
 
-/** The models of the OAuth domain (accounts, clients, provider artifacts, development keys). */
+/** The models of the OAuth domain (accounts and their id counter, email codes, clients, provider artifacts and their claims, development keys). */
 export function oauthModels(connection: Connection) {
   return {
     accounts: accountModel(connection),
+    accountIdClaims: accountIdClaimModel(connection),
+    emailCodes: emailCodeModel(connection),
     oauthClients: oauthClientModel(connection),
     oauthRecords: oauthRecordModel(connection),
+    oauthClaims: oauthClaimModel(connection),
     oauthKeys: oauthKeyModel(connection),
   };
 }

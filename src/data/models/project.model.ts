@@ -1,7 +1,6 @@
 import { Schema, type Connection, type Model, type InferSchemaType } from 'mongoose';
+import { ProjectStatus } from '../__generated__/enums.js';
 import { defineModel } from './define.js';
-
-export const PROJECT_STATUSES = ['ACTIVE', 'ENDED'] as const;
 
 const projectSchema = new Schema(
   {
@@ -12,7 +11,7 @@ const projectSchema = new Schema(
     participantIds: { type: [Number], default: [] },
     startYear: { type: Number, default: null },
     endYear: { type: Number, default: null },
-    status: { type: String, enum: PROJECT_STATUSES, default: 'ACTIVE' },
+    status: { type: String, enum: Object.values(ProjectStatus), default: 'ACTIVE' },
   },
   { versionKey: false, collection: 'projects' },
 );

@@ -1,7 +1,7 @@
 import { Schema, type Connection, type Model } from 'mongoose';
 import { defineModel } from './define.js';
 
-/** A school calendar event as the API shows it (DECISIONS.md's schedule record). */
+/** A school calendar event as the API shows it (docs/decisions.md's schedule record). */
 export interface ScheduleRecord {
   scheduleId: string;
   schoolCode: string;

@@ -1,10 +1,8 @@
 import { Schema, type Connection, type Model, type InferSchemaType } from 'mongoose';
+import { Major, Sex, StudentRole } from '../__generated__/enums.js';
 import { defineModel } from './define.js';
 
-export const SEXES = ['MAN', 'WOMAN'] as const;
-export const MAJORS = ['SW_DEVELOPMENT', 'SMART_IOT', 'AI'] as const;
-export const STUDENT_ROLES = ['STUDENT_COUNCIL', 'DORMITORY_MANAGER', 'GENERAL_STUDENT', 'GRADUATE', 'WITHDRAWN'] as const;
-export type StudentRole = (typeof STUDENT_ROLES)[number];
+export type { StudentRole } from '../__generated__/enums.js';
 
 /** Graduates and withdrawn students are no longer enrolled: no grade, class, number or major. */
 export function isEnrolledRole(role: StudentRole): boolean {
@@ -17,14 +15,14 @@ const studentSchema = new Schema(
   {
     _id: { type: Number, required: true },
     name: { type: String, required: true },
-    sex: { type: String, enum: SEXES, required: true },
+    sex: { type: String, enum: Object.values(Sex), required: true },
     email: { type: String, required: true, lowercase: true, trim: true },
     grade: nullableInt,
     classNum: nullableInt,
     number: nullableInt,
     studentNumber: nullableInt,
-    major: { type: String, enum: [...MAJORS, null], default: null },
-    role: { type: String, enum: STUDENT_ROLES, required: true },
+    major: { type: String, enum: [...Object.values(Major), null], default: null },
+    role: { type: String, enum: Object.values(StudentRole), required: true },
     dormitoryFloor: nullableInt,
     dormitoryRoom: nullableInt,
     majorClubId: nullableInt,
@@ -84,7 +82,7 @@ export function toStudentRecord(input: StudentInput): StudentDoc {
   return record;
 }
 
-/** Fields that are null exactly when a student is no longer enrolled (the spec). */
+/** Fields that are null exactly when a student is no longer enrolled (docs/spec.md). */
 const ENROLMENT_FIELDS = ['grade', 'classNum', 'number', 'studentNumber', 'major'] as const;
 
 /** The problem with a record's enrolment fields, if any (used by every write path). */

@@ -1,5 +1,6 @@
+import type { ClubSortBy } from '../__generated__/enums.js';
 import type { ClubDoc } from '../models/club.model.js';
-import { containsInsensitive, withIdTieBreaker, type SortSpec } from './page.js';
+import { allOf, containsText, equals, nullsLast, sortRule, type Compare, type ListQuery, type SortRule } from './page.js';
 
 export interface ClubCriteria {
   clubId?: number | null;
@@ -8,18 +9,28 @@ export interface ClubCriteria {
   clubStatus?: ClubDoc['status'] | null;
 }
 
-export type ClubSortBy = 'ID' | 'NAME' | 'TYPE';
-
-export function clubFilter(c: ClubCriteria): Record<string, unknown> {
-  const filter: Record<string, unknown> = {};
-  if (c.clubId != null) filter['_id'] = c.clubId;
-  if (c.clubName != null) filter['name'] = containsInsensitive(c.clubName);
-  if (c.clubType != null) filter['type'] = c.clubType;
-  if (c.clubStatus != null) filter['status'] = c.clubStatus;
-  return filter;
+/** The test of a club query; omitted criteria are not applied. */
+export function clubMatcher(c: ClubCriteria): (club: ClubDoc) => boolean {
+  const tests: ((club: ClubDoc) => boolean)[] = [];
+  if (c.clubId != null) tests.push(equals((club) => club._id, c.clubId));
+  if (c.clubName != null) tests.push(containsText((club) => club.name, c.clubName));
+  if (c.clubType != null) tests.push(equals((club) => club.type, c.clubType));
+  if (c.clubStatus != null) tests.push(equals((club) => club.status, c.clubStatus));
+  return allOf(tests);
 }
 
-export function clubSort(sortBy: ClubSortBy | null | undefined, direction: 1 | -1): SortSpec {
-  const specs: Record<ClubSortBy, SortSpec> = { ID: { _id: direction }, NAME: { name: direction }, TYPE: { type: direction } };
-  return withIdTieBreaker(specs[sortBy ?? 'ID']);
+/** The order of a club query per ClubSortBy, made total by the id. */
+export function clubSort(sortBy: ClubSortBy | null | undefined, direction: 1 | -1): SortRule<ClubDoc> {
+  const parts: Record<ClubSortBy, Compare<ClubDoc>[]> = {
+    ID: [],
+    NAME: [nullsLast((club) => club.name, direction)],
+    TYPE: [nullsLast((club) => club.type, direction)],
+  };
+  const key = sortBy ?? 'ID';
+  return sortRule(key, direction, ...parts[key]);
+}
+
+/** A whole club query: the test, the order, and the id it names (a look-up). */
+export function clubQuery(c: ClubCriteria, sortBy: ClubSortBy | null | undefined, direction: 1 | -1): ListQuery<ClubDoc> {
+  return { matches: clubMatcher(c), sort: clubSort(sortBy, direction), id: c.clubId ?? undefined };
 }

@@ -1,32 +1,157 @@
-import type { Model } from 'mongoose';
-
-export type SortSpec = Record<string, 1 | -1>;
-
-/**
- * One page of a filtered, sorted collection plus the total: a count and a find, run together.
- * Only find, sort, skip, limit and count: what both MongoDB and FerretDB serve.
+/*
+ * The rules every list query of the data API follows (docs/decisions.md, "Data API"), as pure
+ * predicates and comparators over records held in memory (src/data/read-model.ts):
+ * - text filters match substrings, case-insensitively for Latin letters, taking the text
+ *   literally;
+ * - every other filter is an exact match; an omitted filter is not applied;
+ * - text sorts by code point (the binary order of MongoDB and FerretDB); nulls sort last in
+ *   both directions; the id ascending breaks every tie, so pages never overlap or skip.
  */
-export async function findPage<T>(
-  model: Model<T>,
-  filter: Record<string, unknown>,
-  sort: SortSpec,
+
+export type Compare<T> = (a: T, b: T) => number;
+
+/** A sort: its name (one cached order per name, src/data/read-model.ts) and its total comparator. */
+export interface SortRule<T> {
+  readonly key: string;
+  readonly compare: Compare<T>;
+}
+
+/** One list query: which records, in which order; `id` names the one record a query asks for. */
+export interface ListQuery<T> {
+  readonly matches: (record: T) => boolean;
+  readonly sort: SortRule<T>;
+  /** The id filter (studentId, clubId, projectId): a look-up rather than a scan. */
+  readonly id?: number | undefined;
+  /** Projects of one club: its own short list rather than a scan. */
+  readonly clubId?: number | undefined;
+}
+
+/** One page of records that match, from records already in the query's order, and the total. */
+export function pageOf<T>(
+  ordered: readonly T[],
+  matches: (record: T) => boolean,
   page: number,
   size: number,
-): Promise<{ items: T[]; total: number }> {
+): { items: T[]; total: number } {
   const skip = page * size;
-  const [total, items] = await Promise.all([
-    model.countDocuments(filter),
-    model.find(filter).sort(sort).skip(skip).limit(size).batchSize(size).lean<T[]>(),
-  ]);
+  const items: T[] = [];
+  let total = 0;
+  for (const record of ordered) {
+    if (!matches(record)) continue;
+    if (total >= skip && items.length < size) items.push(record);
+    total += 1;
+  }
   return { items, total };
 }
 
-/** A case-insensitive substring match, with the user's text taken literally. */
-export function containsInsensitive(text: string): { $regex: string; $options: string } {
-  return { $regex: text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), $options: 'i' };
+/** Every test in `tests` (an empty list matches everything). */
+export function allOf<T>(tests: readonly ((record: T) => boolean)[]): (record: T) => boolean {
+  if (tests.length === 0) return () => true;
+  if (tests.length === 1) return tests[0] as (record: T) => boolean;
+  return (record) => {
+    for (const test of tests) if (!test(record)) return false;
+    return true;
+  };
 }
 
-/** Adds id as the final tie-breaker so that pages never overlap or skip records. */
-export function withIdTieBreaker(sort: SortSpec, idDirection: 1 | -1 = 1): SortSpec {
-  return '_id' in sort ? sort : { ...sort, _id: idDirection };
+/** A case-insensitive (Latin letters) substring test of one text field, the text taken literally. */
+export function containsText<T>(field: (record: T) => string | null | undefined, text: string): (record: T) => boolean {
+  const needle = foldLatin(text);
+  return (record) => {
+    const value = field(record);
+    return typeof value === 'string' && foldCached(value).includes(needle);
+  };
+}
+
+/** Uppercase and titlecase letters; the Latin ones among them are folded. */
+const CASED = /[\p{Lu}\p{Lt}]/gu;
+const LATIN = /^\p{Script=Latin}$/u;
+
+/**
+ * Lowercases the Latin letters of `text` and nothing else (docs/decisions.md: "case-insensitively
+ * for Latin letters"); a letter whose lowercase is longer (U+0130) is kept, so positions agree.
+ */
+export function foldLatin(text: string): string {
+  return text.replace(CASED, (letter) => {
+    if (!LATIN.test(letter)) return letter;
+    const lower = letter.toLowerCase();
+    return lower.length === letter.length ? lower : letter;
+  });
+}
+
+/** Folded field values, kept between queries (names repeat; bounded by clearing when full). */
+const folded = new Map<string, string>();
+const FOLDED_MAX = 200_000;
+
+function foldCached(value: string): string {
+  let result = folded.get(value);
+  if (result === undefined) {
+    if (folded.size >= FOLDED_MAX) folded.clear();
+    result = foldLatin(value);
+    folded.set(value, result);
+  }
+  return result;
+}
+
+/** An exact-match test of one field (MongoDB's `{ field: value }`: a missing field never matches). */
+export function equals<T, V>(field: (record: T) => V | null | undefined, value: V): (record: T) => boolean {
+  return (record) => field(record) === value;
+}
+
+/**
+ * Text in code point order, the binary UTF-8 order MongoDB and FerretDB sort strings by. JavaScript
+ * compares UTF-16 code units, which differs only where a surrogate pair (a character beyond
+ * U+FFFF) meets a character from U+E000 to U+FFFF; such units are ranked by code point.
+ */
+export function compareText(a: string, b: string): number {
+  if (a === b) return 0;
+  const length = Math.min(a.length, b.length);
+  for (let i = 0; i < length; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x !== y) return codeUnitRank(x) - codeUnitRank(y);
+  }
+  return a.length - b.length;
+}
+
+function codeUnitRank(unit: number): number {
+  if (unit < 0xd800) return unit;
+  return unit >= 0xe000 ? unit - 0x800 : unit + 0x2000;
+}
+
+function compareValues(a: string | number, b: string | number): number {
+  if (typeof a === 'number' && typeof b === 'number') return a - b;
+  return compareText(String(a), String(b));
+}
+
+/** Orders by one field in `direction`, with records lacking a value after all others both ways. */
+export function nullsLast<T>(field: (record: T) => string | number | null | undefined, direction: 1 | -1): Compare<T> {
+  return (a, b) => {
+    const x = field(a);
+    const y = field(b);
+    if (x == null || y == null) return x == null ? (y == null ? 0 : 1) : -1;
+    return direction * compareValues(x, y);
+  };
+}
+
+/**
+ * A total sort named `key`: the comparators in turn, then the id ascending as the final
+ * tie-breaker; sorting by the id itself takes the requested direction.
+ */
+export function sortRule<T extends { _id: number }>(key: string, direction: 1 | -1, ...parts: Compare<T>[]): SortRule<T> {
+  const byId: Compare<T> = (a, b) => a._id - b._id;
+  if (parts.length === 0) return { key: `${key}:${direction}`, compare: (a, b) => direction * byId(a, b) };
+  const compare: Compare<T> = (a, b) => {
+    for (const part of parts) {
+      const order = part(a, b);
+      if (order !== 0) return order;
+    }
+    return byId(a, b);
+  };
+  return { key: `${key}:${direction}`, compare };
+}
+
+/** A MongoDB filter of a case-insensitive substring match, with the user's text taken literally. */
+export function containsInsensitive(text: string): { $regex: string; $options: string } {
+  return { $regex: text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), $options: 'i' };
 }

@@ -1,5 +1,6 @@
+import type { ProjectSortBy } from '../__generated__/enums.js';
 import type { ProjectDoc } from '../models/project.model.js';
-import { containsInsensitive, withIdTieBreaker, type SortSpec } from './page.js';
+import { allOf, containsText, equals, nullsLast, sortRule, type Compare, type ListQuery, type SortRule } from './page.js';
 
 export interface ProjectCriteria {
   projectId?: number | null;
@@ -8,18 +9,27 @@ export interface ProjectCriteria {
   status?: ProjectDoc['status'] | null;
 }
 
-export type ProjectSortBy = 'ID' | 'NAME';
-
-export function projectFilter(c: ProjectCriteria): Record<string, unknown> {
-  const filter: Record<string, unknown> = {};
-  if (c.projectId != null) filter['_id'] = c.projectId;
-  if (c.projectName != null) filter['name'] = containsInsensitive(c.projectName);
-  if (c.clubId != null) filter['clubId'] = c.clubId;
-  if (c.status != null) filter['status'] = c.status;
-  return filter;
+/** The test of a project query; omitted criteria are not applied. */
+export function projectMatcher(c: ProjectCriteria): (project: ProjectDoc) => boolean {
+  const tests: ((project: ProjectDoc) => boolean)[] = [];
+  if (c.projectId != null) tests.push(equals((p) => p._id, c.projectId));
+  if (c.projectName != null) tests.push(containsText((p) => p.name, c.projectName));
+  if (c.clubId != null) tests.push(equals((p) => p.clubId, c.clubId));
+  if (c.status != null) tests.push(equals((p) => p.status, c.status));
+  return allOf(tests);
 }
 
-export function projectSort(sortBy: ProjectSortBy | null | undefined, direction: 1 | -1): SortSpec {
-  const specs: Record<ProjectSortBy, SortSpec> = { ID: { _id: direction }, NAME: { name: direction } };
-  return withIdTieBreaker(specs[sortBy ?? 'ID']);
+/** The order of a project query per ProjectSortBy, made total by the id. */
+export function projectSort(sortBy: ProjectSortBy | null | undefined, direction: 1 | -1): SortRule<ProjectDoc> {
+  const parts: Record<ProjectSortBy, Compare<ProjectDoc>[]> = {
+    ID: [],
+    NAME: [nullsLast((p) => p.name, direction)],
+  };
+  const key = sortBy ?? 'ID';
+  return sortRule(key, direction, ...parts[key]);
+}
+
+/** A whole project query: the test, the order, and the id or club it names (look-ups). */
+export function projectQuery(c: ProjectCriteria, sortBy: ProjectSortBy | null | undefined, direction: 1 | -1): ListQuery<ProjectDoc> {
+  return { matches: projectMatcher(c), sort: projectSort(sortBy, direction), id: c.projectId ?? undefined, clubId: c.clubId ?? undefined };
 }

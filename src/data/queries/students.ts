@@ -1,5 +1,6 @@
+import type { StudentSortBy } from '../__generated__/enums.js';
 import type { StudentDoc } from '../models/student.model.js';
-import { containsInsensitive, withIdTieBreaker, type SortSpec } from './page.js';
+import { allOf, compareText, containsText, equals, nullsLast, sortRule, type Compare, type ListQuery, type SortRule } from './page.js';
 
 export interface StudentCriteria {
   studentId?: number | null;
@@ -17,9 +18,6 @@ export interface StudentCriteria {
   onlyEnrolled?: boolean | null;
 }
 
-export type StudentSortBy =
-  | 'ID' | 'NAME' | 'EMAIL' | 'STUDENT_NUMBER' | 'GRADE' | 'CLASS_NUM' | 'NUMBER' | 'MAJOR' | 'ROLE' | 'SEX' | 'DORMITORY_ROOM';
-
 /** Roles hidden by the enrolment rules: onlyEnrolled > includeGraduates > includeWithdrawn. */
 export function excludedRoles(c: StudentCriteria): StudentDoc['role'][] {
   if (c.onlyEnrolled) return ['GRADUATE', 'WITHDRAWN'];
@@ -29,40 +27,60 @@ export function excludedRoles(c: StudentCriteria): StudentDoc['role'][] {
   return excluded;
 }
 
-/** The MongoDB filter of a student query; omitted criteria are not applied. */
-export function studentFilter(c: StudentCriteria): Record<string, unknown> {
-  const filter: Record<string, unknown> = {};
-  if (c.studentId != null) filter['_id'] = c.studentId;
-  if (c.name != null) filter['name'] = containsInsensitive(c.name);
-  if (c.email != null) filter['email'] = containsInsensitive(c.email);
-  for (const field of ['grade', 'classNum', 'number', 'dormitoryRoom', 'sex', 'major'] as const) {
+const EXACT_FIELDS = ['grade', 'classNum', 'number', 'dormitoryRoom', 'sex', 'major'] as const;
+
+/**
+ * The test of a student query; omitted criteria are not applied. The enrolment rules always
+ * apply, to an explicit role too: a role they hide matches nothing.
+ */
+export function studentMatcher(c: StudentCriteria): (s: StudentDoc) => boolean {
+  const tests: ((s: StudentDoc) => boolean)[] = [];
+  if (c.studentId != null) tests.push(equals((s) => s._id, c.studentId));
+  if (c.name != null) tests.push(containsText((s) => s.name, c.name));
+  if (c.email != null) tests.push(containsText((s) => s.email, c.email));
+  for (const field of EXACT_FIELDS) {
     const value = c[field];
-    if (value != null) filter[field] = value;
+    if (value != null) tests.push(equals((s) => s[field], value));
   }
   const excluded = excludedRoles(c);
-  if (c.role != null) filter['role'] = excluded.includes(c.role) ? { $in: [] } : c.role;
-  else if (excluded.length > 0) filter['role'] = { $nin: excluded };
-  return filter;
+  if (c.role != null) {
+    if (excluded.includes(c.role)) return () => false;
+    tests.push(equals((s) => s.role, c.role));
+  } else if (excluded.length > 0) {
+    tests.push((s) => !excluded.includes(s.role));
+  }
+  return allOf(tests);
 }
 
 /**
- * Sort keys per StudentSortBy. Fields that are null for graduates (or for students outside the
- * dormitory) sort after a rank field that is always ascending, so nulls come last both ways.
+ * The order of a student query per StudentSortBy, made total by the id. Grade, class, number,
+ * major and student number are null exactly for graduates and withdrawn students, the room for
+ * students outside the dormitory: those sort last in both directions.
  */
-export function studentSort(sortBy: StudentSortBy | null | undefined, direction: 1 | -1): SortSpec {
+export function studentSort(sortBy: StudentSortBy | null | undefined, direction: 1 | -1): SortRule<StudentDoc> {
   const d = direction;
-  const specs: Record<StudentSortBy, SortSpec> = {
-    ID: { _id: d },
-    NAME: { name: d },
-    EMAIL: { email: d },
-    STUDENT_NUMBER: { enrolledRank: 1, grade: d, classNum: d, number: d },
-    GRADE: { enrolledRank: 1, grade: d },
-    CLASS_NUM: { enrolledRank: 1, classNum: d },
-    NUMBER: { enrolledRank: 1, number: d },
-    MAJOR: { enrolledRank: 1, major: d },
-    ROLE: { role: d },
-    SEX: { sex: d },
-    DORMITORY_ROOM: { dormitoryRank: 1, dormitoryRoom: d },
+  const text =
+    (field: (s: StudentDoc) => string): Compare<StudentDoc> =>
+    (a, b) =>
+      d * compareText(field(a), field(b));
+  const parts: Record<StudentSortBy, Compare<StudentDoc>[]> = {
+    ID: [],
+    NAME: [text((s) => s.name)],
+    EMAIL: [text((s) => s.email)],
+    STUDENT_NUMBER: [nullsLast((s) => s.grade, d), nullsLast((s) => s.classNum, d), nullsLast((s) => s.number, d)],
+    GRADE: [nullsLast((s) => s.grade, d)],
+    CLASS_NUM: [nullsLast((s) => s.classNum, d)],
+    NUMBER: [nullsLast((s) => s.number, d)],
+    MAJOR: [nullsLast((s) => s.major, d)],
+    ROLE: [text((s) => s.role)],
+    SEX: [text((s) => s.sex)],
+    DORMITORY_ROOM: [nullsLast((s) => s.dormitoryRoom, d)],
   };
-  return withIdTieBreaker(specs[sortBy ?? 'ID']);
+  const key = sortBy ?? 'ID';
+  return sortRule(key, d, ...parts[key]);
+}
+
+/** A whole student query: the test, the order, and the id it names (a look-up). */
+export function studentQuery(c: StudentCriteria, sortBy: StudentSortBy | null | undefined, direction: 1 | -1): ListQuery<StudentDoc> {
+  return { matches: studentMatcher(c), sort: studentSort(sortBy, direction), id: c.studentId ?? undefined };
 }

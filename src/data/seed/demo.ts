@@ -16,17 +16,72 @@ export interface DemoSchool {
 
 const FAMILY = ['김', '이', '박', '최', '정', '강', '조', '윤', '장', '임', '한', '오', '서', '신', '권', '황', '안', '송', '류', '홍'];
 const GIVEN = [
-  '민준', '서연', '도윤', '지우', '하준', '서윤', '시우', '하은', '주원', '지민', '예준', '수아', '지호', '지유', '준서', '채원',
-  '건우', '다은', '현우', '예린', '우진', '소율', '선우', '윤서', '유준', '하린', '연우', '지안', '은우', '서아',
+  '민준',
+  '서연',
+  '도윤',
+  '지우',
+  '하준',
+  '서윤',
+  '시우',
+  '하은',
+  '주원',
+  '지민',
+  '예준',
+  '수아',
+  '지호',
+  '지유',
+  '준서',
+  '채원',
+  '건우',
+  '다은',
+  '현우',
+  '예린',
+  '우진',
+  '소율',
+  '선우',
+  '윤서',
+  '유준',
+  '하린',
+  '연우',
+  '지안',
+  '은우',
+  '서아',
 ];
 const ROMAN_FAMILY: Record<string, string> = {
-  김: 'kim', 이: 'lee', 박: 'park', 최: 'choi', 정: 'jung', 강: 'kang', 조: 'cho', 윤: 'yoon', 장: 'jang', 임: 'lim',
-  한: 'han', 오: 'oh', 서: 'seo', 신: 'shin', 권: 'kwon', 황: 'hwang', 안: 'ahn', 송: 'song', 류: 'ryu', 홍: 'hong',
+  김: 'kim',
+  이: 'lee',
+  박: 'park',
+  최: 'choi',
+  정: 'jung',
+  강: 'kang',
+  조: 'cho',
+  윤: 'yoon',
+  장: 'jang',
+  임: 'lim',
+  한: 'han',
+  오: 'oh',
+  서: 'seo',
+  신: 'shin',
+  권: 'kwon',
+  황: 'hwang',
+  안: 'ahn',
+  송: 'song',
+  류: 'ryu',
+  홍: 'hong',
 };
 const SPECIALTIES = ['Backend', 'Frontend', 'Android', 'iOS', 'Embedded', 'Machine learning', 'DevOps', 'Game', 'Security', 'Design'];
 
 const MAJOR_CLUBS = ['Quokka', 'Sixteen', 'Entry Point', 'Apptive', 'Spark', 'Byte Forge', 'Circuit Lab', 'Neural Nest'];
-const AUTONOMOUS_CLUBS = ['밴드부 소리', '농구부 덩크', '독서토론 책갈피', '사진부 셔터', 'Algorithm Study', '보드게임 주사위', 'E-sports GG', '봉사단 햇살'];
+const AUTONOMOUS_CLUBS = [
+  '밴드부 소리',
+  '농구부 덩크',
+  '독서토론 책갈피',
+  '사진부 셔터',
+  'Algorithm Study',
+  '보드게임 주사위',
+  'E-sports GG',
+  '봉사단 햇살',
+];
 
 /** mulberry32: a tiny seeded generator, enough for reproducible demo data. */
 function seeded(seed: number): () => number {
@@ -74,7 +129,11 @@ export function buildDemoSchool(): DemoSchool {
         const inDorm = random() < 0.6;
         const floor = sex === 'MAN' ? 2 + (grade % 3) : 5;
         const role =
-          number === 1 && classNum === 1 ? 'STUDENT_COUNCIL' : number === 2 && classNum === 2 && inDorm ? 'DORMITORY_MANAGER' : 'GENERAL_STUDENT';
+          number === 1 && classNum === 1
+            ? 'STUDENT_COUNCIL'
+            : number === 2 && classNum === 2 && inDorm
+              ? 'DORMITORY_MANAGER'
+              : 'GENERAL_STUDENT';
         inputs.push({
           _id: id,
           ...person(sex),
@@ -84,7 +143,8 @@ export function buildDemoSchool(): DemoSchool {
           major,
           role,
           dormitoryFloor: inDorm ? floor : null,
-          dormitoryRoom: inDorm ? floor * 100 + 1 + Math.floor(random() * 20) : null,
+          // Rooms 01-18 on each floor: the school's rule (src/data/school/rules.ts) allows 201 to 518.
+          dormitoryRoom: inDorm ? floor * 100 + 1 + Math.floor(random() * 18) : null,
           majorClubId: random() < 0.85 ? 1 + Math.floor(random() * 7) : null,
           autonomousClubId: random() < 0.5 ? 101 + Math.floor(random() * 8) : null,
           specialty: random() < 0.7 ? pick(SPECIALTIES) : null,
@@ -163,15 +223,133 @@ function club(id: number, name: string, type: ClubDoc['type'], foundedYear: numb
   return { _id: id, name, type, leaderId: null, foundedYear, status: 'ACTIVE', abolishedYear: null };
 }
 
-/** Replaces students, clubs and projects with the demo school and bumps the data version. */
-export async function seedDemoSchool(db: Database): Promise<{ students: number; clubs: number; projects: number }> {
-  const school = buildDemoSchool();
+/**
+ * The demo API key, fixed so the README's curl examples work as written. It is published, so
+ * it may exist only where `campus seed --demo` ran: production refuses it (and seeding it), and
+ * `campus seed --remove-demo` removes it.
+ */
+export const DEMO_API_KEY = 'de70c0de-5eed-4a11-8c0d-000000000001';
+
+/** The demo student whose email the demo login account uses. */
+export const DEMO_ACCOUNT_STUDENT_ID = 1;
+
+/** The email of the demo login account: the demo school's first student's (deterministic). */
+export function demoAccountEmail(): string {
+  const student = buildDemoSchool().students.find((s) => s._id === DEMO_ACCOUNT_STUDENT_ID);
+  if (!student) throw new Error('the demo school has no first student');
+  return student.email;
+}
+
+/** The sizes `campus seed --demo --students N` accepts (issue 9: a bigger school for benchmarks). */
+export const DEMO_STUDENTS = { min: 100, max: 20_000 } as const;
+
+/**
+ * A demo school of `size` students (DEMO_STUDENTS), deterministic like the default one.
+ *
+ * The school's rules (src/data/school/rules.ts: grades 1-3, classes 1-4, numbers 1-18) seat at
+ * most 216 enrolled students, so a school's records grow the way a real one's do: the default
+ * demo school first (when `size` is at least its size), then alumni of earlier years (graduates,
+ * one in ten withdrawn) with the clubs of their time (since abolished) and their projects (ended),
+ * in the default school's proportions (16 clubs and 24 projects per 228 students). A size
+ * below the default school's keeps its first enrolled students and their clubs and projects.
+ */
+export function buildDemoSchoolOfSize(size: number): DemoSchool {
+  const base = buildDemoSchool();
+  if (size <= base.students.length) return trimmed(base, size);
+  const random = seeded(size);
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
+  const extra = size - base.students.length;
+  const clubCount = Math.round((extra * base.clubs.length) / base.students.length);
+  const projectCount = Math.round((extra * base.projects.length) / base.students.length);
+  const firstClubId = 1000;
+  const clubs: ClubDoc[] = Array.from({ length: clubCount }, (_, i) => ({
+    ...club(
+      firstClubId + i,
+      `${pick([...MAJOR_CLUBS, ...AUTONOMOUS_CLUBS])} ${2015 - Math.floor(i / 16)}-${(i % 16) + 1}`.slice(0, 30),
+      i % 2 === 0 ? 'MAJOR_CLUB' : 'AUTONOMOUS_CLUB',
+      1990 + (i % 25),
+    ),
+    status: 'ABOLISHED' as const,
+    abolishedYear: 2016 + (i % 9),
+  }));
+  const alumni = Array.from({ length: extra }, (_, i) => {
+    const id = base.students.length + 1 + i;
+    const family = pick(FAMILY);
+    const withdrawn = i % 10 === 9;
+    return toStudentRecord({
+      _id: id,
+      name: `${family}${pick(GIVEN)}`,
+      sex: random() < 0.75 ? 'MAN' : 'WOMAN',
+      email: `${ROMAN_FAMILY[family] ?? 'student'}${id}@gsm.hs.kr`,
+      grade: null,
+      classNum: null,
+      number: null,
+      major: null,
+      role: withdrawn ? 'WITHDRAWN' : 'GRADUATE',
+      dormitoryFloor: null,
+      dormitoryRoom: null,
+      majorClubId: null,
+      autonomousClubId: null,
+      specialty: random() < 0.7 ? pick(SPECIALTIES) : null,
+      githubId: null,
+      githubUrl: null,
+    });
+  });
+  const projects: ProjectDoc[] = Array.from({ length: projectCount }, (_, i) => {
+    const owner = clubs.length > 0 ? clubs[i % clubs.length] : undefined;
+    const participants = new Set<number>();
+    for (let k = 0; k < 2 + (i % 4); k++) participants.add(pick(alumni)._id);
+    const startYear = 2000 + (i % 22);
+    return {
+      _id: base.projects.length + 1 + i,
+      name: `${owner?.name ?? '개인'} 프로젝트 ${i + 1}`.slice(0, 100),
+      description: `졸업생 팀이 ${startYear}년에 시작한 프로젝트입니다.`,
+      clubId: owner?._id ?? null,
+      participantIds: [...participants].sort((a, b) => a - b),
+      startYear,
+      endYear: startYear + 1,
+      status: 'ENDED',
+    };
+  });
+  return {
+    students: [...base.students, ...alumni],
+    clubs: [...base.clubs, ...clubs],
+    projects: [...base.projects, ...projects],
+  };
+}
+
+/** The first `size` students of the default school, with the clubs and projects that still fit. */
+function trimmed(school: DemoSchool, size: number): DemoSchool {
+  const students = school.students.slice(0, size);
+  const ids = new Set(students.map((s) => s._id));
+  const clubs = school.clubs.map((c) => (c.leaderId != null && !ids.has(c.leaderId) ? { ...c, leaderId: null } : c));
+  const projects = school.projects
+    .map((p) => ({ ...p, participantIds: p.participantIds.filter((id) => ids.has(id)) }))
+    .filter((p) => p.participantIds.length > 0);
+  return { students, clubs, projects };
+}
+
+/** Records per insert: FerretDB answers large batches slowly (src/data/school/engine.ts). */
+const INSERT_CHUNK = 500;
+
+/**
+ * Replaces students, clubs and projects with the demo school (of `options.students` students
+ * when given) and bumps the data version. `onProgress` hears the students written so far.
+ */
+export async function seedDemoSchool(
+  db: Database,
+  options: { students?: number; onProgress?: (written: number, total: number) => void } = {},
+): Promise<{ students: number; clubs: number; projects: number }> {
+  const school = options.students === undefined ? buildDemoSchool() : buildDemoSchoolOfSize(options.students);
   await db.ensureIndexes();
   const { students, clubs, projects } = db.models;
   await Promise.all([students.deleteMany({}), clubs.deleteMany({}), projects.deleteMany({})]);
-  await students.insertMany(school.students);
-  await clubs.insertMany(school.clubs);
-  await projects.insertMany(school.projects);
+  for (let i = 0; i < school.students.length; i += INSERT_CHUNK) {
+    await students.insertMany(school.students.slice(i, i + INSERT_CHUNK));
+    options.onProgress?.(Math.min(i + INSERT_CHUNK, school.students.length), school.students.length);
+  }
+  for (let i = 0; i < school.clubs.length; i += INSERT_CHUNK) await clubs.insertMany(school.clubs.slice(i, i + INSERT_CHUNK));
+  for (let i = 0; i < school.projects.length; i += INSERT_CHUNK) await projects.insertMany(school.projects.slice(i, i + INSERT_CHUNK));
   await db.versions.bump('data');
   return { students: school.students.length, clubs: school.clubs.length, projects: school.projects.length };
 }

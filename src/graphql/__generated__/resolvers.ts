@@ -7,14 +7,12 @@ import type { StudentPageParent, ClubPageParent, ProjectPageParent } from '../pa
 import type { MealDoc } from '../../data/models/meal.model.js';
 import type { ScheduleDoc } from '../../data/models/schedule.model.js';
 import type { TimetableDoc } from '../../data/models/timetable.model.js';
+import type { Issue, LocatedIssue, ValueChange, PlannedChange, PreviewResult } from '../../data/school/types.js';
+import type { AuditEntryDoc, AuditBatchDoc } from '../../data/models/audit.model.js';
 import type { GraphQLContext } from '../context.js';
 export type Maybe<T> = T | null;
 export type InputMaybe<T> = Maybe<T>;
-export type Exact<T extends { [key: string]: unknown }> = { [K in keyof T]: T[K] };
-export type MakeOptional<T, K extends keyof T> = Omit<T, K> & { [SubKey in K]?: Maybe<T[SubKey]> };
-export type MakeMaybe<T, K extends keyof T> = Omit<T, K> & { [SubKey in K]: Maybe<T[SubKey]> };
-export type MakeEmpty<T extends { [key: string]: unknown }, K extends keyof T> = { [_ in K]?: never };
-export type Incremental<T> = T | { [P in keyof T]?: P extends ' $fragmentName' | '__typename' ? T[P] : never };
+export type Omit<T, K extends keyof T> = Pick<T, Exclude<keyof T, K>>;
 export type RequireFields<T, K extends keyof T> = Omit<T, K> & { [P in K]-?: NonNullable<T[P]> };
 /** All built-in and custom scalars, mapped to their actual values */
 export type Scalars = {
@@ -23,132 +21,28 @@ export type Scalars = {
   Boolean: { input: boolean; output: boolean; }
   Int: { input: number; output: number; }
   Float: { input: number; output: number; }
-  /** An ISO 8601 calendar date, YYYY-MM-DD. */
-  LocalDate: { input: string; output: string; }
   /** A 64-bit integer (ids, counts), sent as a JSON number. */
   Long: { input: number; output: number; }
+  /** An ISO 8601 calendar date, YYYY-MM-DD. */
+  LocalDate: { input: string; output: string; }
 };
 
-export type Club = {
-  __typename?: 'Club';
-  abolishedYear?: Maybe<Scalars['Int']['output']>;
-  foundedYear?: Maybe<Scalars['Int']['output']>;
-  id: Scalars['Long']['output'];
-  /** Null when the club has no leader or its leader has graduated or withdrawn. */
-  leader?: Maybe<Student>;
-  name: Scalars['String']['output'];
-  /** Members ordered by id; the leader is listed only when includeLeader is true. */
-  participants: Array<Student>;
-  status: ClubStatus;
-  type: ClubType;
-};
+/** The scopes an API key may hold; each data endpoint needs one. */
+export type ApiScope =
+  | 'STUDENT_READ'
+  | 'CLUB_READ'
+  | 'PROJECT_READ'
+  | 'NEIS_READ';
 
+/** The role of a login account: admin consoles are for ADMIN and ROOT. */
+export type AccountRole =
+  | 'USER'
+  | 'ADMIN'
+  | 'ROOT';
 
-export type ClubParticipantsArgs = {
-  includeLeader?: InputMaybe<Scalars['Boolean']['input']>;
-};
-
-export type ClubFilter = {
-  clubId?: InputMaybe<Scalars['Long']['input']>;
-  /** Substring, case-insensitive for Latin letters. */
-  clubName?: InputMaybe<Scalars['String']['input']>;
-  clubStatus?: InputMaybe<ClubStatus>;
-  clubType?: InputMaybe<ClubType>;
-};
-
-export type ClubPage = {
-  __typename?: 'ClubPage';
-  clubs: Array<Club>;
-  totalElements: Scalars['Long']['output'];
-  totalPages: Scalars['Int']['output'];
-};
-
-export type ClubSortBy =
-  | 'ID'
-  | 'NAME'
-  | 'TYPE';
-
-export type ClubStatus =
-  | 'ABOLISHED'
-  | 'ACTIVE';
-
-export type ClubType =
-  | 'AUTONOMOUS_CLUB'
-  | 'MAJOR_CLUB';
-
-export type Major =
-  | 'AI'
-  | 'SMART_IOT'
-  | 'SW_DEVELOPMENT';
-
-/** A school meal (the spec's Meal record), synced from NEIS mealServiceDietInfo. */
-export type Meal = {
-  __typename?: 'Meal';
-  /** The meal's distinct allergy codes in first-seen order; null when none. */
-  mealAllergyInfo?: Maybe<Array<Scalars['String']['output']>>;
-  /** Free text with a unit, e.g. 780.3 Kcal. */
-  mealCalories?: Maybe<Scalars['String']['output']>;
-  mealDate: Scalars['LocalDate']['output'];
-  /** {schoolCode}_{YYYYMMDD}_{NEIS meal code 1|2|3} */
-  mealId: Scalars['String']['output'];
-  /** Dish names, allergy codes and markers removed. */
-  mealMenu: Array<Scalars['String']['output']>;
-  /** People served. */
-  mealServeCount?: Maybe<Scalars['Int']['output']>;
-  mealType: MealType;
-  /** Nutrients, one per line. */
-  nutritionInfo?: Maybe<Scalars['String']['output']>;
-  /** Education office code */
-  officeCode: Scalars['String']['output'];
-  /** Education office name */
-  officeName: Scalars['String']['output'];
-  /** Origins of the ingredients, one per line. */
-  originInfo?: Maybe<Scalars['String']['output']>;
-  schoolCode: Scalars['String']['output'];
-  schoolName: Scalars['String']['output'];
-};
-
-export type MealType =
-  | 'BREAKFAST'
-  | 'DINNER'
-  | 'LUNCH';
-
-export type Project = {
-  __typename?: 'Project';
-  /** The owning club; null if none. */
-  club?: Maybe<Club>;
-  description: Scalars['String']['output'];
-  endYear?: Maybe<Scalars['Int']['output']>;
-  id: Scalars['Long']['output'];
-  name: Scalars['String']['output'];
-  /** Participants ordered by id. */
-  participants: Array<Student>;
-  startYear?: Maybe<Scalars['Int']['output']>;
-  status: ProjectStatus;
-};
-
-export type ProjectFilter = {
-  clubId?: InputMaybe<Scalars['Long']['input']>;
-  projectId?: InputMaybe<Scalars['Long']['input']>;
-  /** Substring, case-insensitive for Latin letters. */
-  projectName?: InputMaybe<Scalars['String']['input']>;
-  status?: InputMaybe<ProjectStatus>;
-};
-
-export type ProjectPage = {
-  __typename?: 'ProjectPage';
-  projects: Array<Project>;
-  totalElements: Scalars['Long']['output'];
-  totalPages: Scalars['Int']['output'];
-};
-
-export type ProjectSortBy =
-  | 'ID'
-  | 'NAME';
-
-export type ProjectStatus =
-  | 'ACTIVE'
-  | 'ENDED';
+export type SortDirection =
+  | 'ASC'
+  | 'DESC';
 
 /**
  * Every root field needs the API key scope of the matching REST endpoint:
@@ -156,6 +50,8 @@ export type ProjectStatus =
  */
 export type Query = {
   __typename?: 'Query';
+  /** The API key's scopes, so a dashboard can tell what it may ask for. */
+  viewerScopes: Array<ApiScope>;
   /** Scope CLUB_READ. page >= 0, size 1 to 1000; ordered by id unless sortBy is given (id breaks ties). */
   clubs: ClubPage;
   /**
@@ -163,16 +59,26 @@ export type Query = {
    * today in the school's time zone. Ordered by date, then breakfast, lunch, dinner.
    */
   meals: Array<Meal>;
-  /** Scope PROJECT_READ. page >= 0, size 1 to 1000; ordered by id unless sortBy is given (id breaks ties). */
-  projects: ProjectPage;
   /** Scope NEIS_READ. Dates as for meals. Ordered by date, then NEIS's order. */
   schedules: Array<Schedule>;
-  /** Scope STUDENT_READ. page >= 0, size 1 to 1000; ordered by id unless sortBy is given (id breaks ties). */
-  students: StudentPage;
   /** Scope NEIS_READ. grade 1 to 3, classNum 1 to 4; dates as for meals. Ordered by date, then period. */
   timetables: Array<Timetable>;
-  /** The API key's scopes, so a dashboard can tell what it may ask for. */
-  viewerScopes: Array<Scalars['String']['output']>;
+  /** Scope PROJECT_READ. page >= 0, size 1 to 1000; ordered by id unless sortBy is given (id breaks ties). */
+  projects: ProjectPage;
+  /** ADMIN or ROOT. The audit log, newest first; size 1 to 200. */
+  auditLog: AuditPage;
+  /** ADMIN or ROOT. The most recent changes as a whole (imports, rollovers, form actions). */
+  auditBatches: Array<AuditBatch>;
+  /** ADMIN or ROOT. */
+  auditBatch?: Maybe<AuditBatch>;
+  /** ADMIN or ROOT. */
+  schoolCounts: SchoolCounts;
+  /** ADMIN or ROOT. The file an import of the same entity reads back unchanged. */
+  exportSchoolData: ExportFile;
+  /** ADMIN or ROOT. The audit entries the filter selects (at most 20,000, newest first). */
+  exportAuditLog: ExportFile;
+  /** Scope STUDENT_READ. page >= 0, size 1 to 1000; ordered by id unless sortBy is given (id breaks ties). */
+  students: StudentPage;
 };
 
 
@@ -204,6 +110,30 @@ export type QueryMealsArgs = {
  * Every root field needs the API key scope of the matching REST endpoint:
  * students STUDENT_READ, clubs CLUB_READ, projects PROJECT_READ, NEIS data NEIS_READ.
  */
+export type QuerySchedulesArgs = {
+  date?: InputMaybe<Scalars['LocalDate']['input']>;
+  fromDate?: InputMaybe<Scalars['LocalDate']['input']>;
+  toDate?: InputMaybe<Scalars['LocalDate']['input']>;
+};
+
+
+/**
+ * Every root field needs the API key scope of the matching REST endpoint:
+ * students STUDENT_READ, clubs CLUB_READ, projects PROJECT_READ, NEIS data NEIS_READ.
+ */
+export type QueryTimetablesArgs = {
+  grade: Scalars['Int']['input'];
+  classNum: Scalars['Int']['input'];
+  date?: InputMaybe<Scalars['LocalDate']['input']>;
+  fromDate?: InputMaybe<Scalars['LocalDate']['input']>;
+  toDate?: InputMaybe<Scalars['LocalDate']['input']>;
+};
+
+
+/**
+ * Every root field needs the API key scope of the matching REST endpoint:
+ * students STUDENT_READ, clubs CLUB_READ, projects PROJECT_READ, NEIS data NEIS_READ.
+ */
 export type QueryProjectsArgs = {
   filter?: InputMaybe<ProjectFilter>;
   page?: InputMaybe<Scalars['Int']['input']>;
@@ -217,10 +147,49 @@ export type QueryProjectsArgs = {
  * Every root field needs the API key scope of the matching REST endpoint:
  * students STUDENT_READ, clubs CLUB_READ, projects PROJECT_READ, NEIS data NEIS_READ.
  */
-export type QuerySchedulesArgs = {
-  date?: InputMaybe<Scalars['LocalDate']['input']>;
-  fromDate?: InputMaybe<Scalars['LocalDate']['input']>;
-  toDate?: InputMaybe<Scalars['LocalDate']['input']>;
+export type QueryAuditLogArgs = {
+  filter?: InputMaybe<AuditFilter>;
+  page?: InputMaybe<Scalars['Int']['input']>;
+  size?: InputMaybe<Scalars['Int']['input']>;
+};
+
+
+/**
+ * Every root field needs the API key scope of the matching REST endpoint:
+ * students STUDENT_READ, clubs CLUB_READ, projects PROJECT_READ, NEIS data NEIS_READ.
+ */
+export type QueryAuditBatchesArgs = {
+  limit?: InputMaybe<Scalars['Int']['input']>;
+};
+
+
+/**
+ * Every root field needs the API key scope of the matching REST endpoint:
+ * students STUDENT_READ, clubs CLUB_READ, projects PROJECT_READ, NEIS data NEIS_READ.
+ */
+export type QueryAuditBatchArgs = {
+  id: Scalars['ID']['input'];
+};
+
+
+/**
+ * Every root field needs the API key scope of the matching REST endpoint:
+ * students STUDENT_READ, clubs CLUB_READ, projects PROJECT_READ, NEIS data NEIS_READ.
+ */
+export type QueryExportSchoolDataArgs = {
+  entity: SchoolEntity;
+  format: FileFormat;
+  includeGraduates?: InputMaybe<Scalars['Boolean']['input']>;
+};
+
+
+/**
+ * Every root field needs the API key scope of the matching REST endpoint:
+ * students STUDENT_READ, clubs CLUB_READ, projects PROJECT_READ, NEIS data NEIS_READ.
+ */
+export type QueryExportAuditLogArgs = {
+  filter?: InputMaybe<AuditFilter>;
+  format: FileFormat;
 };
 
 
@@ -236,70 +205,739 @@ export type QueryStudentsArgs = {
   sortDirection?: InputMaybe<SortDirection>;
 };
 
+/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts only. */
+export type Mutation = {
+  __typename?: 'Mutation';
+  createStudent: StudentPayload;
+  updateStudent: StudentPayload;
+  /** Role GRADUATE: grade, class, number, student number, major, dormitory and clubs cleared; the clubs they lead lose their leader. */
+  graduateStudent: StudentPayload;
+  /** Role WITHDRAWN, with the same clearing as graduateStudent. */
+  withdrawStudent: StudentPayload;
+  /** Back to GENERAL_STUDENT in the given class. */
+  reactivateStudent: StudentPayload;
+  /** Also removes the student from project participants and club leadership. */
+  deleteStudent: DeletePayload;
+  createClub: ClubPayload;
+  updateClub: ClubPayload;
+  /** Status ABOLISHED in the given year (default: this year): no leader, no members. */
+  abolishClub: ClubPayload;
+  /** Also clears the club of its members and of the projects it owns. */
+  deleteClub: DeletePayload;
+  createProject: ProjectPayload;
+  updateProject: ProjectPayload;
+  /** Status ENDED in endYear (default: this year). */
+  endProject: ProjectPayload;
+  /** Status ACTIVE again; endYear cleared. */
+  reopenProject: ProjectPayload;
+  deleteProject: DeletePayload;
+  /** A dry run of an import: nothing changes. Keeps the file for applyImport. */
+  previewImport: ImportPreview;
+  /** Applies a previewed import, all or nothing, after planning it again against the current data. */
+  applyImport: ImportPreview;
+  /** A dry run of the school-year rollover with the new classes and numbers of the file. */
+  previewRollover: ImportPreview;
+  applyRollover: ImportPreview;
+  /** Restores the before-images of an applied change, unless a record changed since. */
+  undoAuditBatch: UndoPayload;
+};
 
-/**
- * Every root field needs the API key scope of the matching REST endpoint:
- * students STUDENT_READ, clubs CLUB_READ, projects PROJECT_READ, NEIS data NEIS_READ.
- */
-export type QueryTimetablesArgs = {
-  classNum: Scalars['Int']['input'];
-  date?: InputMaybe<Scalars['LocalDate']['input']>;
-  fromDate?: InputMaybe<Scalars['LocalDate']['input']>;
-  grade: Scalars['Int']['input'];
-  toDate?: InputMaybe<Scalars['LocalDate']['input']>;
+
+/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts only. */
+export type MutationCreateStudentArgs = {
+  input: CreateStudentInput;
+};
+
+
+/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts only. */
+export type MutationUpdateStudentArgs = {
+  id: Scalars['Long']['input'];
+  input: UpdateStudentInput;
+};
+
+
+/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts only. */
+export type MutationGraduateStudentArgs = {
+  id: Scalars['Long']['input'];
+};
+
+
+/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts only. */
+export type MutationWithdrawStudentArgs = {
+  id: Scalars['Long']['input'];
+};
+
+
+/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts only. */
+export type MutationReactivateStudentArgs = {
+  id: Scalars['Long']['input'];
+  input: ReactivateStudentInput;
+};
+
+
+/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts only. */
+export type MutationDeleteStudentArgs = {
+  id: Scalars['Long']['input'];
+};
+
+
+/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts only. */
+export type MutationCreateClubArgs = {
+  input: ClubInput;
+};
+
+
+/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts only. */
+export type MutationUpdateClubArgs = {
+  id: Scalars['Long']['input'];
+  input: ClubInput;
+};
+
+
+/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts only. */
+export type MutationAbolishClubArgs = {
+  id: Scalars['Long']['input'];
+  year?: InputMaybe<Scalars['Int']['input']>;
+};
+
+
+/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts only. */
+export type MutationDeleteClubArgs = {
+  id: Scalars['Long']['input'];
+};
+
+
+/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts only. */
+export type MutationCreateProjectArgs = {
+  input: ProjectInput;
+};
+
+
+/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts only. */
+export type MutationUpdateProjectArgs = {
+  id: Scalars['Long']['input'];
+  input: ProjectInput;
+};
+
+
+/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts only. */
+export type MutationEndProjectArgs = {
+  id: Scalars['Long']['input'];
+  endYear?: InputMaybe<Scalars['Int']['input']>;
+};
+
+
+/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts only. */
+export type MutationReopenProjectArgs = {
+  id: Scalars['Long']['input'];
+};
+
+
+/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts only. */
+export type MutationDeleteProjectArgs = {
+  id: Scalars['Long']['input'];
+};
+
+
+/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts only. */
+export type MutationPreviewImportArgs = {
+  input: ImportInput;
+};
+
+
+/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts only. */
+export type MutationApplyImportArgs = {
+  uploadId: Scalars['ID']['input'];
+};
+
+
+/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts only. */
+export type MutationPreviewRolloverArgs = {
+  input: RolloverInput;
+};
+
+
+/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts only. */
+export type MutationApplyRolloverArgs = {
+  uploadId: Scalars['ID']['input'];
+};
+
+
+/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts only. */
+export type MutationUndoAuditBatchArgs = {
+  batchId: Scalars['ID']['input'];
+};
+
+export type ClubType =
+  | 'MAJOR_CLUB'
+  | 'AUTONOMOUS_CLUB';
+
+export type ClubStatus =
+  | 'ACTIVE'
+  | 'ABOLISHED';
+
+export type ClubSortBy =
+  | 'ID'
+  | 'NAME'
+  | 'TYPE';
+
+export type Club = {
+  __typename?: 'Club';
+  id: Scalars['Long']['output'];
+  name: Scalars['String']['output'];
+  type: ClubType;
+  /** Null when the club has no leader or its leader has graduated or withdrawn. */
+  leader?: Maybe<Student>;
+  /** Members ordered by id; the leader is listed only when includeLeader is true. */
+  participants: Array<Student>;
+  foundedYear?: Maybe<Scalars['Int']['output']>;
+  status: ClubStatus;
+  abolishedYear?: Maybe<Scalars['Int']['output']>;
+  /** ADMIN or ROOT: the students whose club of this type it is, the leader included when a member, by id. */
+  members: Array<Student>;
+  /** ADMIN or ROOT: the leader as recorded, also when that student has graduated or withdrawn (leader then reads null). */
+  recordedLeader?: Maybe<Student>;
+};
+
+
+export type ClubParticipantsArgs = {
+  includeLeader?: InputMaybe<Scalars['Boolean']['input']>;
+};
+
+export type ClubFilter = {
+  clubId?: InputMaybe<Scalars['Long']['input']>;
+  /** Substring, case-insensitive for Latin letters. */
+  clubName?: InputMaybe<Scalars['String']['input']>;
+  clubType?: InputMaybe<ClubType>;
+  clubStatus?: InputMaybe<ClubStatus>;
+};
+
+export type ClubPage = {
+  __typename?: 'ClubPage';
+  totalPages: Scalars['Int']['output'];
+  totalElements: Scalars['Long']['output'];
+  clubs: Array<Club>;
+};
+
+export type MealType =
+  | 'BREAKFAST'
+  | 'LUNCH'
+  | 'DINNER';
+
+/** A school meal (the spec's Meal record), synced from NEIS mealServiceDietInfo. */
+export type Meal = {
+  __typename?: 'Meal';
+  /** {schoolCode}_{YYYYMMDD}_{NEIS meal code 1|2|3} */
+  mealId: Scalars['String']['output'];
+  schoolCode: Scalars['String']['output'];
+  schoolName: Scalars['String']['output'];
+  /** Education office code */
+  officeCode: Scalars['String']['output'];
+  /** Education office name */
+  officeName: Scalars['String']['output'];
+  mealDate: Scalars['LocalDate']['output'];
+  mealType: MealType;
+  /** Dish names, allergy codes and markers removed. */
+  mealMenu: Array<Scalars['String']['output']>;
+  /** The meal's distinct allergy codes in first-seen order; null when none. */
+  mealAllergyInfo?: Maybe<Array<Scalars['String']['output']>>;
+  /** Free text with a unit, e.g. 780.3 Kcal. */
+  mealCalories?: Maybe<Scalars['String']['output']>;
+  /** Origins of the ingredients, one per line. */
+  originInfo?: Maybe<Scalars['String']['output']>;
+  /** Nutrients, one per line. */
+  nutritionInfo?: Maybe<Scalars['String']['output']>;
+  /** People served. */
+  mealServeCount?: Maybe<Scalars['Int']['output']>;
 };
 
 /** An academic calendar event, synced from NEIS SchoolSchedule. Several events on one day have distinct ids. */
 export type Schedule = {
   __typename?: 'Schedule';
-  /** Academic year (starts 1 March), e.g. 2026. */
-  academicYear: Scalars['String']['output'];
-  /** NEIS's day category, e.g. 휴업일, 공휴일, 해당없음. */
-  dayCategory?: Maybe<Scalars['String']['output']>;
-  /** Day or night course, e.g. 주간. */
-  dayNightType?: Maybe<Scalars['String']['output']>;
-  eventContent?: Maybe<Scalars['String']['output']>;
-  eventName: Scalars['String']['output'];
+  scheduleId: Scalars['String']['output'];
+  schoolCode: Scalars['String']['output'];
+  schoolName: Scalars['String']['output'];
   officeCode: Scalars['String']['output'];
   officeName: Scalars['String']['output'];
   scheduleDate: Scalars['LocalDate']['output'];
-  scheduleId: Scalars['String']['output'];
-  schoolCode: Scalars['String']['output'];
+  /** Academic year (starts 1 March), e.g. 2026. */
+  academicYear: Scalars['String']['output'];
+  eventName: Scalars['String']['output'];
+  eventContent?: Maybe<Scalars['String']['output']>;
+  /** NEIS's day category, e.g. 휴업일, 공휴일, 해당없음. */
+  dayCategory?: Maybe<Scalars['String']['output']>;
   /** Course type, e.g. 고등학교. */
   schoolCourseType?: Maybe<Scalars['String']['output']>;
-  schoolName: Scalars['String']['output'];
+  /** Day or night course, e.g. 주간. */
+  dayNightType?: Maybe<Scalars['String']['output']>;
   /** Grades the event concerns; empty when NEIS flags none. */
   targetGrades: Array<Scalars['Int']['output']>;
+};
+
+/** One period of one class on one day, synced from NEIS hisTimetable. */
+export type Timetable = {
+  __typename?: 'Timetable';
+  /** {schoolCode}_{YYYYMMDD}_{grade}_{classNum}_{period} */
+  timetableId: Scalars['String']['output'];
+  schoolCode: Scalars['String']['output'];
+  schoolName: Scalars['String']['output'];
+  officeCode: Scalars['String']['output'];
+  officeName: Scalars['String']['output'];
+  timetableDate: Scalars['LocalDate']['output'];
+  academicYear: Scalars['String']['output'];
+  semester?: Maybe<Scalars['String']['output']>;
+  grade: Scalars['Int']['output'];
+  classNum: Scalars['Int']['output'];
+  period: Scalars['Int']['output'];
+  subject: Scalars['String']['output'];
+  departmentName?: Maybe<Scalars['String']['output']>;
+  classroomName?: Maybe<Scalars['String']['output']>;
+};
+
+export type ProjectStatus =
+  | 'ACTIVE'
+  | 'ENDED';
+
+export type ProjectSortBy =
+  | 'ID'
+  | 'NAME';
+
+export type Project = {
+  __typename?: 'Project';
+  id: Scalars['Long']['output'];
+  name: Scalars['String']['output'];
+  description: Scalars['String']['output'];
+  /** The owning club; null if none. */
+  club?: Maybe<Club>;
+  /** Participants ordered by id. */
+  participants: Array<Student>;
+  startYear?: Maybe<Scalars['Int']['output']>;
+  endYear?: Maybe<Scalars['Int']['output']>;
+  status: ProjectStatus;
+};
+
+export type ProjectFilter = {
+  projectId?: InputMaybe<Scalars['Long']['input']>;
+  /** Substring, case-insensitive for Latin letters. */
+  projectName?: InputMaybe<Scalars['String']['input']>;
+  clubId?: InputMaybe<Scalars['Long']['input']>;
+  status?: InputMaybe<ProjectStatus>;
+};
+
+export type ProjectPage = {
+  __typename?: 'ProjectPage';
+  totalPages: Scalars['Int']['output'];
+  totalElements: Scalars['Long']['output'];
+  projects: Array<Project>;
+};
+
+/**
+ * School data management (the admin console, docs/architecture.md "Writes and the two consoles").
+ * Every field of this file needs a signed-in ADMIN or ROOT account: API keys are read-only and are
+ * refused with FORBIDDEN, as are USER accounts. Every change goes one way: validation, the data
+ * layer, an audit record with the fields before and after, and a new data version (so the data
+ * API's answers and ETags change at once).
+ */
+export type SchoolEntity =
+  | 'STUDENT'
+  | 'CLUB'
+  | 'PROJECT';
+
+/** What caused a change: a form action, an import, the school-year rollover, or an undo. */
+export type AuditAction =
+  | 'CREATE'
+  | 'UPDATE'
+  | 'DELETE'
+  | 'GRADUATE'
+  | 'WITHDRAW'
+  | 'REACTIVATE'
+  | 'ABOLISH'
+  | 'END'
+  | 'REOPEN'
+  | 'IMPORT'
+  | 'ROLLOVER'
+  | 'UNDO';
+
+/** What happened to one record. */
+export type RecordOperation =
+  | 'CREATE'
+  | 'UPDATE'
+  | 'DELETE'
+  | 'UNCHANGED';
+
+/**
+ * APPLYING while a change is being written (or was interrupted: the next change rolls it back),
+ * APPLIED when it took effect, ROLLED_BACK when it failed and every write it made was undone,
+ * UNDONE when an undo restored its before-images.
+ */
+export type AuditStatus =
+  | 'APPLYING'
+  | 'APPLIED'
+  | 'ROLLED_BACK'
+  | 'UNDONE';
+
+export type Language =
+  | 'KO'
+  | 'EN';
+
+export type FileFormat =
+  | 'XLSX'
+  | 'CSV';
+
+/** A problem with one field of a form or a mutation's input; the message names the field. */
+export type FieldError = {
+  __typename?: 'FieldError';
+  /** The input field, e.g. email, grade, leader. */
+  field: Scalars['String']['output'];
+  /** A stable code, e.g. LENGTH, TAKEN, RANGE. */
+  code: Scalars['String']['output'];
+  message: Scalars['String']['output'];
+};
+
+
+/** A problem with one field of a form or a mutation's input; the message names the field. */
+export type FieldErrorMessageArgs = {
+  lang?: InputMaybe<Language>;
+};
+
+/**
+ * A new student. Missing required fields are reported as FieldErrors (naming each), not refused by
+ * the schema, so a form can show them all at once. major defaults to the class's (1-2
+ * SW_DEVELOPMENT, 3 SMART_IOT, 4 AI); role to GENERAL_STUDENT.
+ */
+export type CreateStudentInput = {
+  name?: InputMaybe<Scalars['String']['input']>;
+  sex?: InputMaybe<Sex>;
+  email?: InputMaybe<Scalars['String']['input']>;
+  grade?: InputMaybe<Scalars['Int']['input']>;
+  classNum?: InputMaybe<Scalars['Int']['input']>;
+  number?: InputMaybe<Scalars['Int']['input']>;
+  major?: InputMaybe<Major>;
+  role?: InputMaybe<StudentRole>;
+  /** 201 to 518; the floor follows from it. Null: not living in the dormitory. */
+  dormitoryRoom?: InputMaybe<Scalars['Int']['input']>;
+  majorClubId?: InputMaybe<Scalars['Long']['input']>;
+  autonomousClubId?: InputMaybe<Scalars['Long']['input']>;
+  specialty?: InputMaybe<Scalars['String']['input']>;
+  /** GitHub's own syntax: letters, digits and single hyphens, at most 39 characters. */
+  githubId?: InputMaybe<Scalars['String']['input']>;
+};
+
+/** Changes to a student: an omitted field stays as it is; null clears a field that may be empty. */
+export type UpdateStudentInput = {
+  name?: InputMaybe<Scalars['String']['input']>;
+  sex?: InputMaybe<Sex>;
+  email?: InputMaybe<Scalars['String']['input']>;
+  grade?: InputMaybe<Scalars['Int']['input']>;
+  classNum?: InputMaybe<Scalars['Int']['input']>;
+  number?: InputMaybe<Scalars['Int']['input']>;
+  major?: InputMaybe<Major>;
+  /** An enrolled role; graduating and withdrawing are their own mutations. */
+  role?: InputMaybe<StudentRole>;
+  dormitoryRoom?: InputMaybe<Scalars['Int']['input']>;
+  majorClubId?: InputMaybe<Scalars['Long']['input']>;
+  autonomousClubId?: InputMaybe<Scalars['Long']['input']>;
+  specialty?: InputMaybe<Scalars['String']['input']>;
+  githubId?: InputMaybe<Scalars['String']['input']>;
+};
+
+/** The class a graduated or withdrawn student returns to. */
+export type ReactivateStudentInput = {
+  grade?: InputMaybe<Scalars['Int']['input']>;
+  classNum?: InputMaybe<Scalars['Int']['input']>;
+  number?: InputMaybe<Scalars['Int']['input']>;
+  major?: InputMaybe<Major>;
+};
+
+/**
+ * A club. Students are named by email, by their four-digit student number (e.g. 1101) or as #id.
+ * members replaces the member list when given (a member of another club of the same type moves).
+ * On update an omitted field stays as it is.
+ */
+export type ClubInput = {
+  name?: InputMaybe<Scalars['String']['input']>;
+  type?: InputMaybe<ClubType>;
+  /** An enrolled student who leads no other club of the same type; null: no leader. */
+  leader?: InputMaybe<Scalars['String']['input']>;
+  members?: InputMaybe<Array<Scalars['String']['input']>>;
+  status?: InputMaybe<ClubStatus>;
+  foundedYear?: InputMaybe<Scalars['Int']['input']>;
+};
+
+/**
+ * A project. Participants are named like club members (email, student number or #id). On update
+ * an omitted field stays as it is.
+ */
+export type ProjectInput = {
+  name?: InputMaybe<Scalars['String']['input']>;
+  description?: InputMaybe<Scalars['String']['input']>;
+  clubId?: InputMaybe<Scalars['Long']['input']>;
+  participants?: InputMaybe<Array<Scalars['String']['input']>>;
+  startYear?: InputMaybe<Scalars['Int']['input']>;
+  status?: InputMaybe<ProjectStatus>;
+  /** Required when the status is ENDED, not before startYear; null while ACTIVE. */
+  endYear?: InputMaybe<Scalars['Int']['input']>;
+};
+
+export type StudentPayload = {
+  __typename?: 'StudentPayload';
+  /** The student after the change; null when the change was refused. */
+  student?: Maybe<Student>;
+  errors: Array<FieldError>;
+  /** The audit batch of the change (null when refused or when nothing changed). */
+  batchId?: Maybe<Scalars['ID']['output']>;
+};
+
+export type ClubPayload = {
+  __typename?: 'ClubPayload';
+  club?: Maybe<Club>;
+  errors: Array<FieldError>;
+  batchId?: Maybe<Scalars['ID']['output']>;
+};
+
+export type ProjectPayload = {
+  __typename?: 'ProjectPayload';
+  project?: Maybe<Project>;
+  errors: Array<FieldError>;
+  batchId?: Maybe<Scalars['ID']['output']>;
+};
+
+export type DeletePayload = {
+  __typename?: 'DeletePayload';
+  deletedId?: Maybe<Scalars['Long']['output']>;
+  errors: Array<FieldError>;
+  batchId?: Maybe<Scalars['ID']['output']>;
+};
+
+/** A spreadsheet (.xlsx or .csv, checked by content) of at most 5 MB and 20,000 rows, base64-encoded. */
+export type ImportInput = {
+  entity: SchoolEntity;
+  fileName: Scalars['String']['input'];
+  contentBase64: Scalars['String']['input'];
+  /** Also delete the records the file does not list (students: enrolled ones only). */
+  removeMissing?: InputMaybe<Scalars['Boolean']['input']>;
+};
+
+export type RolloverInput = {
+  fileName: Scalars['String']['input'];
+  contentBase64: Scalars['String']['input'];
+};
+
+/** Where a problem is: the sheet (null for CSV), the row and column as a spreadsheet shows them. */
+export type ImportIssue = {
+  __typename?: 'ImportIssue';
+  sheet?: Maybe<Scalars['String']['output']>;
+  /** 1-based row number; null for a problem of the whole file. */
+  row?: Maybe<Scalars['Int']['output']>;
+  /** The column's header as written in the file (or its letter when it has none). */
+  column?: Maybe<Scalars['String']['output']>;
+  /** The cell's value as read (formulas: their cached value). */
+  value?: Maybe<Scalars['String']['output']>;
+  /** The record field concerned, when there is one. */
+  field?: Maybe<Scalars['String']['output']>;
+  code: Scalars['String']['output'];
+  message: Scalars['String']['output'];
+};
+
+
+/** Where a problem is: the sheet (null for CSV), the row and column as a spreadsheet shows them. */
+export type ImportIssueMessageArgs = {
+  lang?: InputMaybe<Language>;
+};
+
+export type FieldChange = {
+  __typename?: 'FieldChange';
+  field: Scalars['String']['output'];
+  before?: Maybe<Scalars['String']['output']>;
+  after?: Maybe<Scalars['String']['output']>;
+};
+
+/** One record's change: from a row of the file, or a consequence (row null), e.g. a club that loses its leader. */
+export type RecordChange = {
+  __typename?: 'RecordChange';
+  sheet?: Maybe<Scalars['String']['output']>;
+  row?: Maybe<Scalars['Int']['output']>;
+  entity: SchoolEntity;
+  operation: RecordOperation;
+  recordId: Scalars['Long']['output'];
+  label: Scalars['String']['output'];
+  fields: Array<FieldChange>;
+};
+
+export type ChangeCounts = {
+  __typename?: 'ChangeCounts';
+  created: Scalars['Int']['output'];
+  updated: Scalars['Int']['output'];
+  unchanged: Scalars['Int']['output'];
+  removed: Scalars['Int']['output'];
+  /** Rows with at least one problem. */
+  refused: Scalars['Int']['output'];
+};
+
+/**
+ * The dry run of an import or a rollover (or its result once applied). It can be applied only when
+ * issues is empty; applying plans again against the data as it is then, all or nothing.
+ */
+export type ImportPreview = {
+  __typename?: 'ImportPreview';
+  /** Pass it to applyImport / applyRollover (kept for an hour, for the account that uploaded). */
+  uploadId?: Maybe<Scalars['ID']['output']>;
+  entity: SchoolEntity;
+  fileName: Scalars['String']['output'];
+  removeMissing: Scalars['Boolean']['output'];
+  applied: Scalars['Boolean']['output'];
+  batchId?: Maybe<Scalars['ID']['output']>;
+  /** Data rows read from the file. */
+  rows: Scalars['Int']['output'];
+  counts: ChangeCounts;
+  issues: Array<ImportIssue>;
+  /** Changes in row order, then consequences; unchanged rows are left out unless includeUnchanged. */
+  changes: Array<RecordChange>;
+};
+
+
+/**
+ * The dry run of an import or a rollover (or its result once applied). It can be applied only when
+ * issues is empty; applying plans again against the data as it is then, all or nothing.
+ */
+export type ImportPreviewChangesArgs = {
+  limit?: InputMaybe<Scalars['Int']['input']>;
+  includeUnchanged?: InputMaybe<Scalars['Boolean']['input']>;
+};
+
+export type UndoPayload = {
+  __typename?: 'UndoPayload';
+  /** The new batch that restored the before-images. */
+  batchId?: Maybe<Scalars['ID']['output']>;
+  errors: Array<FieldError>;
+};
+
+/** A file to download. */
+export type ExportFile = {
+  __typename?: 'ExportFile';
+  fileName: Scalars['String']['output'];
+  contentType: Scalars['String']['output'];
+  contentBase64: Scalars['String']['output'];
+  rows: Scalars['Int']['output'];
+};
+
+/** One record's change in the audit log. */
+export type AuditEntry = {
+  __typename?: 'AuditEntry';
+  id: Scalars['ID']['output'];
+  batchId: Scalars['ID']['output'];
+  at: Scalars['String']['output'];
+  /** The account's email, or CLI. */
+  actor: Scalars['String']['output'];
+  action: AuditAction;
+  entity: SchoolEntity;
+  recordId: Scalars['Long']['output'];
+  label: Scalars['String']['output'];
+  operation: RecordOperation;
+  status: AuditStatus;
+  /** The fields that changed, before and after (values as JSON text). */
+  changes: Array<FieldChange>;
+};
+
+/** One change as a whole: a form action, an import or a rollover, with its records. */
+export type AuditBatch = {
+  __typename?: 'AuditBatch';
+  id: Scalars['ID']['output'];
+  at: Scalars['String']['output'];
+  actor: Scalars['String']['output'];
+  action: AuditAction;
+  summary: Scalars['String']['output'];
+  source?: Maybe<Scalars['String']['output']>;
+  status: AuditStatus;
+  records: Scalars['Int']['output'];
+  undoneBy?: Maybe<Scalars['ID']['output']>;
+  undoes?: Maybe<Scalars['ID']['output']>;
+  /** Whether undo may be tried (APPLIED and not an interrupted write). */
+  undoable: Scalars['Boolean']['output'];
+};
+
+export type AuditFilter = {
+  entity?: InputMaybe<SchoolEntity>;
+  recordId?: InputMaybe<Scalars['Long']['input']>;
+  action?: InputMaybe<AuditAction>;
+  /** An email (substring) or CLI. */
+  actor?: InputMaybe<Scalars['String']['input']>;
+  batchId?: InputMaybe<Scalars['ID']['input']>;
+  /** YYYY-MM-DD in the school's time zone, both ends included. */
+  from?: InputMaybe<Scalars['LocalDate']['input']>;
+  to?: InputMaybe<Scalars['LocalDate']['input']>;
+};
+
+export type AuditPage = {
+  __typename?: 'AuditPage';
+  totalPages: Scalars['Int']['output'];
+  totalElements: Scalars['Long']['output'];
+  entries: Array<AuditEntry>;
+};
+
+export type SchoolCounts = {
+  __typename?: 'SchoolCounts';
+  enrolled: Scalars['Int']['output'];
+  grade1: Scalars['Int']['output'];
+  grade2: Scalars['Int']['output'];
+  grade3: Scalars['Int']['output'];
+  graduates: Scalars['Int']['output'];
+  withdrawn: Scalars['Int']['output'];
+  activeClubs: Scalars['Int']['output'];
+  abolishedClubs: Scalars['Int']['output'];
+  activeProjects: Scalars['Int']['output'];
+  endedProjects: Scalars['Int']['output'];
 };
 
 export type Sex =
   | 'MAN'
   | 'WOMAN';
 
-export type SortDirection =
-  | 'ASC'
-  | 'DESC';
+export type Major =
+  | 'SW_DEVELOPMENT'
+  | 'SMART_IOT'
+  | 'AI';
+
+export type StudentRole =
+  | 'STUDENT_COUNCIL'
+  | 'DORMITORY_MANAGER'
+  | 'GENERAL_STUDENT'
+  | 'GRADUATE'
+  | 'WITHDRAWN';
+
+export type StudentSortBy =
+  | 'ID'
+  | 'NAME'
+  | 'EMAIL'
+  | 'STUDENT_NUMBER'
+  | 'GRADE'
+  | 'CLASS_NUM'
+  | 'NUMBER'
+  | 'MAJOR'
+  | 'ROLE'
+  | 'SEX'
+  | 'DORMITORY_ROOM';
 
 /** A student. Graduated and withdrawn students have null grade, classNum, number, studentNumber and major. */
 export type Student = {
   __typename?: 'Student';
-  autonomousClub?: Maybe<Club>;
+  id: Scalars['Long']['output'];
+  name: Scalars['String']['output'];
+  sex: Sex;
+  email: Scalars['String']['output'];
+  grade?: Maybe<Scalars['Int']['output']>;
   classNum?: Maybe<Scalars['Int']['output']>;
+  number?: Maybe<Scalars['Int']['output']>;
+  studentNumber?: Maybe<Scalars['Int']['output']>;
+  major?: Maybe<Major>;
+  role: StudentRole;
   dormitoryFloor?: Maybe<Scalars['Int']['output']>;
   dormitoryRoom?: Maybe<Scalars['Int']['output']>;
-  email: Scalars['String']['output'];
+  majorClub?: Maybe<Club>;
+  autonomousClub?: Maybe<Club>;
+  specialty?: Maybe<Scalars['String']['output']>;
   githubId?: Maybe<Scalars['String']['output']>;
   githubUrl?: Maybe<Scalars['String']['output']>;
-  grade?: Maybe<Scalars['Int']['output']>;
-  id: Scalars['Long']['output'];
-  major?: Maybe<Major>;
-  majorClub?: Maybe<Club>;
-  name: Scalars['String']['output'];
-  number?: Maybe<Scalars['Int']['output']>;
-  role: StudentRole;
-  sex: Sex;
-  specialty?: Maybe<Scalars['String']['output']>;
-  studentNumber?: Maybe<Scalars['Int']['output']>;
 };
 
 /**
@@ -307,71 +945,31 @@ export type Student = {
  * onlyEnrolled > includeGraduates > includeWithdrawn, graduates and withdrawn excluded by default.
  */
 export type StudentFilter = {
-  /** 1 to 4 */
-  classNum?: InputMaybe<Scalars['Int']['input']>;
-  dormitoryRoom?: InputMaybe<Scalars['Int']['input']>;
+  studentId?: InputMaybe<Scalars['Long']['input']>;
+  /** Substring, case-insensitive for Latin letters. */
+  name?: InputMaybe<Scalars['String']['input']>;
   /** Substring, case-insensitive. */
   email?: InputMaybe<Scalars['String']['input']>;
   /** 1 to 3 */
   grade?: InputMaybe<Scalars['Int']['input']>;
-  includeGraduates?: InputMaybe<Scalars['Boolean']['input']>;
-  includeWithdrawn?: InputMaybe<Scalars['Boolean']['input']>;
-  major?: InputMaybe<Major>;
-  /** Substring, case-insensitive for Latin letters. */
-  name?: InputMaybe<Scalars['String']['input']>;
+  /** 1 to 4 */
+  classNum?: InputMaybe<Scalars['Int']['input']>;
   /** 1 to 18 */
   number?: InputMaybe<Scalars['Int']['input']>;
-  onlyEnrolled?: InputMaybe<Scalars['Boolean']['input']>;
-  role?: InputMaybe<StudentRole>;
   sex?: InputMaybe<Sex>;
-  studentId?: InputMaybe<Scalars['Long']['input']>;
+  role?: InputMaybe<StudentRole>;
+  major?: InputMaybe<Major>;
+  dormitoryRoom?: InputMaybe<Scalars['Int']['input']>;
+  includeGraduates?: InputMaybe<Scalars['Boolean']['input']>;
+  includeWithdrawn?: InputMaybe<Scalars['Boolean']['input']>;
+  onlyEnrolled?: InputMaybe<Scalars['Boolean']['input']>;
 };
 
 export type StudentPage = {
   __typename?: 'StudentPage';
-  students: Array<Student>;
-  totalElements: Scalars['Long']['output'];
   totalPages: Scalars['Int']['output'];
-};
-
-export type StudentRole =
-  | 'DORMITORY_MANAGER'
-  | 'GENERAL_STUDENT'
-  | 'GRADUATE'
-  | 'STUDENT_COUNCIL'
-  | 'WITHDRAWN';
-
-export type StudentSortBy =
-  | 'CLASS_NUM'
-  | 'DORMITORY_ROOM'
-  | 'EMAIL'
-  | 'GRADE'
-  | 'ID'
-  | 'MAJOR'
-  | 'NAME'
-  | 'NUMBER'
-  | 'ROLE'
-  | 'SEX'
-  | 'STUDENT_NUMBER';
-
-/** One period of one class on one day, synced from NEIS hisTimetable. */
-export type Timetable = {
-  __typename?: 'Timetable';
-  academicYear: Scalars['String']['output'];
-  classNum: Scalars['Int']['output'];
-  classroomName?: Maybe<Scalars['String']['output']>;
-  departmentName?: Maybe<Scalars['String']['output']>;
-  grade: Scalars['Int']['output'];
-  officeCode: Scalars['String']['output'];
-  officeName: Scalars['String']['output'];
-  period: Scalars['Int']['output'];
-  schoolCode: Scalars['String']['output'];
-  schoolName: Scalars['String']['output'];
-  semester?: Maybe<Scalars['String']['output']>;
-  subject: Scalars['String']['output'];
-  timetableDate: Scalars['LocalDate']['output'];
-  /** {schoolCode}_{YYYYMMDD}_{grade}_{classNum}_{period} */
-  timetableId: Scalars['String']['output'];
+  totalElements: Scalars['Long']['output'];
+  students: Array<Student>;
 };
 
 
@@ -382,7 +980,7 @@ export type ResolverTypeWrapper<T> = Promise<T> | T;
 export type ResolverWithResolve<TResult, TParent, TContext, TArgs> = {
   resolve: ResolverFn<TResult, TParent, TContext, TArgs>;
 };
-export type Resolver<TResult, TParent = {}, TContext = {}, TArgs = {}> = ResolverFn<TResult, TParent, TContext, TArgs> | ResolverWithResolve<TResult, TParent, TContext, TArgs>;
+export type Resolver<TResult, TParent = Record<PropertyKey, never>, TContext = Record<PropertyKey, never>, TArgs = Record<PropertyKey, never>> = ResolverFn<TResult, TParent, TContext, TArgs> | ResolverWithResolve<TResult, TParent, TContext, TArgs>;
 
 export type ResolverFn<TResult, TParent, TContext, TArgs> = (
   parent: TParent,
@@ -419,21 +1017,21 @@ export type SubscriptionObject<TResult, TKey extends string, TParent, TContext, 
   | SubscriptionSubscriberObject<TResult, TKey, TParent, TContext, TArgs>
   | SubscriptionResolverObject<TResult, TParent, TContext, TArgs>;
 
-export type SubscriptionResolver<TResult, TKey extends string, TParent = {}, TContext = {}, TArgs = {}> =
+export type SubscriptionResolver<TResult, TKey extends string, TParent = Record<PropertyKey, never>, TContext = Record<PropertyKey, never>, TArgs = Record<PropertyKey, never>> =
   | ((...args: any[]) => SubscriptionObject<TResult, TKey, TParent, TContext, TArgs>)
   | SubscriptionObject<TResult, TKey, TParent, TContext, TArgs>;
 
-export type TypeResolveFn<TTypes, TParent = {}, TContext = {}> = (
+export type TypeResolveFn<TTypes, TParent = Record<PropertyKey, never>, TContext = Record<PropertyKey, never>> = (
   parent: TParent,
   context: TContext,
   info: GraphQLResolveInfo
 ) => Maybe<TTypes> | Promise<Maybe<TTypes>>;
 
-export type IsTypeOfResolverFn<T = {}, TContext = {}> = (obj: T, context: TContext, info: GraphQLResolveInfo) => boolean | Promise<boolean>;
+export type IsTypeOfResolverFn<T = Record<PropertyKey, never>, TContext = Record<PropertyKey, never>> = (obj: T, context: TContext, info: GraphQLResolveInfo) => boolean | Promise<boolean>;
 
 export type NextResolverFn<T> = () => Promise<T>;
 
-export type DirectiveResolverFn<TResult = {}, TParent = {}, TContext = {}, TArgs = {}> = (
+export type DirectiveResolverFn<TResult = Record<PropertyKey, never>, TParent = Record<PropertyKey, never>, TContext = Record<PropertyKey, never>, TArgs = Record<PropertyKey, never>> = (
   next: NextResolverFn<TResult>,
   parent: TParent,
   args: TArgs,
@@ -443,209 +1041,446 @@ export type DirectiveResolverFn<TResult = {}, TParent = {}, TContext = {}, TArgs
 
 
 
+
+
 /** Mapping between all available schema types and the resolvers types */
 export type ResolversTypes = {
+  Long: ResolverTypeWrapper<Scalars['Long']['output']>;
+  LocalDate: ResolverTypeWrapper<Scalars['LocalDate']['output']>;
+  ApiScope: ApiScope;
+  AccountRole: AccountRole;
+  SortDirection: SortDirection;
+  Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
+  Int: ResolverTypeWrapper<Scalars['Int']['output']>;
+  ID: ResolverTypeWrapper<Scalars['ID']['output']>;
   Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
+  Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
+  ClubType: ClubType;
+  ClubStatus: ClubStatus;
+  ClubSortBy: ClubSortBy;
   Club: ResolverTypeWrapper<ClubDoc>;
+  String: ResolverTypeWrapper<Scalars['String']['output']>;
   ClubFilter: ClubFilter;
   ClubPage: ResolverTypeWrapper<ClubPageParent>;
-  ClubSortBy: ClubSortBy;
-  ClubStatus: ClubStatus;
-  ClubType: ClubType;
-  Int: ResolverTypeWrapper<Scalars['Int']['output']>;
-  LocalDate: ResolverTypeWrapper<Scalars['LocalDate']['output']>;
-  Long: ResolverTypeWrapper<Scalars['Long']['output']>;
-  Major: Major;
-  Meal: ResolverTypeWrapper<MealDoc>;
   MealType: MealType;
+  Meal: ResolverTypeWrapper<MealDoc>;
+  Schedule: ResolverTypeWrapper<ScheduleDoc>;
+  Timetable: ResolverTypeWrapper<TimetableDoc>;
+  ProjectStatus: ProjectStatus;
+  ProjectSortBy: ProjectSortBy;
   Project: ResolverTypeWrapper<ProjectDoc>;
   ProjectFilter: ProjectFilter;
   ProjectPage: ResolverTypeWrapper<ProjectPageParent>;
-  ProjectSortBy: ProjectSortBy;
-  ProjectStatus: ProjectStatus;
-  Query: ResolverTypeWrapper<{}>;
-  Schedule: ResolverTypeWrapper<ScheduleDoc>;
+  SchoolEntity: SchoolEntity;
+  AuditAction: AuditAction;
+  RecordOperation: RecordOperation;
+  AuditStatus: AuditStatus;
+  Language: Language;
+  FileFormat: FileFormat;
+  FieldError: ResolverTypeWrapper<Issue>;
+  CreateStudentInput: CreateStudentInput;
+  UpdateStudentInput: UpdateStudentInput;
+  ReactivateStudentInput: ReactivateStudentInput;
+  ClubInput: ClubInput;
+  ProjectInput: ProjectInput;
+  StudentPayload: ResolverTypeWrapper<Omit<StudentPayload, 'student' | 'errors'> & { student?: Maybe<ResolversTypes['Student']>, errors: Array<ResolversTypes['FieldError']> }>;
+  ClubPayload: ResolverTypeWrapper<Omit<ClubPayload, 'club' | 'errors'> & { club?: Maybe<ResolversTypes['Club']>, errors: Array<ResolversTypes['FieldError']> }>;
+  ProjectPayload: ResolverTypeWrapper<Omit<ProjectPayload, 'project' | 'errors'> & { project?: Maybe<ResolversTypes['Project']>, errors: Array<ResolversTypes['FieldError']> }>;
+  DeletePayload: ResolverTypeWrapper<Omit<DeletePayload, 'errors'> & { errors: Array<ResolversTypes['FieldError']> }>;
+  ImportInput: ImportInput;
+  RolloverInput: RolloverInput;
+  ImportIssue: ResolverTypeWrapper<LocatedIssue>;
+  FieldChange: ResolverTypeWrapper<ValueChange>;
+  RecordChange: ResolverTypeWrapper<PlannedChange>;
+  ChangeCounts: ResolverTypeWrapper<ChangeCounts>;
+  ImportPreview: ResolverTypeWrapper<PreviewResult>;
+  UndoPayload: ResolverTypeWrapper<Omit<UndoPayload, 'errors'> & { errors: Array<ResolversTypes['FieldError']> }>;
+  ExportFile: ResolverTypeWrapper<ExportFile>;
+  AuditEntry: ResolverTypeWrapper<AuditEntryDoc>;
+  AuditBatch: ResolverTypeWrapper<AuditBatchDoc>;
+  AuditFilter: AuditFilter;
+  AuditPage: ResolverTypeWrapper<Omit<AuditPage, 'entries'> & { entries: Array<ResolversTypes['AuditEntry']> }>;
+  SchoolCounts: ResolverTypeWrapper<SchoolCounts>;
   Sex: Sex;
-  SortDirection: SortDirection;
-  String: ResolverTypeWrapper<Scalars['String']['output']>;
+  Major: Major;
+  StudentRole: StudentRole;
+  StudentSortBy: StudentSortBy;
   Student: ResolverTypeWrapper<StudentDoc>;
   StudentFilter: StudentFilter;
   StudentPage: ResolverTypeWrapper<StudentPageParent>;
-  StudentRole: StudentRole;
-  StudentSortBy: StudentSortBy;
-  Timetable: ResolverTypeWrapper<TimetableDoc>;
 };
 
 /** Mapping between all available schema types and the resolvers parents */
 export type ResolversParentTypes = {
+  Long: Scalars['Long']['output'];
+  LocalDate: Scalars['LocalDate']['output'];
+  Query: Record<PropertyKey, never>;
+  Int: Scalars['Int']['output'];
+  ID: Scalars['ID']['output'];
   Boolean: Scalars['Boolean']['output'];
+  Mutation: Record<PropertyKey, never>;
   Club: ClubDoc;
+  String: Scalars['String']['output'];
   ClubFilter: ClubFilter;
   ClubPage: ClubPageParent;
-  Int: Scalars['Int']['output'];
-  LocalDate: Scalars['LocalDate']['output'];
-  Long: Scalars['Long']['output'];
   Meal: MealDoc;
+  Schedule: ScheduleDoc;
+  Timetable: TimetableDoc;
   Project: ProjectDoc;
   ProjectFilter: ProjectFilter;
   ProjectPage: ProjectPageParent;
-  Query: {};
-  Schedule: ScheduleDoc;
-  String: Scalars['String']['output'];
+  FieldError: Issue;
+  CreateStudentInput: CreateStudentInput;
+  UpdateStudentInput: UpdateStudentInput;
+  ReactivateStudentInput: ReactivateStudentInput;
+  ClubInput: ClubInput;
+  ProjectInput: ProjectInput;
+  StudentPayload: Omit<StudentPayload, 'student' | 'errors'> & { student?: Maybe<ResolversParentTypes['Student']>, errors: Array<ResolversParentTypes['FieldError']> };
+  ClubPayload: Omit<ClubPayload, 'club' | 'errors'> & { club?: Maybe<ResolversParentTypes['Club']>, errors: Array<ResolversParentTypes['FieldError']> };
+  ProjectPayload: Omit<ProjectPayload, 'project' | 'errors'> & { project?: Maybe<ResolversParentTypes['Project']>, errors: Array<ResolversParentTypes['FieldError']> };
+  DeletePayload: Omit<DeletePayload, 'errors'> & { errors: Array<ResolversParentTypes['FieldError']> };
+  ImportInput: ImportInput;
+  RolloverInput: RolloverInput;
+  ImportIssue: LocatedIssue;
+  FieldChange: ValueChange;
+  RecordChange: PlannedChange;
+  ChangeCounts: ChangeCounts;
+  ImportPreview: PreviewResult;
+  UndoPayload: Omit<UndoPayload, 'errors'> & { errors: Array<ResolversParentTypes['FieldError']> };
+  ExportFile: ExportFile;
+  AuditEntry: AuditEntryDoc;
+  AuditBatch: AuditBatchDoc;
+  AuditFilter: AuditFilter;
+  AuditPage: Omit<AuditPage, 'entries'> & { entries: Array<ResolversParentTypes['AuditEntry']> };
+  SchoolCounts: SchoolCounts;
   Student: StudentDoc;
   StudentFilter: StudentFilter;
   StudentPage: StudentPageParent;
-  Timetable: TimetableDoc;
 };
-
-export type ClubResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Club'] = ResolversParentTypes['Club']> = {
-  abolishedYear?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
-  foundedYear?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
-  id?: Resolver<ResolversTypes['Long'], ParentType, ContextType>;
-  leader?: Resolver<Maybe<ResolversTypes['Student']>, ParentType, ContextType>;
-  name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  participants?: Resolver<Array<ResolversTypes['Student']>, ParentType, ContextType, RequireFields<ClubParticipantsArgs, 'includeLeader'>>;
-  status?: Resolver<ResolversTypes['ClubStatus'], ParentType, ContextType>;
-  type?: Resolver<ResolversTypes['ClubType'], ParentType, ContextType>;
-  __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
-};
-
-export type ClubPageResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['ClubPage'] = ResolversParentTypes['ClubPage']> = {
-  clubs?: Resolver<Array<ResolversTypes['Club']>, ParentType, ContextType>;
-  totalElements?: Resolver<ResolversTypes['Long'], ParentType, ContextType>;
-  totalPages?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
-  __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
-};
-
-export interface LocalDateScalarConfig extends GraphQLScalarTypeConfig<ResolversTypes['LocalDate'], any> {
-  name: 'LocalDate';
-}
 
 export interface LongScalarConfig extends GraphQLScalarTypeConfig<ResolversTypes['Long'], any> {
   name: 'Long';
 }
 
-export type MealResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Meal'] = ResolversParentTypes['Meal']> = {
-  mealAllergyInfo?: Resolver<Maybe<Array<ResolversTypes['String']>>, ParentType, ContextType>;
-  mealCalories?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
-  mealDate?: Resolver<ResolversTypes['LocalDate'], ParentType, ContextType>;
-  mealId?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  mealMenu?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
-  mealServeCount?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
-  mealType?: Resolver<ResolversTypes['MealType'], ParentType, ContextType>;
-  nutritionInfo?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
-  officeCode?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  officeName?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  originInfo?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
-  schoolCode?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  schoolName?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
-};
-
-export type ProjectResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Project'] = ResolversParentTypes['Project']> = {
-  club?: Resolver<Maybe<ResolversTypes['Club']>, ParentType, ContextType>;
-  description?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  endYear?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
-  id?: Resolver<ResolversTypes['Long'], ParentType, ContextType>;
-  name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  participants?: Resolver<Array<ResolversTypes['Student']>, ParentType, ContextType>;
-  startYear?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
-  status?: Resolver<ResolversTypes['ProjectStatus'], ParentType, ContextType>;
-  __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
-};
-
-export type ProjectPageResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['ProjectPage'] = ResolversParentTypes['ProjectPage']> = {
-  projects?: Resolver<Array<ResolversTypes['Project']>, ParentType, ContextType>;
-  totalElements?: Resolver<ResolversTypes['Long'], ParentType, ContextType>;
-  totalPages?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
-  __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
-};
+export interface LocalDateScalarConfig extends GraphQLScalarTypeConfig<ResolversTypes['LocalDate'], any> {
+  name: 'LocalDate';
+}
 
 export type QueryResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Query'] = ResolversParentTypes['Query']> = {
-  clubs?: Resolver<ResolversTypes['ClubPage'], ParentType, ContextType, RequireFields<QueryClubsArgs, 'page' | 'size' | 'sortDirection'>>;
+  viewerScopes?: Resolver<Array<ResolversTypes['ApiScope']>, ParentType, ContextType>;
+  clubs?: Resolver<ResolversTypes['ClubPage'], ParentType, ContextType, RequireFields<QueryClubsArgs, 'sortDirection'>>;
   meals?: Resolver<Array<ResolversTypes['Meal']>, ParentType, ContextType, Partial<QueryMealsArgs>>;
-  projects?: Resolver<ResolversTypes['ProjectPage'], ParentType, ContextType, RequireFields<QueryProjectsArgs, 'page' | 'size' | 'sortDirection'>>;
   schedules?: Resolver<Array<ResolversTypes['Schedule']>, ParentType, ContextType, Partial<QuerySchedulesArgs>>;
-  students?: Resolver<ResolversTypes['StudentPage'], ParentType, ContextType, RequireFields<QueryStudentsArgs, 'page' | 'size' | 'sortDirection'>>;
-  timetables?: Resolver<Array<ResolversTypes['Timetable']>, ParentType, ContextType, RequireFields<QueryTimetablesArgs, 'classNum' | 'grade'>>;
-  viewerScopes?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
+  timetables?: Resolver<Array<ResolversTypes['Timetable']>, ParentType, ContextType, RequireFields<QueryTimetablesArgs, 'grade' | 'classNum'>>;
+  projects?: Resolver<ResolversTypes['ProjectPage'], ParentType, ContextType, RequireFields<QueryProjectsArgs, 'sortDirection'>>;
+  auditLog?: Resolver<ResolversTypes['AuditPage'], ParentType, ContextType, RequireFields<QueryAuditLogArgs, 'page' | 'size'>>;
+  auditBatches?: Resolver<Array<ResolversTypes['AuditBatch']>, ParentType, ContextType, RequireFields<QueryAuditBatchesArgs, 'limit'>>;
+  auditBatch?: Resolver<Maybe<ResolversTypes['AuditBatch']>, ParentType, ContextType, RequireFields<QueryAuditBatchArgs, 'id'>>;
+  schoolCounts?: Resolver<ResolversTypes['SchoolCounts'], ParentType, ContextType>;
+  exportSchoolData?: Resolver<ResolversTypes['ExportFile'], ParentType, ContextType, RequireFields<QueryExportSchoolDataArgs, 'entity' | 'format' | 'includeGraduates'>>;
+  exportAuditLog?: Resolver<ResolversTypes['ExportFile'], ParentType, ContextType, RequireFields<QueryExportAuditLogArgs, 'format'>>;
+  students?: Resolver<ResolversTypes['StudentPage'], ParentType, ContextType, RequireFields<QueryStudentsArgs, 'sortDirection'>>;
+};
+
+export type MutationResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Mutation'] = ResolversParentTypes['Mutation']> = {
+  createStudent?: Resolver<ResolversTypes['StudentPayload'], ParentType, ContextType, RequireFields<MutationCreateStudentArgs, 'input'>>;
+  updateStudent?: Resolver<ResolversTypes['StudentPayload'], ParentType, ContextType, RequireFields<MutationUpdateStudentArgs, 'id' | 'input'>>;
+  graduateStudent?: Resolver<ResolversTypes['StudentPayload'], ParentType, ContextType, RequireFields<MutationGraduateStudentArgs, 'id'>>;
+  withdrawStudent?: Resolver<ResolversTypes['StudentPayload'], ParentType, ContextType, RequireFields<MutationWithdrawStudentArgs, 'id'>>;
+  reactivateStudent?: Resolver<ResolversTypes['StudentPayload'], ParentType, ContextType, RequireFields<MutationReactivateStudentArgs, 'id' | 'input'>>;
+  deleteStudent?: Resolver<ResolversTypes['DeletePayload'], ParentType, ContextType, RequireFields<MutationDeleteStudentArgs, 'id'>>;
+  createClub?: Resolver<ResolversTypes['ClubPayload'], ParentType, ContextType, RequireFields<MutationCreateClubArgs, 'input'>>;
+  updateClub?: Resolver<ResolversTypes['ClubPayload'], ParentType, ContextType, RequireFields<MutationUpdateClubArgs, 'id' | 'input'>>;
+  abolishClub?: Resolver<ResolversTypes['ClubPayload'], ParentType, ContextType, RequireFields<MutationAbolishClubArgs, 'id'>>;
+  deleteClub?: Resolver<ResolversTypes['DeletePayload'], ParentType, ContextType, RequireFields<MutationDeleteClubArgs, 'id'>>;
+  createProject?: Resolver<ResolversTypes['ProjectPayload'], ParentType, ContextType, RequireFields<MutationCreateProjectArgs, 'input'>>;
+  updateProject?: Resolver<ResolversTypes['ProjectPayload'], ParentType, ContextType, RequireFields<MutationUpdateProjectArgs, 'id' | 'input'>>;
+  endProject?: Resolver<ResolversTypes['ProjectPayload'], ParentType, ContextType, RequireFields<MutationEndProjectArgs, 'id'>>;
+  reopenProject?: Resolver<ResolversTypes['ProjectPayload'], ParentType, ContextType, RequireFields<MutationReopenProjectArgs, 'id'>>;
+  deleteProject?: Resolver<ResolversTypes['DeletePayload'], ParentType, ContextType, RequireFields<MutationDeleteProjectArgs, 'id'>>;
+  previewImport?: Resolver<ResolversTypes['ImportPreview'], ParentType, ContextType, RequireFields<MutationPreviewImportArgs, 'input'>>;
+  applyImport?: Resolver<ResolversTypes['ImportPreview'], ParentType, ContextType, RequireFields<MutationApplyImportArgs, 'uploadId'>>;
+  previewRollover?: Resolver<ResolversTypes['ImportPreview'], ParentType, ContextType, RequireFields<MutationPreviewRolloverArgs, 'input'>>;
+  applyRollover?: Resolver<ResolversTypes['ImportPreview'], ParentType, ContextType, RequireFields<MutationApplyRolloverArgs, 'uploadId'>>;
+  undoAuditBatch?: Resolver<ResolversTypes['UndoPayload'], ParentType, ContextType, RequireFields<MutationUndoAuditBatchArgs, 'batchId'>>;
+};
+
+export type ClubResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Club'] = ResolversParentTypes['Club']> = {
+  id?: Resolver<ResolversTypes['Long'], ParentType, ContextType>;
+  name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  type?: Resolver<ResolversTypes['ClubType'], ParentType, ContextType>;
+  leader?: Resolver<Maybe<ResolversTypes['Student']>, ParentType, ContextType>;
+  participants?: Resolver<Array<ResolversTypes['Student']>, ParentType, ContextType, RequireFields<ClubParticipantsArgs, 'includeLeader'>>;
+  foundedYear?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
+  status?: Resolver<ResolversTypes['ClubStatus'], ParentType, ContextType>;
+  abolishedYear?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
+  members?: Resolver<Array<ResolversTypes['Student']>, ParentType, ContextType>;
+  recordedLeader?: Resolver<Maybe<ResolversTypes['Student']>, ParentType, ContextType>;
+};
+
+export type ClubPageResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['ClubPage'] = ResolversParentTypes['ClubPage']> = {
+  totalPages?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  totalElements?: Resolver<ResolversTypes['Long'], ParentType, ContextType>;
+  clubs?: Resolver<Array<ResolversTypes['Club']>, ParentType, ContextType>;
+};
+
+export type MealResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Meal'] = ResolversParentTypes['Meal']> = {
+  mealId?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  schoolCode?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  schoolName?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  officeCode?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  officeName?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  mealDate?: Resolver<ResolversTypes['LocalDate'], ParentType, ContextType>;
+  mealType?: Resolver<ResolversTypes['MealType'], ParentType, ContextType>;
+  mealMenu?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
+  mealAllergyInfo?: Resolver<Maybe<Array<ResolversTypes['String']>>, ParentType, ContextType>;
+  mealCalories?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  originInfo?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  nutritionInfo?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  mealServeCount?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
 };
 
 export type ScheduleResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Schedule'] = ResolversParentTypes['Schedule']> = {
-  academicYear?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  dayCategory?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
-  dayNightType?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
-  eventContent?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
-  eventName?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  scheduleId?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  schoolCode?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  schoolName?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   officeCode?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   officeName?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   scheduleDate?: Resolver<ResolversTypes['LocalDate'], ParentType, ContextType>;
-  scheduleId?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  schoolCode?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  academicYear?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  eventName?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  eventContent?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  dayCategory?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   schoolCourseType?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
-  schoolName?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  dayNightType?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   targetGrades?: Resolver<Array<ResolversTypes['Int']>, ParentType, ContextType>;
-  __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
-};
-
-export type StudentResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Student'] = ResolversParentTypes['Student']> = {
-  autonomousClub?: Resolver<Maybe<ResolversTypes['Club']>, ParentType, ContextType>;
-  classNum?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
-  dormitoryFloor?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
-  dormitoryRoom?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
-  email?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  githubId?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
-  githubUrl?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
-  grade?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
-  id?: Resolver<ResolversTypes['Long'], ParentType, ContextType>;
-  major?: Resolver<Maybe<ResolversTypes['Major']>, ParentType, ContextType>;
-  majorClub?: Resolver<Maybe<ResolversTypes['Club']>, ParentType, ContextType>;
-  name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  number?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
-  role?: Resolver<ResolversTypes['StudentRole'], ParentType, ContextType>;
-  sex?: Resolver<ResolversTypes['Sex'], ParentType, ContextType>;
-  specialty?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
-  studentNumber?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
-  __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
-};
-
-export type StudentPageResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['StudentPage'] = ResolversParentTypes['StudentPage']> = {
-  students?: Resolver<Array<ResolversTypes['Student']>, ParentType, ContextType>;
-  totalElements?: Resolver<ResolversTypes['Long'], ParentType, ContextType>;
-  totalPages?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
-  __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
 };
 
 export type TimetableResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Timetable'] = ResolversParentTypes['Timetable']> = {
-  academicYear?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  classNum?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
-  classroomName?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
-  departmentName?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
-  grade?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
-  officeCode?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  officeName?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  period?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  timetableId?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   schoolCode?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   schoolName?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  semester?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
-  subject?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  officeCode?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  officeName?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   timetableDate?: Resolver<ResolversTypes['LocalDate'], ParentType, ContextType>;
-  timetableId?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
-  __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
+  academicYear?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  semester?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  grade?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  classNum?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  period?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  subject?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  departmentName?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  classroomName?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+};
+
+export type ProjectResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Project'] = ResolversParentTypes['Project']> = {
+  id?: Resolver<ResolversTypes['Long'], ParentType, ContextType>;
+  name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  description?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  club?: Resolver<Maybe<ResolversTypes['Club']>, ParentType, ContextType>;
+  participants?: Resolver<Array<ResolversTypes['Student']>, ParentType, ContextType>;
+  startYear?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
+  endYear?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
+  status?: Resolver<ResolversTypes['ProjectStatus'], ParentType, ContextType>;
+};
+
+export type ProjectPageResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['ProjectPage'] = ResolversParentTypes['ProjectPage']> = {
+  totalPages?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  totalElements?: Resolver<ResolversTypes['Long'], ParentType, ContextType>;
+  projects?: Resolver<Array<ResolversTypes['Project']>, ParentType, ContextType>;
+};
+
+export type FieldErrorResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['FieldError'] = ResolversParentTypes['FieldError']> = {
+  field?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  code?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  message?: Resolver<ResolversTypes['String'], ParentType, ContextType, RequireFields<FieldErrorMessageArgs, 'lang'>>;
+};
+
+export type StudentPayloadResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['StudentPayload'] = ResolversParentTypes['StudentPayload']> = {
+  student?: Resolver<Maybe<ResolversTypes['Student']>, ParentType, ContextType>;
+  errors?: Resolver<Array<ResolversTypes['FieldError']>, ParentType, ContextType>;
+  batchId?: Resolver<Maybe<ResolversTypes['ID']>, ParentType, ContextType>;
+};
+
+export type ClubPayloadResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['ClubPayload'] = ResolversParentTypes['ClubPayload']> = {
+  club?: Resolver<Maybe<ResolversTypes['Club']>, ParentType, ContextType>;
+  errors?: Resolver<Array<ResolversTypes['FieldError']>, ParentType, ContextType>;
+  batchId?: Resolver<Maybe<ResolversTypes['ID']>, ParentType, ContextType>;
+};
+
+export type ProjectPayloadResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['ProjectPayload'] = ResolversParentTypes['ProjectPayload']> = {
+  project?: Resolver<Maybe<ResolversTypes['Project']>, ParentType, ContextType>;
+  errors?: Resolver<Array<ResolversTypes['FieldError']>, ParentType, ContextType>;
+  batchId?: Resolver<Maybe<ResolversTypes['ID']>, ParentType, ContextType>;
+};
+
+export type DeletePayloadResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['DeletePayload'] = ResolversParentTypes['DeletePayload']> = {
+  deletedId?: Resolver<Maybe<ResolversTypes['Long']>, ParentType, ContextType>;
+  errors?: Resolver<Array<ResolversTypes['FieldError']>, ParentType, ContextType>;
+  batchId?: Resolver<Maybe<ResolversTypes['ID']>, ParentType, ContextType>;
+};
+
+export type ImportIssueResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['ImportIssue'] = ResolversParentTypes['ImportIssue']> = {
+  sheet?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  row?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
+  column?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  value?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  field?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  code?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  message?: Resolver<ResolversTypes['String'], ParentType, ContextType, RequireFields<ImportIssueMessageArgs, 'lang'>>;
+};
+
+export type FieldChangeResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['FieldChange'] = ResolversParentTypes['FieldChange']> = {
+  field?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  before?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  after?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+};
+
+export type RecordChangeResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['RecordChange'] = ResolversParentTypes['RecordChange']> = {
+  sheet?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  row?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
+  entity?: Resolver<ResolversTypes['SchoolEntity'], ParentType, ContextType>;
+  operation?: Resolver<ResolversTypes['RecordOperation'], ParentType, ContextType>;
+  recordId?: Resolver<ResolversTypes['Long'], ParentType, ContextType>;
+  label?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  fields?: Resolver<Array<ResolversTypes['FieldChange']>, ParentType, ContextType>;
+};
+
+export type ChangeCountsResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['ChangeCounts'] = ResolversParentTypes['ChangeCounts']> = {
+  created?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  updated?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  unchanged?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  removed?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  refused?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+};
+
+export type ImportPreviewResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['ImportPreview'] = ResolversParentTypes['ImportPreview']> = {
+  uploadId?: Resolver<Maybe<ResolversTypes['ID']>, ParentType, ContextType>;
+  entity?: Resolver<ResolversTypes['SchoolEntity'], ParentType, ContextType>;
+  fileName?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  removeMissing?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  applied?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  batchId?: Resolver<Maybe<ResolversTypes['ID']>, ParentType, ContextType>;
+  rows?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  counts?: Resolver<ResolversTypes['ChangeCounts'], ParentType, ContextType>;
+  issues?: Resolver<Array<ResolversTypes['ImportIssue']>, ParentType, ContextType>;
+  changes?: Resolver<Array<ResolversTypes['RecordChange']>, ParentType, ContextType, RequireFields<ImportPreviewChangesArgs, 'limit' | 'includeUnchanged'>>;
+};
+
+export type UndoPayloadResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['UndoPayload'] = ResolversParentTypes['UndoPayload']> = {
+  batchId?: Resolver<Maybe<ResolversTypes['ID']>, ParentType, ContextType>;
+  errors?: Resolver<Array<ResolversTypes['FieldError']>, ParentType, ContextType>;
+};
+
+export type ExportFileResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['ExportFile'] = ResolversParentTypes['ExportFile']> = {
+  fileName?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  contentType?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  contentBase64?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  rows?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+};
+
+export type AuditEntryResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AuditEntry'] = ResolversParentTypes['AuditEntry']> = {
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  batchId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  at?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  actor?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  action?: Resolver<ResolversTypes['AuditAction'], ParentType, ContextType>;
+  entity?: Resolver<ResolversTypes['SchoolEntity'], ParentType, ContextType>;
+  recordId?: Resolver<ResolversTypes['Long'], ParentType, ContextType>;
+  label?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  operation?: Resolver<ResolversTypes['RecordOperation'], ParentType, ContextType>;
+  status?: Resolver<ResolversTypes['AuditStatus'], ParentType, ContextType>;
+  changes?: Resolver<Array<ResolversTypes['FieldChange']>, ParentType, ContextType>;
+};
+
+export type AuditBatchResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AuditBatch'] = ResolversParentTypes['AuditBatch']> = {
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  at?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  actor?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  action?: Resolver<ResolversTypes['AuditAction'], ParentType, ContextType>;
+  summary?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  source?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  status?: Resolver<ResolversTypes['AuditStatus'], ParentType, ContextType>;
+  records?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  undoneBy?: Resolver<Maybe<ResolversTypes['ID']>, ParentType, ContextType>;
+  undoes?: Resolver<Maybe<ResolversTypes['ID']>, ParentType, ContextType>;
+  undoable?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+};
+
+export type AuditPageResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AuditPage'] = ResolversParentTypes['AuditPage']> = {
+  totalPages?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  totalElements?: Resolver<ResolversTypes['Long'], ParentType, ContextType>;
+  entries?: Resolver<Array<ResolversTypes['AuditEntry']>, ParentType, ContextType>;
+};
+
+export type SchoolCountsResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['SchoolCounts'] = ResolversParentTypes['SchoolCounts']> = {
+  enrolled?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  grade1?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  grade2?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  grade3?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  graduates?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  withdrawn?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  activeClubs?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  abolishedClubs?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  activeProjects?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  endedProjects?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+};
+
+export type StudentResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Student'] = ResolversParentTypes['Student']> = {
+  id?: Resolver<ResolversTypes['Long'], ParentType, ContextType>;
+  name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  sex?: Resolver<ResolversTypes['Sex'], ParentType, ContextType>;
+  email?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  grade?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
+  classNum?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
+  number?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
+  studentNumber?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
+  major?: Resolver<Maybe<ResolversTypes['Major']>, ParentType, ContextType>;
+  role?: Resolver<ResolversTypes['StudentRole'], ParentType, ContextType>;
+  dormitoryFloor?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
+  dormitoryRoom?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
+  majorClub?: Resolver<Maybe<ResolversTypes['Club']>, ParentType, ContextType>;
+  autonomousClub?: Resolver<Maybe<ResolversTypes['Club']>, ParentType, ContextType>;
+  specialty?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  githubId?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  githubUrl?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+};
+
+export type StudentPageResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['StudentPage'] = ResolversParentTypes['StudentPage']> = {
+  totalPages?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  totalElements?: Resolver<ResolversTypes['Long'], ParentType, ContextType>;
+  students?: Resolver<Array<ResolversTypes['Student']>, ParentType, ContextType>;
 };
 
 export type Resolvers<ContextType = GraphQLContext> = {
+  Long?: GraphQLScalarType;
+  LocalDate?: GraphQLScalarType;
+  Query?: QueryResolvers<ContextType>;
+  Mutation?: MutationResolvers<ContextType>;
   Club?: ClubResolvers<ContextType>;
   ClubPage?: ClubPageResolvers<ContextType>;
-  LocalDate?: GraphQLScalarType;
-  Long?: GraphQLScalarType;
   Meal?: MealResolvers<ContextType>;
+  Schedule?: ScheduleResolvers<ContextType>;
+  Timetable?: TimetableResolvers<ContextType>;
   Project?: ProjectResolvers<ContextType>;
   ProjectPage?: ProjectPageResolvers<ContextType>;
-  Query?: QueryResolvers<ContextType>;
-  Schedule?: ScheduleResolvers<ContextType>;
+  FieldError?: FieldErrorResolvers<ContextType>;
+  StudentPayload?: StudentPayloadResolvers<ContextType>;
+  ClubPayload?: ClubPayloadResolvers<ContextType>;
+  ProjectPayload?: ProjectPayloadResolvers<ContextType>;
+  DeletePayload?: DeletePayloadResolvers<ContextType>;
+  ImportIssue?: ImportIssueResolvers<ContextType>;
+  FieldChange?: FieldChangeResolvers<ContextType>;
+  RecordChange?: RecordChangeResolvers<ContextType>;
+  ChangeCounts?: ChangeCountsResolvers<ContextType>;
+  ImportPreview?: ImportPreviewResolvers<ContextType>;
+  UndoPayload?: UndoPayloadResolvers<ContextType>;
+  ExportFile?: ExportFileResolvers<ContextType>;
+  AuditEntry?: AuditEntryResolvers<ContextType>;
+  AuditBatch?: AuditBatchResolvers<ContextType>;
+  AuditPage?: AuditPageResolvers<ContextType>;
+  SchoolCounts?: SchoolCountsResolvers<ContextType>;
   Student?: StudentResolvers<ContextType>;
   StudentPage?: StudentPageResolvers<ContextType>;
-  Timetable?: TimetableResolvers<ContextType>;
 };
 

@@ -1,26 +1,18 @@
 import type { Resolvers } from '../__generated__/resolvers.js';
 import { isEnrolledRole } from '../../data/models/student.model.js';
-import { findPage } from '../../data/queries/page.js';
-import { clubFilter, clubSort } from '../../data/queries/clubs.js';
-import { LIMITS, checkPaging, checkRange, direction } from '../args.js';
-import { toPage } from '../page.js';
+import { clubQuery } from '../../data/queries/clubs.js';
+import { RANGES } from '../../limits.js';
+import { listResolver } from './list.js';
 
 export const clubResolvers: Resolvers = {
   Query: {
-    async clubs(_parent, args, ctx) {
-      ctx.requireScope('CLUB_READ');
-      const filter = args.filter ?? {};
-      const { page, size } = checkPaging(args.page, args.size, 100);
-      checkRange('clubId', filter.clubId, LIMITS.id);
-      const { items, total } = await findPage(
-        ctx.db.models.clubs,
-        clubFilter(filter),
-        clubSort(args.sortBy, direction(args.sortDirection)),
-        page,
-        size,
-      );
-      return toPage(items, total, size);
-    },
+    clubs: listResolver({
+      scope: 'CLUB_READ',
+      list: 'clubs',
+      ranges: { clubId: RANGES.id },
+      query: clubQuery,
+      page: (school, query, page, size) => school.clubPage(query, page, size),
+    }),
   },
   ClubPage: {
     clubs: (page) => page.items,

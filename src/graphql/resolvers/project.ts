@@ -1,27 +1,18 @@
 import type { Resolvers } from '../__generated__/resolvers.js';
 import type { StudentDoc } from '../../data/models/student.model.js';
-import { findPage } from '../../data/queries/page.js';
-import { projectFilter, projectSort } from '../../data/queries/projects.js';
-import { LIMITS, checkPaging, checkRange, direction } from '../args.js';
-import { toPage } from '../page.js';
+import { projectQuery } from '../../data/queries/projects.js';
+import { RANGES } from '../../limits.js';
+import { listResolver } from './list.js';
 
 export const projectResolvers: Resolvers = {
   Query: {
-    async projects(_parent, args, ctx) {
-      ctx.requireScope('PROJECT_READ');
-      const filter = args.filter ?? {};
-      const { page, size } = checkPaging(args.page, args.size, 100);
-      checkRange('projectId', filter.projectId, LIMITS.id);
-      checkRange('clubId', filter.clubId, LIMITS.id);
-      const { items, total } = await findPage(
-        ctx.db.models.projects,
-        projectFilter(filter),
-        projectSort(args.sortBy, direction(args.sortDirection)),
-        page,
-        size,
-      );
-      return toPage(items, total, size);
-    },
+    projects: listResolver({
+      scope: 'PROJECT_READ',
+      list: 'projects',
+      ranges: { projectId: RANGES.id, clubId: RANGES.id },
+      query: projectQuery,
+      page: (school, query, page, size) => school.projectPage(query, page, size),
+    }),
   },
   ProjectPage: {
     projects: (page) => page.items,

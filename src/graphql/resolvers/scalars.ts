@@ -1,4 +1,5 @@
 import { GraphQLScalarType, Kind } from 'graphql';
+import { isCalendarDate } from '../../calendar.js';
 
 /** Long: a safe JSON integer (ids and counts never exceed 2^53 here). */
 export const Long = new GraphQLScalarType<number, number>({
@@ -17,28 +18,17 @@ export const Long = new GraphQLScalarType<number, number>({
   },
 });
 
-const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
-
-/** True for a real calendar date written YYYY-MM-DD. */
-export function isLocalDate(value: string): boolean {
-  const match = DATE.exec(value);
-  if (!match) return false;
-  const [, y, m, d] = match.map(Number) as [number, number, number, number];
-  const date = new Date(Date.UTC(y, m - 1, d));
-  return date.getUTCFullYear() === y && date.getUTCMonth() === m - 1 && date.getUTCDate() === d;
-}
-
 /** LocalDate: an ISO 8601 calendar date, YYYY-MM-DD, that exists on the calendar. */
 export const LocalDate = new GraphQLScalarType<string, string>({
   name: 'LocalDate',
   description: 'An ISO 8601 calendar date, YYYY-MM-DD.',
   serialize: (value) => String(value),
   parseValue: (value) => {
-    if (typeof value !== 'string' || !isLocalDate(value)) throw new TypeError('LocalDate must be a real date written YYYY-MM-DD');
+    if (typeof value !== 'string' || !isCalendarDate(value)) throw new TypeError('LocalDate must be a real date written YYYY-MM-DD');
     return value;
   },
   parseLiteral: (ast) => {
-    if (ast.kind !== Kind.STRING || !isLocalDate(ast.value)) throw new TypeError('LocalDate must be a real date written YYYY-MM-DD');
+    if (ast.kind !== Kind.STRING || !isCalendarDate(ast.value)) throw new TypeError('LocalDate must be a real date written YYYY-MM-DD');
     return ast.value;
   },
 });

@@ -1,0 +1,37 @@
+import type { Command } from 'commander';
+import { migrate, schemaStatus, type MigrationRecord, type SchemaStatus } from '../../data/migrations.js';
+import { cliConfig, output, progress, withDatabase } from '../runtime.js';
+
+/** `campus migrate [--status]`: where the database's schema stands, and bringing it up to date. */
+export function registerMigrate(program: Command): void {
+  program
+    .command('migrate')
+    .description('bring the database schema to this version (serve and every writing command do it too, under a lock)')
+    .option(
+      '--status',
+      'only show the schema version of the database and of this code, what is pending and what was applied; change nothing',
+    )
+    .option('--json', 'print the result as JSON')
+    .action(async (options: { status?: boolean; json?: boolean }) => {
+      const result = await withDatabase(cliConfig(), async ({ db }) => {
+        const applied = options.status ? undefined : await migrate(db, { progress });
+        return { ...(await schemaStatus(db)), ...(applied ? { applied } : {}) };
+      });
+      output(options.json, result, () => describe(result, result.applied));
+    });
+}
+
+function describe(status: SchemaStatus, applied: readonly MigrationRecord[] | undefined): string {
+  const lines = [`Database schema version ${status.databaseVersion}; this code's ${status.codeVersion}.`];
+  if (applied) lines.push(applied.length === 0 ? 'Nothing to apply.' : `Applied ${applied.map((m) => m.version).join(', ')}.`);
+  else if (status.databaseVersion > status.codeVersion) lines.push('The database is newer than this code: run the newer release.');
+  else
+    lines.push(
+      status.pending.length === 0
+        ? 'Nothing pending.'
+        : `Pending (applied by \`campus migrate\` or the next \`campus serve\`): ${status.pending.map((m) => `${m.version} ${m.name}`).join('; ')}.`,
+    );
+  lines.push(status.history.length === 0 ? 'History: none.' : 'History:');
+  for (const h of status.history) lines.push(`  ${h.version} ${h.name}: applied ${new Date(h.appliedAt).toISOString()} by ${h.by}`);
+  return lines.join('\n');
+}

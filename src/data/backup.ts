@@ -1,0 +1,360 @@
+import { createHash } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { rename, rm } from 'node:fs/promises';
+import { createInterface } from 'node:readline';
+import { pipeline } from 'node:stream/promises';
+import { Readable } from 'node:stream';
+import { createGunzip, createGzip } from 'node:zlib';
+import { BSON, type Db, type Document } from 'mongodb';
+import type { Database } from './database.js';
+import { LOCK_ID, SCHEMA_ID, SCHEMA_VERSION } from './migrations.js';
+import { BadRequestError, ServiceUnavailableError } from '../errors/index.js';
+
+/**
+ * Backup archives: one gzip file of JSON lines, written and read through the MongoDB driver so
+ * the same command works on the embedded FerretDB, FerretDB on PostgreSQL and MongoDB.
+ *
+ *   {"format":"campus-data-service-backup","version":1,"createdAt":...}    the header
+ *   {"collection":"students"}                                              a section header
+ *   <one canonical Extended JSON document per line>                        its documents
+ *   {"manifest":{"collections":[{name,count,sha256}],"sha256":...}}       the last line
+ *
+ * Canonical Extended JSON keeps every BSON type (dates, ObjectIds, 64-bit numbers) exact. Each
+ * section's sha256 covers its document lines; the manifest's covers every line before it, so a
+ * truncated or edited archive is refused before anything is written.
+ */
+export const BACKUP_FORMAT = 'campus-data-service-backup';
+export const BACKUP_FORMAT_VERSION = 1;
+
+/** Collections written while restoring; renamed over the real ones only when all are complete. */
+const STAGING_PREFIX = 'restore_staging__';
+const INSERT_BATCH = 1000;
+/** A backup is taken again when the data or keys changed while it was read (at most this often). */
+const CONSISTENCY_ATTEMPTS = 3;
+
+/** Something is wrong with an archive or with the database it would replace; nothing was changed. */
+export class BackupError extends BadRequestError {}
+
+/** The database failed while the staged collections replaced the live ones: run the restore again. */
+export class RestoreInterruptedError extends ServiceUnavailableError {}
+
+export interface CollectionSummary {
+  readonly name: string;
+  readonly count: number;
+  readonly sha256: string;
+}
+
+export interface BackupSummary {
+  readonly file: string;
+  readonly createdAt: string;
+  readonly collections: readonly CollectionSummary[];
+  readonly documents: number;
+}
+
+export type Progress = (line: string) => void;
+
+/**
+ * Writes every collection of the database to `file` (through a temporary file, renamed at the
+ * end, so an interrupted backup never leaves a half archive under the final name). MongoDB-
+ * compatible servers without transactions have no point-in-time read, so the dump is repeated
+ * when the school data or the API keys changed while it ran (the shared version stamp moved);
+ * OAuth artifacts written meanwhile (a login, a refresh) may or may not be in it.
+ */
+export async function writeBackup(db: Database, file: string, progress: Progress = () => {}): Promise<BackupSummary> {
+  for (let attempt = 1; ; attempt++) {
+    const before = await db.versions.readFresh();
+    const summary = await dumpOnce(db.client.db(), file, progress);
+    const after = await db.versions.readFresh();
+    if ((before.data === after.data && before.keys === after.keys) || attempt >= CONSISTENCY_ATTEMPTS) return summary;
+    progress('the data changed while it was read; taking the backup again');
+  }
+}
+
+async function dumpOnce(db: Db, file: string, progress: Progress): Promise<BackupSummary> {
+  const partial = `${file}.partial`;
+  // A leftover of an interrupted run would keep its own mode; the archive is created 0600.
+  await rm(partial, { force: true });
+  const createdAt = new Date().toISOString();
+  const names = (await userCollections(db)).sort();
+  const collections: CollectionSummary[] = [];
+  const whole = createHash('sha256');
+
+  async function* lines(): AsyncGenerator<string> {
+    const emit = (line: string) => {
+      whole.update(line).update('\n');
+      return `${line}\n`;
+    };
+    yield emit(JSON.stringify({ format: BACKUP_FORMAT, version: BACKUP_FORMAT_VERSION, createdAt }));
+    for (const name of names) {
+      yield emit(JSON.stringify({ collection: name }));
+      const section = createHash('sha256');
+      let count = 0;
+      for await (const doc of db.collection(name).find({}).sort({ _id: 1 }).batchSize(INSERT_BATCH)) {
+        const line = BSON.EJSON.stringify(doc, { relaxed: false });
+        section.update(line).update('\n');
+        count++;
+        if (count % 10000 === 0) progress(`  ${name}: ${count} documents`);
+        yield emit(line);
+      }
+      collections.push({ name, count, sha256: section.digest('hex') });
+      progress(`${name}: ${count} documents`);
+    }
+    yield `${JSON.stringify({ manifest: { collections, sha256: whole.digest('hex') } })}\n`;
+  }
+
+  try {
+    await pipeline(Readable.from(lines()), createGzip(), createWriteStream(partial, { mode: 0o600 }));
+    await rename(partial, file);
+  } catch (err) {
+    await rm(partial, { force: true });
+    throw err;
+  }
+  return { file, createdAt, collections, documents: collections.reduce((n, c) => n + c.count, 0) };
+}
+
+/** What `readArchive` found in a file that passed every check. */
+export interface VerifiedArchive {
+  readonly createdAt: string;
+  readonly collections: readonly CollectionSummary[];
+  readonly documents: number;
+  /** The schema version of the database it was taken from (0: from before migrations). */
+  readonly schemaVersion: number;
+}
+
+/**
+ * Reads the whole archive once and checks it: gzip intact, header of this format and version,
+ * every line parseable, sections matching the manifest's counts and checksums, the manifest
+ * last. Throws BackupError naming the first problem.
+ */
+export async function verifyArchive(file: string): Promise<VerifiedArchive> {
+  return readArchive(file, async () => {});
+}
+
+type SectionSink = (collection: string, docs: Document[]) => Promise<void>;
+
+async function readArchive(file: string, sink: SectionSink): Promise<VerifiedArchive> {
+  const whole = createHash('sha256');
+  let header: { createdAt: string } | undefined;
+  let manifest: { collections: CollectionSummary[]; sha256: string } | undefined;
+  const seen: CollectionSummary[] = [];
+  let current: { name: string; hash: ReturnType<typeof createHash>; count: number; batch: Document[] } | undefined;
+  let lineNo = 0;
+  let schemaVersion = 0;
+
+  const closeSection = async () => {
+    if (!current) return;
+    if (current.batch.length > 0) await sink(current.name, current.batch.splice(0));
+    seen.push({ name: current.name, count: current.count, sha256: current.hash.digest('hex') });
+    current = undefined;
+  };
+
+  const input = createReadStream(file).pipe(createGunzip());
+  try {
+    for await (const line of createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY })) {
+      lineNo++;
+      if (manifest) throw new BackupError(`line ${lineNo}: data after the manifest; the archive was altered.`);
+      if (lineNo === 1) {
+        header = parseHeader(line);
+        whole.update(line).update('\n');
+        continue;
+      }
+      if (line.startsWith('{"manifest":')) {
+        await closeSection();
+        manifest = parseManifest(line, lineNo);
+        continue;
+      }
+      whole.update(line).update('\n');
+      if (line.startsWith('{"collection":')) {
+        await closeSection();
+        current = { name: parseSection(line, lineNo), hash: createHash('sha256'), count: 0, batch: [] };
+        continue;
+      }
+      if (!current) throw new BackupError(`line ${lineNo}: a document outside any collection section.`);
+      current.hash.update(line).update('\n');
+      current.count++;
+      const doc = parseDocument(line, lineNo);
+      // Canonical Extended JSON reads numbers back as BSON Int32/Double objects: Number() unwraps them.
+      if (current.name === 'meta' && doc['_id'] === SCHEMA_ID) schemaVersion = Number(doc['version'] ?? 0);
+      current.batch.push(doc);
+      if (current.batch.length >= INSERT_BATCH) await sink(current.name, current.batch.splice(0));
+    }
+  } catch (err) {
+    if (err instanceof BackupError) throw err;
+    // zlib reports a cut-off file as "unexpected end of file"; anything else it reports is damage too.
+    throw new BackupError(`${file} is not a readable backup archive (${(err as Error).message}).`);
+  }
+  if (!header) throw new BackupError(`${file} is empty.`);
+  if (!manifest) throw new BackupError(`${file} has no manifest: the archive is truncated.`);
+  if (manifest.sha256 !== whole.digest('hex'))
+    throw new BackupError(`${file} does not match its checksum: the archive was altered or damaged.`);
+  compareSections(seen, manifest.collections);
+  return { createdAt: header.createdAt, collections: seen, documents: seen.reduce((n, c) => n + c.count, 0), schemaVersion };
+}
+
+function parseHeader(line: string): { createdAt: string } {
+  const header = parseJson(line, 1) as { format?: unknown; version?: unknown; createdAt?: unknown };
+  if (header.format !== BACKUP_FORMAT) throw new BackupError('not a Campus Data Service backup (unknown header).');
+  if (header.version !== BACKUP_FORMAT_VERSION) {
+    throw new BackupError(
+      `backup format version ${String(header.version)} is not supported (this version reads ${BACKUP_FORMAT_VERSION}).`,
+    );
+  }
+  return { createdAt: String(header.createdAt) };
+}
+
+function parseManifest(line: string, lineNo: number): { collections: CollectionSummary[]; sha256: string } {
+  const value = parseJson(line, lineNo) as { manifest?: { collections?: unknown; sha256?: unknown } };
+  const collections = value.manifest?.collections;
+  const sha256 = value.manifest?.sha256;
+  if (!Array.isArray(collections) || typeof sha256 !== 'string') throw new BackupError(`line ${lineNo}: the manifest is malformed.`);
+  return { collections: collections as CollectionSummary[], sha256 };
+}
+
+function parseSection(line: string, lineNo: number): string {
+  const name = (parseJson(line, lineNo) as { collection?: unknown }).collection;
+  if (typeof name !== 'string' || !/^[A-Za-z0-9_.-]{1,120}$/.test(name) || name.startsWith(STAGING_PREFIX)) {
+    throw new BackupError(`line ${lineNo}: invalid collection name.`);
+  }
+  return name;
+}
+
+function parseDocument(line: string, lineNo: number): Document {
+  try {
+    return BSON.EJSON.parse(line, { relaxed: false }) as Document;
+  } catch {
+    throw new BackupError(`line ${lineNo}: not a valid document.`);
+  }
+}
+
+function parseJson(line: string, lineNo: number): unknown {
+  try {
+    return JSON.parse(line);
+  } catch {
+    throw new BackupError(`line ${lineNo}: not valid JSON; the archive is damaged.`);
+  }
+}
+
+function compareSections(seen: readonly CollectionSummary[], listed: readonly CollectionSummary[]): void {
+  const key = (c: CollectionSummary) => `${c.name}:${c.count}:${c.sha256}`;
+  const a = seen.map(key).join('\n');
+  const b = listed.map(key).join('\n');
+  if (a !== b) throw new BackupError('the collections do not match the manifest: the archive was altered or damaged.');
+}
+
+export interface RestoreOptions {
+  /** Replace a database that already holds data. */
+  readonly force?: boolean;
+  readonly progress?: Progress;
+}
+
+/**
+ * Restores an archive, all or nothing: the archive is verified completely first (and refused
+ * when it comes from a schema newer than this code); then every collection is written beside
+ * the live ones (staging collections, checked again against the manifest as they are written)
+ * and only when all of them are complete do they replace the live ones, so a failure before
+ * that point leaves the database as it was. The switch itself is one drop and one rename per
+ * collection (FerretDB has no renameCollection with dropTarget); should the process die during
+ * it, the archive is intact and `campus restore --force` finishes the job. Indexes are
+ * recreated, a migration lock the archive caught is removed, and the data versions moved past
+ * every value running instances may have cached, so their caches and ETags change at once.
+ */
+export async function restoreBackup(db: Database, file: string, options: RestoreOptions = {}): Promise<VerifiedArchive> {
+  const progress = options.progress ?? (() => {});
+  const raw = db.client.db();
+  // Mongoose creates the models' collections in the background when a connection opens; let it
+  // finish first, so no collection appears under a name the switch below is about to rename to.
+  await Promise.all(Object.values(db.connection.models).map((model) => model.init()));
+  progress(`checking ${file}`);
+  const archive = await verifyArchive(file);
+  progress(`archive verified: ${archive.documents} documents in ${archive.collections.length} collections (taken ${archive.createdAt})`);
+  if (archive.schemaVersion > SCHEMA_VERSION) {
+    throw new BackupError(
+      `the archive comes from schema version ${archive.schemaVersion}, newer than this code (${SCHEMA_VERSION}); restore it with the newer release.`,
+    );
+  }
+  const existing = await userCollections(raw);
+  if (!options.force) {
+    const nonEmpty = await nonEmptyCollections(raw, existing);
+    if (nonEmpty.length > 0) {
+      throw new BackupError(
+        `the database is not empty (${nonEmpty.join(', ')}); restore into an empty database, or pass --force to replace it.`,
+      );
+    }
+  }
+  const before = await db.versions.readFresh();
+  await dropStaging(raw);
+  try {
+    let staged = 0;
+    await readArchive(file, async (collection, docs) => {
+      await raw.collection(STAGING_PREFIX + collection).insertMany(docs, { ordered: true });
+      staged += docs.length;
+      if (Math.floor(staged / 10000) > Math.floor((staged - docs.length) / 10000)) {
+        progress(`  staged ${staged} of ${archive.documents} documents`);
+      }
+    });
+    for (const { name, count } of archive.collections) {
+      // An empty section still replaces its collection (with an empty one).
+      if (count === 0) await raw.createCollection(STAGING_PREFIX + name).catch(() => {});
+    }
+  } catch (err) {
+    await dropStaging(raw);
+    throw err;
+  }
+  progress('every collection is staged; replacing the live ones');
+  await switchCollections(raw, new Set(archive.collections.map((c) => c.name))).catch((err: unknown) => {
+    throw new RestoreInterruptedError(
+      `The database failed while the restored collections replaced the live ones (${(err as Error).message}); the archive is intact: run the same restore again with --force.`,
+      err,
+    );
+  });
+  await raw.collection('meta').deleteOne({ _id: LOCK_ID } as never);
+  await db.ensureIndexes();
+  await db.versions.moveBeyond(before);
+  progress(`restored ${archive.documents} documents in ${archive.collections.length} collections`);
+  return archive;
+}
+
+/**
+ * Replaces each live collection by its staged one (drop, then rename: FerretDB has no
+ * renameCollection with dropTarget), and drops the live collections the archive does not hold
+ * (they were not in the backed-up database either). The live list is read now, not when the
+ * restore began.
+ */
+async function switchCollections(db: Db, restored: ReadonlySet<string>): Promise<void> {
+  const live = new Set(await userCollections(db));
+  for (const name of restored) {
+    if (live.has(name)) await db.collection(name).drop();
+    await db.collection(STAGING_PREFIX + name).rename(name);
+  }
+  for (const name of [...live].filter((n) => !restored.has(n))) await db.collection(name).drop();
+}
+
+/** The service's collections (staging collections of an interrupted restore excluded). */
+async function userCollections(db: Db): Promise<string[]> {
+  const infos = await db.listCollections({}, { nameOnly: true }).toArray();
+  return infos.map((c) => c.name).filter((name) => !name.startsWith('system.') && !name.startsWith(STAGING_PREFIX));
+}
+
+/**
+ * Collections holding documents. `meta` is left out: it holds only bookkeeping (the schema
+ * version, data versions, locks) that a `campus serve` or `campus migrate` writes into a
+ * database it found empty, and the archive's own `meta` replaces it.
+ */
+async function nonEmptyCollections(db: Db, names: readonly string[]): Promise<string[]> {
+  const found: string[] = [];
+  for (const name of names.filter((n) => n !== 'meta')) {
+    if ((await db.collection(name).findOne({}, { projection: { _id: 1 } })) !== null) found.push(name);
+  }
+  return found;
+}
+
+async function dropStaging(db: Db): Promise<void> {
+  const infos = await db.listCollections({}, { nameOnly: true }).toArray();
+  for (const { name } of infos) {
+    if (name.startsWith(STAGING_PREFIX))
+      await db
+        .collection(name)
+        .drop()
+        .catch(() => {});
+  }
+}

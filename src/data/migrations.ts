@@ -1,0 +1,180 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Collection } from 'mongodb';
+import type { Database } from './database.js';
+import { hashStoredCredentials } from './oauth-store.js';
+import { MisconfiguredError } from '../errors/index.js';
+import { isDuplicateKey } from './errors.js';
+
+/**
+ * Schema migrations. The database records the version it is at (`meta` document `schema`); each
+ * start-up (and each `campus` command that writes) brings it to the version of this code under a
+ * lock, so that when several instances start at once one migrates and the others wait. Every
+ * migration is idempotent: one interrupted half-way is simply run again.
+ */
+export interface Migration {
+  readonly version: number;
+  readonly name: string;
+  up(db: Database): Promise<void>;
+}
+
+/** In order; a new migration goes at the end with the next version number. */
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'create the indexes of every collection',
+    up: (db) => db.ensureIndexes(),
+  },
+  {
+    version: 2,
+    name: 'keep authorization codes and refresh tokens only as hashes',
+    up: hashStoredCredentials,
+  },
+];
+
+/** The schema version this code reads and writes. */
+export const SCHEMA_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);
+
+/** The ids of the schema document and of the migration lock in `meta` (a restore drops the lock). */
+export const SCHEMA_ID = 'schema';
+export const LOCK_ID = 'migration-lock';
+
+/** The database was migrated by newer code than this: it must not start against it. */
+export class SchemaTooNewError extends MisconfiguredError {}
+
+/** Where a database stands, for `campus migrate --status`. */
+export interface SchemaStatus {
+  readonly databaseVersion: number;
+  readonly codeVersion: number;
+  readonly pending: readonly { version: number; name: string }[];
+  readonly history: readonly MigrationRecord[];
+}
+
+/** One applied migration, as kept in the schema document. */
+export interface MigrationRecord {
+  readonly version: number;
+  readonly name: string;
+  readonly appliedAt: Date;
+  readonly by: string;
+}
+
+interface SchemaDoc {
+  _id: string;
+  version: number;
+  history?: MigrationRecord[];
+}
+
+interface LockDoc {
+  _id: string;
+  owner: string;
+  expiresAt: Date;
+}
+
+export interface MigrateOptions {
+  readonly progress?: (line: string) => void;
+  /** How long a lock is honoured without a heartbeat (a crashed migrator's lock then lapses). */
+  readonly lockTtlMs?: number;
+  /** How often a waiting instance looks again. */
+  readonly pollMs?: number;
+  /** Who migrates, for the history and the lock (host, pid and a random tag by default). */
+  readonly owner?: string;
+}
+
+/** Reads the schema version and what this code would apply. */
+export async function schemaStatus(db: Database): Promise<SchemaStatus> {
+  const doc = await schemaDoc(db);
+  const databaseVersion = doc?.version ?? 0;
+  return {
+    databaseVersion,
+    codeVersion: SCHEMA_VERSION,
+    pending: MIGRATIONS.filter((m) => m.version > databaseVersion).map(({ version, name }) => ({ version, name })),
+    history: doc?.history ?? [],
+  };
+}
+
+/**
+ * Brings the database to SCHEMA_VERSION. Returns the migrations this call applied (none when
+ * the database was current or another instance migrated it meanwhile). Refuses a database newer
+ * than the code.
+ */
+export async function migrate(db: Database, options: MigrateOptions = {}): Promise<MigrationRecord[]> {
+  const progress = options.progress ?? (() => {});
+  const lockTtlMs = options.lockTtlMs ?? 60_000;
+  const pollMs = options.pollMs ?? 250;
+  const owner = options.owner ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  for (let waited = false; ; waited = true) {
+    const version = checkVersion((await schemaDoc(db))?.version ?? 0);
+    if (version === SCHEMA_VERSION) return [];
+    if (await takeLock(meta(db), owner, lockTtlMs)) {
+      try {
+        return await applyPending(db, owner, lockTtlMs, progress);
+      } finally {
+        await meta(db).deleteOne({ _id: LOCK_ID, owner } as never);
+      }
+    }
+    if (!waited) progress(`another instance is migrating the database (schema ${version} -> ${SCHEMA_VERSION}); waiting`);
+    await new Promise((done) => setTimeout(done, pollMs));
+  }
+}
+
+async function applyPending(db: Database, owner: string, lockTtlMs: number, progress: (line: string) => void): Promise<MigrationRecord[]> {
+  // Read again under the lock: the previous holder may have finished just before we took it.
+  const from = checkVersion((await schemaDoc(db))?.version ?? 0);
+  const applied: MigrationRecord[] = [];
+  const heartbeat = setInterval(
+    () => {
+      void meta(db).updateOne({ _id: LOCK_ID, owner } as never, { $set: { expiresAt: new Date(Date.now() + lockTtlMs) } });
+    },
+    Math.max(1000, lockTtlMs / 3),
+  );
+  try {
+    for (const migration of MIGRATIONS.filter((m) => m.version > from)) {
+      progress(`migrating the database to schema ${migration.version}: ${migration.name}`);
+      await migration.up(db);
+      const record: MigrationRecord = { version: migration.version, name: migration.name, appliedAt: new Date(), by: owner };
+      await meta(db).updateOne({ _id: SCHEMA_ID } as never, { $set: { version: migration.version }, $push: { history: record } } as never, {
+        upsert: true,
+      });
+      applied.push(record);
+    }
+  } finally {
+    clearInterval(heartbeat);
+  }
+  return applied;
+}
+
+function checkVersion(version: number): number {
+  if (version > SCHEMA_VERSION) {
+    throw new SchemaTooNewError(
+      `The database is at schema version ${version}, newer than this code (${SCHEMA_VERSION}): run the newer release, or restore a backup taken before the upgrade.`,
+    );
+  }
+  return version;
+}
+
+/**
+ * The lock is a document with a fixed id: inserting it succeeds for exactly one instance on
+ * every MongoDB-compatible server (a duplicate key refuses the others). A lock whose holder
+ * stopped renewing it is removed, compare-and-delete on its expiry, and taken on the next try.
+ */
+async function takeLock(collection: Collection<LockDoc>, owner: string, ttlMs: number): Promise<boolean> {
+  try {
+    await collection.insertOne({ _id: LOCK_ID, owner, expiresAt: new Date(Date.now() + ttlMs) });
+    return true;
+  } catch (err) {
+    if (!isDuplicateKey(err)) throw err;
+  }
+  const held = await collection.findOne({ _id: LOCK_ID });
+  if (held && held.expiresAt.getTime() < Date.now()) {
+    await collection.deleteOne({ _id: LOCK_ID, owner: held.owner, expiresAt: held.expiresAt });
+  }
+  return false;
+}
+
+function schemaDoc(db: Database): Promise<SchemaDoc | null> {
+  return meta(db).findOne({ _id: SCHEMA_ID }) as Promise<SchemaDoc | null>;
+}
+
+function meta(db: Database): Collection<LockDoc> {
+  return db.client.db().collection<LockDoc>('meta');
+}

@@ -1,0 +1,102 @@
+import { Schema, type Connection, type Model, type InferSchemaType } from 'mongoose';
+import { AuditAction, AuditStatus, RecordOperation, SchoolEntity } from '../__generated__/enums.js';
+import { defineModel } from './define.js';
+
+/**
+ * The audit log of school data (src/data/school/engine.ts writes it). A batch is one change as a
+ * whole (a form action, an import, a rollover, an undo); each of its entries is one record with
+ * its whole document before and after. The entries are written before the records are (a
+ * write-ahead journal): FerretDB has no transactions, so a failed or interrupted batch is undone
+ * from these before-images, and an applied one can be undone the same way later.
+ */
+const auditBatchSchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    at: { type: Date, required: true },
+    actorKind: { type: String, enum: ['ACCOUNT', 'CLI'], required: true },
+    actorId: { type: Number, default: null },
+    actorEmail: { type: String, default: null },
+    action: { type: String, enum: Object.values(AuditAction), required: true },
+    summary: { type: String, required: true },
+    source: { type: String, default: null },
+    status: { type: String, enum: Object.values(AuditStatus), required: true },
+    records: { type: Number, required: true },
+    error: { type: String, default: null },
+    undoneBy: { type: String, default: null },
+    undoes: { type: String, default: null },
+  },
+  { versionKey: false, collection: 'audit_batches' },
+);
+auditBatchSchema.index({ at: -1, _id: -1 });
+auditBatchSchema.index({ status: 1 });
+
+const fieldChangeSchema = new Schema(
+  {
+    field: { type: String, required: true },
+    before: { type: Schema.Types.Mixed, default: null },
+    after: { type: Schema.Types.Mixed, default: null },
+  },
+  { _id: false },
+);
+
+const auditEntrySchema = new Schema(
+  {
+    // `${batchId}:${seq}`: the journal's order within its batch.
+    _id: { type: String, required: true },
+    batchId: { type: String, required: true },
+    seq: { type: Number, required: true },
+    at: { type: Date, required: true },
+    actorKind: { type: String, enum: ['ACCOUNT', 'CLI'], required: true },
+    actorId: { type: Number, default: null },
+    actorEmail: { type: String, default: null },
+    action: { type: String, enum: Object.values(AuditAction), required: true },
+    entity: { type: String, enum: Object.values(SchoolEntity), required: true },
+    recordId: { type: Number, required: true },
+    label: { type: String, required: true },
+    operation: { type: String, enum: Object.values(RecordOperation), required: true },
+    before: { type: Schema.Types.Mixed, default: null },
+    after: { type: Schema.Types.Mixed, default: null },
+    changes: { type: [fieldChangeSchema], default: [] },
+    status: { type: String, enum: Object.values(AuditStatus), required: true },
+  },
+  { versionKey: false, collection: 'audit_entries', minimize: false },
+);
+auditEntrySchema.index({ at: -1, batchId: 1, seq: 1 });
+auditEntrySchema.index({ batchId: 1, seq: 1 });
+auditEntrySchema.index({ entity: 1, recordId: 1 });
+
+export type AuditBatchDoc = InferSchemaType<typeof auditBatchSchema>;
+export type AuditEntryDoc = InferSchemaType<typeof auditEntrySchema>;
+
+export function auditBatchModel(connection: Connection): Model<AuditBatchDoc> {
+  return defineModel<AuditBatchDoc>(connection, 'AuditBatch', auditBatchSchema);
+}
+
+export function auditEntryModel(connection: Connection): Model<AuditEntryDoc> {
+  return defineModel<AuditEntryDoc>(connection, 'AuditEntry', auditEntrySchema);
+}
+
+/**
+ * A file kept between the preview of an import or rollover and its application (an hour at
+ * most, for the account that uploaded it): applying plans the same file again.
+ */
+const schoolUploadSchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    kind: { type: String, enum: ['IMPORT', 'ROLLOVER'], required: true },
+    entity: { type: String, enum: Object.values(SchoolEntity), required: true },
+    accountId: { type: Number, default: null },
+    fileName: { type: String, required: true },
+    content: { type: Buffer, required: true },
+    removeMissing: { type: Boolean, default: false },
+    createdAt: { type: Date, required: true },
+  },
+  { versionKey: false, collection: 'school_uploads' },
+);
+schoolUploadSchema.index({ createdAt: 1 });
+
+export type SchoolUploadDoc = InferSchemaType<typeof schoolUploadSchema>;
+
+export function schoolUploadModel(connection: Connection): Model<SchoolUploadDoc> {
+  return defineModel<SchoolUploadDoc>(connection, 'SchoolUpload', schoolUploadSchema);
+}

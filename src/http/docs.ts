@@ -1,0 +1,189 @@
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { promisify } from 'node:util';
+import { gzip } from 'node:zlib';
+import type { AppContext, AppMiddleware } from './context.js';
+
+/**
+ * The API reference: the OpenAPI document as JSON (GET /v1/openapi.json) and a page around
+ * Swagger UI (GET /docs) whose scripts and styles all come from this server: swagger-ui-dist's
+ * files out of node_modules, and our own small script and stylesheet below, so the page's
+ * Content-Security-Policy allows no inline code and no other origin. Mounted by
+ * src/surfaces/data.ts.
+ */
+
+export const OPENAPI_PATH = '/v1/openapi.json';
+export const DOCS_PATH = '/docs';
+const ASSETS_PATH = `${DOCS_PATH}/assets`;
+
+/** GET /v1/openapi.json: public, cacheable for five minutes, revalidated by its ETag. */
+export function openApiJson(document: object): AppMiddleware {
+  const body = Buffer.from(JSON.stringify(document));
+  const etag = `"${digest(body)}"`;
+  return (ctx) => {
+    ctx.set('Cache-Control', 'public, max-age=300');
+    sendCacheable(ctx, etag, 'application/json; charset=utf-8', () => body);
+    return Promise.resolve();
+  };
+}
+
+/** GET /docs: the page. */
+export function docsPage(): AppMiddleware {
+  const body = Buffer.from(PAGE);
+  const etag = `"${digest(body)}"`;
+  return (ctx) => {
+    ctx.set('Content-Security-Policy', CONTENT_SECURITY_POLICY);
+    ctx.set('X-Frame-Options', 'DENY');
+    ctx.set('Referrer-Policy', 'no-referrer');
+    ctx.set('Cache-Control', 'public, max-age=300');
+    sendCacheable(ctx, etag, 'text/html; charset=utf-8', () => body);
+    return Promise.resolve();
+  };
+}
+
+/**
+ * The page's only code and styles, each from this server: no inline script or style, no
+ * framing; Swagger UI fetches the document (and "Try it out" calls the API) from the same
+ * origin; its icons are data: images in its stylesheet.
+ */
+const CONTENT_SECURITY_POLICY = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+/** One file the page loads, served at /docs/assets/<name>. */
+export interface DocsAsset {
+  readonly path: string;
+  readonly handler: AppMiddleware;
+}
+
+/** Resolves installed packages' files, from src/ under tsx and from dist/ alike. */
+const packageFiles = createRequire(import.meta.url);
+
+/** The files of the page: the few of swagger-ui-dist it needs, and ours. */
+export function docsAssets(): DocsAsset[] {
+  const fromPackage = (file: string) => () => readFile(packageFiles.resolve(`swagger-ui-dist/${file}`));
+  const ours = (text: string) => () => Promise.resolve(Buffer.from(text));
+  return [
+    asset('swagger-ui-bundle.js', JAVASCRIPT, fromPackage('swagger-ui-bundle.js')),
+    asset('swagger-ui.css', CSS, fromPackage('swagger-ui.css')),
+    asset('favicon-32x32.png', 'image/png', fromPackage('favicon-32x32.png')),
+    asset('docs.js', JAVASCRIPT, ours(INIT_SCRIPT)),
+    asset('docs.css', CSS, ours(STYLE)),
+  ];
+}
+
+const JAVASCRIPT = 'text/javascript; charset=utf-8';
+const CSS = 'text/css; charset=utf-8';
+
+/**
+ * A file read (and gzipped: Swagger UI's bundle is 1.7 MB, about a quarter of that compressed,
+ * which matters on a phone) on first request and kept in memory; cached by browsers for an hour
+ * and revalidated by its ETag. The ETag is weak because the bytes differ by encoding.
+ */
+function asset(name: string, type: string, read: () => Promise<Buffer>): DocsAsset {
+  let loaded: Promise<{ plain: Buffer; gzipped: Buffer; etag: string }> | undefined;
+  const load = async () => {
+    const plain = await read();
+    return { plain, gzipped: await promisify(gzip)(plain), etag: `W/"${digest(plain)}"` };
+  };
+  return {
+    path: `${ASSETS_PATH}/${name}`,
+    handler: async (ctx) => {
+      loaded ??= load().catch((err: unknown) => {
+        loaded = undefined;
+        throw err;
+      });
+      const file = await loaded;
+      ctx.set('Cache-Control', 'public, max-age=3600');
+      ctx.vary('Accept-Encoding');
+      const compressed = ctx.acceptsEncodings('gzip', 'identity') === 'gzip';
+      if (compressed) ctx.set('Content-Encoding', 'gzip');
+      sendCacheable(ctx, file.etag, type, () => (compressed ? file.gzipped : file.plain));
+    },
+  };
+}
+
+/** Answers 304 when the request's validators match (Koa's `ctx.fresh`), else the body. */
+function sendCacheable(ctx: AppContext, etag: string, type: string, body: () => Buffer): void {
+  ctx.set('ETag', etag);
+  ctx.status = 200;
+  if (ctx.fresh) {
+    ctx.status = 304;
+    ctx.remove('Content-Encoding');
+    return;
+  }
+  ctx.type = type;
+  ctx.body = body();
+}
+
+function digest(bytes: Buffer): string {
+  return createHash('sha256').update(bytes).digest('base64url').slice(0, 32);
+}
+
+/** Swagger UI reads the document; the plain layout (no top bar: it would offer to load other documents). */
+const INIT_SCRIPT = `// The reference page's own script (src/http/docs.ts): the page allows no inline script.
+window.ui = SwaggerUIBundle({
+  url: ${JSON.stringify(OPENAPI_PATH)},
+  dom_id: '#swagger-ui',
+  presets: [SwaggerUIBundle.presets.apis],
+  layout: 'BaseLayout',
+  deepLinking: true,
+  defaultModelsExpandDepth: -1,
+  displayRequestDuration: true,
+  validatorUrl: null,
+});
+`;
+
+const STYLE = `.intro{box-sizing:border-box;max-width:1460px;margin:0 auto;padding:1.25rem 20px 0;font-family:sans-serif;color:#3b4151;line-height:1.5}
+.intro h1{font-size:1.6rem;margin:0 0 .5rem}
+.intro h1 span{display:block;font-size:1.05rem;font-weight:400;color:#555}
+.intro p{margin:.25rem 0}
+.intro a{color:#1d4ed8}
+:focus-visible{outline:3px solid #f59e0b;outline-offset:2px}
+@media (max-width:640px){
+.intro{padding:1rem 12px 0}
+.intro h1{font-size:1.3rem}
+.swagger-ui .wrapper{padding:0 12px}
+.swagger-ui .info{margin:24px 0}
+.swagger-ui .info .title{font-size:1.5rem}
+.swagger-ui .opblock .opblock-summary{flex-wrap:wrap}
+.swagger-ui .opblock .opblock-summary-path{max-width:none;flex:1 1 auto}
+.swagger-ui .opblock .opblock-summary-description{flex:1 1 100%;margin-top:4px}
+.swagger-ui table.parameters td,.swagger-ui table.parameters th{display:block;width:auto;padding:6px 0}
+.swagger-ui .responses-table td{display:block;padding:6px 0}
+}
+`;
+
+const PAGE = `<!DOCTYPE html>
+<html lang="ko">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>데이터 API 문서 · Data API reference</title>
+<link rel="icon" type="image/png" href="${ASSETS_PATH}/favicon-32x32.png">
+<link rel="stylesheet" href="${ASSETS_PATH}/swagger-ui.css">
+<link rel="stylesheet" href="${ASSETS_PATH}/docs.css">
+<script defer src="${ASSETS_PATH}/swagger-ui-bundle.js"></script>
+<script defer src="${ASSETS_PATH}/docs.js"></script>
+</head>
+<body>
+<main>
+<header class="intro">
+<h1>데이터 API 문서 <span lang="en">Data API reference</span></h1>
+<p>학교 데이터 REST API의 참조 문서입니다. 원본 문서: <a href="${OPENAPI_PATH}">OpenAPI 3.1 JSON</a></p>
+<p lang="en">The reference of the school's REST data API. The document behind it: <a href="${OPENAPI_PATH}">OpenAPI 3.1 JSON</a></p>
+<noscript><p>이 페이지는 JavaScript가 필요합니다. <span lang="en">This page needs JavaScript; the document itself is plain JSON (link above).</span></p></noscript>
+</header>
+<div id="swagger-ui"></div>
+</main>
+</body>
+</html>
+`;

@@ -1,0 +1,33 @@
+/**
+ * The ranges and defaults of the data API, written once: the REST parameters (src/rest/params.ts),
+ * the GraphQL arguments (src/graphql/args.ts, and the schema's own defaults, set from here in
+ * src/graphql/schema.ts), the cost estimate (src/graphql/limits.ts) and the OpenAPI document all
+ * read them. Sources: docs/spec.md ("Limits") and docs/decisions.md ("Paging", "Meals and
+ * schedules").
+ */
+export interface Range {
+  readonly min: number;
+  readonly max: number;
+}
+
+export const RANGES = {
+  page: { min: 0, max: 2_147_483_647 },
+  size: { min: 1, max: 1000 },
+  grade: { min: 1, max: 3 },
+  classNum: { min: 1, max: 4 },
+  number: { min: 1, max: 18 },
+  id: { min: 1, max: Number.MAX_SAFE_INTEGER },
+  dormitoryRoom: { min: 1, max: 9999 },
+} as const satisfies Record<string, Range>;
+
+/** Characters of a text filter (name, email, clubName, projectName), in REST and GraphQL alike. */
+export const MAX_TEXT_LENGTH = 100;
+
+/** The first page is 0 (docs/spec.md). */
+export const DEFAULT_PAGE = 0;
+
+/** Page sizes when `size` is omitted, per list (the spec's "Default page size"). */
+export const DEFAULT_PAGE_SIZE = { students: 300, clubs: 100, projects: 100 } as const;
+
+/** The longest date range a meals, schedules or timetables query may span, both ends included. */
+export const MAX_RANGE_DAYS = 366;

@@ -1,0 +1,97 @@
+import { createHash } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
+import { codedEtag, compress, type ContentCoding } from '../http/compression.js';
+
+/**
+ * A finished REST answer: the exact bytes and the strong ETag derived from them, and the coded
+ * representations made so far (src/http/compression.ts), each made once, on first request.
+ */
+export interface CachedAnswer {
+  readonly body: Buffer;
+  readonly etag: string;
+  encoded?: Partial<Record<ContentCoding, Buffer>>;
+}
+
+/** Told of every lookup (src/http/metrics.ts counts hits and misses). */
+export type CacheLookupListener = (hit: boolean) => void;
+
+/** Strong ETag of a body: a hash of the exact bytes, so any change to them changes it. */
+export function etagOf(body: Buffer): string {
+  return `"${createHash('sha256').update(body).digest('base64url').slice(0, 32)}"`;
+}
+
+/**
+ * Answers keyed by (query, data version). An answer is a pure function of the query and the
+ * data, so a repeated query at the same data version is served without running it again; a new
+ * version makes every older entry unreachable. Bounded by total bytes, least recently used
+ * dropped first.
+ */
+export class ResponseCache {
+  private readonly entries: LRUCache<string, { version: number; answer: CachedAnswer }>;
+  /** Compressions under way, so concurrent requests for one representation share one. */
+  private readonly compressing = new WeakMap<CachedAnswer, Map<ContentCoding, Promise<Buffer>>>();
+
+  constructor(
+    maxBytes = 64 * 1024 * 1024,
+    private readonly onLookup?: CacheLookupListener,
+  ) {
+    this.entries = new LRUCache({ maxSize: maxBytes, sizeCalculation: (entry) => Math.max(1, answerBytes(entry.answer)) });
+  }
+
+  get(key: string, version: number): CachedAnswer | undefined {
+    const entry = this.entries.get(key);
+    const answer = entry && entry.version === version ? entry.answer : undefined;
+    this.onLookup?.(answer !== undefined);
+    return answer;
+  }
+
+  set(key: string, version: number, answer: CachedAnswer): void {
+    this.entries.set(key, { version, answer });
+  }
+
+  /**
+   * The answer's bytes in `coding`: compressed on the first request that asks for it, then kept
+   * on the answer, and the entry stored again so the byte budget counts the coded bytes too.
+   */
+  async encoded(key: string, version: number, answer: CachedAnswer, coding: ContentCoding): Promise<Buffer> {
+    const done = answer.encoded?.[coding];
+    if (done) return done;
+    const pending = this.compressing.get(answer) ?? new Map<ContentCoding, Promise<Buffer>>();
+    this.compressing.set(answer, pending);
+    let running = pending.get(coding);
+    if (!running) {
+      running = compress(answer.body, coding).then((bytes) => {
+        answer.encoded = { ...answer.encoded, [coding]: bytes };
+        pending.delete(coding);
+        const entry = this.entries.peek(key);
+        if (entry?.answer === answer) this.entries.set(key, { version, answer });
+        return bytes;
+      });
+      pending.set(coding, running);
+    }
+    return running;
+  }
+}
+
+function answerBytes(answer: CachedAnswer): number {
+  return answer.body.length + (answer.encoded?.gzip?.length ?? 0) + (answer.encoded?.br?.length ?? 0);
+}
+
+/**
+ * RFC 9110 section 13.1.2: weak comparison of If-None-Match against our ETag (`*` and lists
+ * allowed). Koa's `ctx.fresh` is not used: it calls every request with `Cache-Control: no-cache`
+ * stale, and fetch() adds that header to any request that carries If-None-Match (the Fetch
+ * standard's "no-store" cache mode), so browser and Node clients would never get a 304. The
+ * directive is addressed to caches, not to the origin server (RFC 9111 section 5.2.1.4).
+ * `etag` is the identity representation's; a candidate naming any coded representation of the
+ * same answer (`"...-gz"`, `"...-br"`, src/http/compression.ts) matches too: it is the same
+ * content, so a client that switched encodings still gets its 304.
+ */
+export function matchesIfNoneMatch(header: string, etag: string): boolean {
+  if (header === etag) return true; // what a client that kept our ETag sends
+  if (!header) return false;
+  if (header.trim() === '*') return true;
+  const bare = etag.replace(/^W\//, '');
+  const same = new Set([bare, codedEtag(bare, 'gzip'), codedEtag(bare, 'br')]);
+  return header.split(',').some((candidate) => same.has(candidate.trim().replace(/^W\//, '')));
+}

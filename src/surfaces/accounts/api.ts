@@ -1,0 +1,126 @@
+import bodyParser from 'koa-bodyparser';
+import type { AppContext, AppMiddleware } from '../../http/context.js';
+import { toAppError } from '../../data/errors.js';
+import { OAuthError, renderOAuthError } from '../../http/errors.js';
+import { ACCOUNT_PATHS } from '../../oauth/constants.js';
+import type { SelfService } from '../../oauth/self-service.js';
+
+/** The JSON bodies are a few fields. */
+const BODY_LIMIT = '16kb';
+
+type Handler = (ctx: AppContext, body: Record<string, unknown>) => Promise<void>;
+
+/**
+ * The self-service JSON endpoints (README "Accounts"), for our pages' logic and any other front
+ * end: they take no cookies and no credentials, so any origin may call them (CORS), and each
+ * is limited per email address.
+ *   POST /v1/accounts/email-verifications  {"email"}                          202
+ *   POST /v1/accounts                      {"email","password","code"[,"teacher"]} 201
+ *   POST /v1/accounts/password-resets      {"email"}                          202 (the same for every address)
+ *   PUT  /v1/accounts/password             {"email","code","newPassword"}     204
+ * Errors are `{error, error_description}` (src/oauth/self-service.ts names them), 429 with Retry-After.
+ */
+export function accountApi(service: SelfService): AppMiddleware {
+  const routes = new Map<string, { method: string; handler: Handler }>([
+    [
+      ACCOUNT_PATHS.emailVerifications,
+      {
+        method: 'POST',
+        handler: async (ctx, body) => {
+          ctx.status = 202;
+          ctx.body = await service.requestSignupCode(body['email']);
+        },
+      },
+    ],
+    [
+      ACCOUNT_PATHS.accounts,
+      {
+        method: 'POST',
+        handler: async (ctx, body) => {
+          const account = await service.signUp({
+            email: body['email'],
+            password: body['password'],
+            code: body['code'],
+            teacher: body['teacher'],
+          });
+          ctx.status = 201;
+          ctx.body = {
+            id: account.id,
+            email: account.email,
+            role: account.role,
+            isStudent: account.isStudent,
+            approval: account.approval,
+            createdAt: account.createdAt.toISOString(),
+          };
+        },
+      },
+    ],
+    [
+      ACCOUNT_PATHS.passwordResets,
+      {
+        method: 'POST',
+        handler: async (ctx, body) => {
+          ctx.status = 202;
+          ctx.body = await service.requestPasswordReset(body['email']);
+        },
+      },
+    ],
+    [
+      ACCOUNT_PATHS.password,
+      {
+        method: 'PUT',
+        handler: async (ctx, body) => {
+          await service.resetPassword({ email: body['email'], code: body['code'], newPassword: body['newPassword'] });
+          ctx.status = 204;
+        },
+      },
+    ],
+  ]);
+  const parse = bodyParser({ enableTypes: ['json'], jsonLimit: BODY_LIMIT, strict: true });
+  return async (ctx, next) => {
+    const route = routes.get(ctx.path);
+    if (!route) return next();
+    allowCrossOrigin(ctx, route.method);
+    if (ctx.method === 'OPTIONS') {
+      ctx.status = 204;
+      return;
+    }
+    ctx.set('Cache-Control', 'no-store');
+    try {
+      if (ctx.method !== route.method)
+        throw new OAuthError('METHOD_NOT_ALLOWED', 'invalid_request', `use ${route.method}`, { Allow: `${route.method}, OPTIONS` });
+      await route.handler(ctx, await jsonBody(ctx, parse));
+    } catch (err) {
+      renderOAuthError(ctx, toAppError(fromBodyError(err)));
+    }
+  };
+}
+
+/** The request's JSON object (415 for another type, 400 for anything but an object). */
+async function jsonBody(ctx: AppContext, parse: AppMiddleware): Promise<Record<string, unknown>> {
+  if (typeof ctx.is('application/json') !== 'string') {
+    throw new OAuthError('UNSUPPORTED_MEDIA_TYPE', 'invalid_request', 'send a JSON body with Content-Type: application/json');
+  }
+  await parse(ctx, async () => {});
+  const body: unknown = ctx.request.body;
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new OAuthError('BAD_REQUEST', 'invalid_request', 'the body must be a JSON object');
+  }
+  return body as Record<string, unknown>;
+}
+
+/** koa-bodyparser's errors (malformed JSON, too large) keep their 4xx meaning. */
+function fromBodyError(err: unknown): unknown {
+  if (!(err instanceof Error) || !('status' in err) || typeof err.status !== 'number' || err instanceof OAuthError) return err;
+  if (err.status === 413) return new OAuthError('PAYLOAD_TOO_LARGE', 'invalid_request', `the body is larger than ${BODY_LIMIT}`);
+  if (err.status >= 400 && err.status < 500) return new OAuthError('BAD_REQUEST', 'invalid_request', 'the body is not valid JSON');
+  return err;
+}
+
+function allowCrossOrigin(ctx: AppContext, method: string): void {
+  ctx.set('Access-Control-Allow-Origin', '*');
+  ctx.set('Access-Control-Allow-Methods', `${method}, OPTIONS`);
+  ctx.set('Access-Control-Allow-Headers', 'Content-Type');
+  ctx.set('Access-Control-Expose-Headers', 'Retry-After');
+  ctx.set('Access-Control-Max-Age', '600');
+}

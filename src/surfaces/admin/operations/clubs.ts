@@ -1,0 +1,103 @@
+/** The club list of the admin console. */
+export const ADMIN_CLUBS = /* GraphQL */ `
+  query AdminClubs($filter: ClubFilter, $page: Int, $size: Int) {
+    clubs(filter: $filter, page: $page, size: $size, sortBy: NAME) {
+      totalPages
+      totalElements
+      clubs {
+        id
+        name
+        type
+        status
+        foundedYear
+        abolishedYear
+        recordedLeader {
+          name
+          studentNumber
+        }
+        members {
+          id
+        }
+      }
+    }
+  }
+`;
+
+/** One club for the edit form: its recorded leader and its members by email. */
+export const ADMIN_CLUB = /* GraphQL */ `
+  query AdminClub($id: Long!) {
+    clubs(filter: { clubId: $id }, size: 1) {
+      clubs {
+        id
+        name
+        type
+        status
+        foundedYear
+        abolishedYear
+        recordedLeader {
+          email
+          name
+        }
+        members {
+          email
+          name
+          studentNumber
+        }
+      }
+    }
+  }
+`;
+
+export const CREATE_CLUB = /* GraphQL */ `
+  mutation CreateClub($input: ClubInput!, $lang: Language!) {
+    createClub(input: $input) {
+      club {
+        id
+      }
+      errors {
+        field
+        message(lang: $lang)
+      }
+      batchId
+    }
+  }
+`;
+
+export const UPDATE_CLUB = /* GraphQL */ `
+  mutation UpdateClub($id: Long!, $input: ClubInput!, $lang: Language!) {
+    updateClub(id: $id, input: $input) {
+      club {
+        id
+      }
+      errors {
+        field
+        message(lang: $lang)
+      }
+      batchId
+    }
+  }
+`;
+
+export const ABOLISH_CLUB = /* GraphQL */ `
+  mutation AbolishClub($id: Long!, $lang: Language!) {
+    abolishClub(id: $id) {
+      errors {
+        field
+        message(lang: $lang)
+      }
+      batchId
+    }
+  }
+`;
+
+export const DELETE_CLUB = /* GraphQL */ `
+  mutation DeleteClub($id: Long!, $lang: Language!) {
+    deleteClub(id: $id) {
+      errors {
+        field
+        message(lang: $lang)
+      }
+      batchId
+    }
+  }
+`;

@@ -1,0 +1,128 @@
+import Router from '@koa/router';
+import bodyParser from 'koa-bodyparser';
+import compose from 'koa-compose';
+import { Gate } from '../data/budget.js';
+import { MethodNotAllowedError } from '../errors/index.js';
+import { createContext } from '../graphql/context.js';
+import { createGraphQLServer } from '../graphql/server.js';
+import { ApiKeyAuthenticator, apiKey, requireScope } from '../http/api-key.js';
+import { timeBudget } from '../http/budget.js';
+import type { AppMiddleware, RequestState } from '../http/context.js';
+import { DOCS_PATH, OPENAPI_PATH, docsAssets, docsPage, openApiJson } from '../http/docs.js';
+import { graphqlHttp } from '../http/graphql.js';
+import { healthHandler } from '../http/health.js';
+import { FailureLimiter, KeyRateLimiter, costCharge, rateLimit } from '../http/rate-limit.js';
+import { UsageRecorder, countUsage } from '../http/usage.js';
+import { startNeisBackground } from '../neis/background.js';
+import { ENDPOINTS } from '../rest/endpoints.js';
+import { serveEndpoint, type RestDeps } from '../rest/handler.js';
+import { buildOpenApiDocument } from '../rest/openapi.js';
+import { ResponseCache } from '../rest/response-cache.js';
+import type { AppDeps, Surface } from './types.js';
+
+/** The body a GraphQL document may have. */
+const GRAPHQL_BODY_LIMIT = '100kb';
+
+/**
+ * The data API: every row of the endpoint table (src/rest/endpoints.ts), POST/GET /graphql,
+ * GET /v1/health, and the API reference, which needs no key (GET /v1/openapi.json, built from
+ * the same rows, and the page GET /docs). A data request goes
+ * `timeBudget -> apiKey -> rateLimit -> scope -> handler`; errors become envelopes in the
+ * app-wide boundary (src/app.ts). Health has no budget: it is the probe that must answer while
+ * others are slow.
+ */
+export async function createDataSurface(deps: AppDeps): Promise<Surface> {
+  const { config, db } = deps;
+  const now = deps.now ?? (() => new Date());
+  const limits = config.dataLimits;
+  const graphql = await createGraphQLServer(deps.logger);
+  const neis = startNeisBackground({ config, db, logger: deps.logger, now });
+  const rest: RestDeps = {
+    graphql,
+    db,
+    cache: new ResponseCache(undefined, deps.metrics?.cacheLookup),
+    timeZone: config.schoolTimeZone,
+    now,
+  };
+  const limiter = new KeyRateLimiter(config.rateLimit, deps.redis);
+  const usage = new UsageRecorder(db, { timeZone: config.schoolTimeZone, logger: deps.logger, now }).start();
+  const authenticated: AppMiddleware[] = [
+    timeBudget({
+      timeMs: limits.timeBudgetMs,
+      maxDbOperations: limits.maxDbOperations,
+      // Data requests share these database slots; logins, userinfo and health never wait for them.
+      databaseGate: new Gate('The database', limits.dbConcurrency),
+    }),
+    apiKey(new ApiKeyAuthenticator(db, deps.now), new FailureLimiter(limits.apiKeyFailures, deps.redis)),
+    // Per-key, per-day counts for the developer console (in memory; written every few seconds).
+    countUsage(usage),
+    rateLimit(limiter),
+  ];
+
+  const routes = new Routes();
+  routes.get('/v1/health', healthHandler(db, [neis.health]));
+  routes.get(OPENAPI_PATH, openApiJson(buildOpenApiDocument(ENDPOINTS)));
+  routes.get(DOCS_PATH, docsPage());
+  for (const asset of docsAssets()) routes.get(asset.path, asset.handler);
+  for (const endpoint of ENDPOINTS)
+    routes.get(endpoint.path, ...authenticated, requireScope(endpoint.scope), serveEndpoint(endpoint, rest));
+  // GraphQL for dashboards: any valid key; each root field checks its own scope; a document
+  // pays for its cost and waits for one of the process's execution slots.
+  const graphqlHandler = graphqlHttp(graphql, {
+    context: (ctx, admit) =>
+      createContext({ principal: ctx.state.apiKey, db, log: ctx.state.log, timeZone: config.schoolTimeZone, now, admit }),
+    admit: costCharge(limiter, limits.graphqlCostPerPoint),
+    gate: new Gate('The GraphQL endpoint', limits.graphqlConcurrency, limits.graphqlQueue),
+  });
+  routes.get('/graphql', ...authenticated, graphqlHandler);
+  routes.post('/graphql', ...authenticated, bodyParser({ enableTypes: ['json'], jsonLimit: GRAPHQL_BODY_LIMIT }), graphqlHandler);
+
+  return {
+    middleware: routes.middleware(),
+    close: async () => {
+      await neis.close();
+      await usage.close();
+      await graphql.stop();
+    },
+  };
+}
+
+/**
+ * The router of the data surface and the methods each of its paths takes. A path of ours asked
+ * with another method is 405 naming the methods it takes (OPTIONS: 204); any other path goes on
+ * to the next surface.
+ */
+class Routes {
+  private readonly router = new Router<RequestState>();
+  private readonly methods = new Map<string, string[]>();
+
+  get(path: string, ...middleware: AppMiddleware[]): void {
+    this.router.get(path, ...middleware);
+    this.allow(path, 'HEAD', 'GET');
+  }
+
+  post(path: string, ...middleware: AppMiddleware[]): void {
+    this.router.post(path, ...middleware);
+    this.allow(path, 'POST');
+  }
+
+  middleware(): AppMiddleware {
+    const methods = this.methods;
+    const methodRules: AppMiddleware = (ctx, next) => {
+      const allowed = methods.get(ctx.path.length > 1 ? ctx.path.replace(/\/$/, '') : ctx.path);
+      if (!allowed || allowed.includes(ctx.method)) return next();
+      if (ctx.method !== 'OPTIONS') throw new MethodNotAllowedError(allowed);
+      ctx.status = 204;
+      ctx.set('Allow', allowed.join(', '));
+      return Promise.resolve();
+    };
+    const dispatch = this.router.routes();
+    // The router's middleware types its context with the params it adds; ours is the same Koa context.
+    const routes: AppMiddleware = (ctx, next) => dispatch(ctx as Parameters<typeof dispatch>[0], next);
+    return compose([methodRules, routes]);
+  }
+
+  private allow(path: string, ...methods: string[]): void {
+    this.methods.set(path, [...(this.methods.get(path) ?? []), ...methods]);
+  }
+}

@@ -1,0 +1,29 @@
+import type { Redis } from 'ioredis';
+import type { Config } from '../config/index.js';
+import type { Database } from '../data/database.js';
+import type { Logger } from '../logger.js';
+import type { AppMiddleware } from '../http/context.js';
+import type { AppMetrics } from '../http/metrics.js';
+
+/** Everything the app is built from; main.ts opens these, tests build their own. */
+export interface AppDeps {
+  readonly config: Config;
+  readonly db: Database;
+  readonly logger: Logger;
+  /** Shared rate-limit store; absent means in-memory budgets. */
+  readonly redis?: Redis;
+  /** The clock; tests inject one to check expiry without waiting. */
+  readonly now?: () => Date;
+  /** The app's Prometheus metrics (src/http/metrics.ts); src/app.ts makes them. */
+  readonly metrics?: AppMetrics;
+}
+
+/** One of the three surfaces (data API, authorization server, userinfo server). */
+export interface Surface {
+  /** Handles the surface's paths and passes every other request on. */
+  readonly middleware: AppMiddleware;
+  close(): Promise<void>;
+}
+
+export type SurfaceName = 'data' | 'auth' | 'userinfo';
+export const SURFACE_NAMES: readonly SurfaceName[] = ['data', 'auth', 'userinfo'];

@@ -1,0 +1,117 @@
+import { expect } from 'chai';
+import type { Browser, Page } from 'playwright-core';
+import { ENDPOINTS } from '../../src/rest/endpoints.js';
+import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { VIEWPORTS, launchChromium, screenshot } from '../helpers/browser.js';
+
+/**
+ * The API reference page (GET /docs) in headless Chromium, at phone and desktop widths: Swagger
+ * UI, served from our own origin (swagger-ui-dist out of node_modules), renders every operation
+ * of the endpoint table from /v1/openapi.json under a Content-Security-Policy that allows no
+ * inline code; nothing is fetched from anywhere else.
+ */
+describe('API reference page (/docs) in a browser', function () {
+  this.timeout(60000);
+  let t: TestApp;
+  let browser: Browser;
+
+  before(async () => {
+    t = await buildTestApp('docs_browser');
+    browser = await launchChromium();
+  });
+  after(async () => {
+    await browser?.close();
+    await t.close();
+  });
+
+  /** Opens /docs and records console errors and every request that left our origin. */
+  async function openDocs(viewport: { width: number; height: number }) {
+    const context = await browser.newContext({ viewport, locale: 'ko-KR' });
+    const page = await context.newPage();
+    const consoleErrors: string[] = [];
+    const elsewhere: string[] = [];
+    page.on('console', (message) => {
+      if (message.type() === 'error') consoleErrors.push(message.text());
+    });
+    page.on('request', (request) => {
+      const url = new URL(request.url());
+      if (url.protocol !== 'data:' && url.origin !== t.url) elsewhere.push(request.url());
+    });
+    await page.goto(`${t.url}/docs`);
+    await page.waitForSelector('.opblock-summary-path', { timeout: 20000 });
+    return { page, context, consoleErrors, elsewhere };
+  }
+
+  async function operationPaths(page: Page): Promise<string[]> {
+    return page.$$eval('.opblock-summary-path', (nodes) => nodes.map((n) => n.getAttribute('data-path') ?? n.textContent ?? ''));
+  }
+
+  for (const [name, viewport] of Object.entries(VIEWPORTS)) {
+    it(`renders every operation at ${name} width (${viewport.width} px), Korean first, no CSP or other errors, nothing from elsewhere`, async () => {
+      const { page, context, consoleErrors, elsewhere } = await openDocs(viewport);
+      try {
+        expect(await page.getAttribute('html', 'lang')).to.equal('ko');
+        expect(await page.title()).to.equal('데이터 API 문서 · Data API reference');
+        expect(await page.textContent('h1')).to.match(/^데이터 API 문서/);
+        expect(await page.getAttribute('.intro a', 'href')).to.equal('/v1/openapi.json');
+        const paths = await operationPaths(page);
+        expect([...paths].sort()).to.deep.equal([...ENDPOINTS.map((e) => e.path), '/v1/health'].sort());
+        // The document's title and version, as Swagger UI shows them.
+        expect(await page.textContent('.info .title')).to.include('Campus Data Service');
+        // Usable on a phone: the page does not scroll sideways.
+        const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
+        expect(overflow, 'horizontal overflow in px').to.be.at.most(0);
+        expect(consoleErrors, 'console errors (CSP violations included)').to.deep.equal([]);
+        expect(elsewhere, 'requests to other origins').to.deep.equal([]);
+        await screenshot(page, `docs-${name}`);
+      } finally {
+        await context.close();
+      }
+    });
+  }
+
+  it('opens an operation: its parameters (with enum values) and responses come from the document', async () => {
+    const { page, context, consoleErrors } = await openDocs(VIEWPORTS.desktop);
+    try {
+      await page.click('.opblock-summary-path[data-path="/v1/students"]');
+      await page.waitForSelector('.parameters-container tr[data-param-name="sortBy"]');
+      const parameterNames = await page.$$eval('tr[data-param-name]', (rows) => rows.map((r) => r.getAttribute('data-param-name')));
+      expect(parameterNames).to.include.members(['studentId', 'grade', 'sex', 'includeGraduates', 'size', 'sortBy', 'sortDirection']);
+      expect(await page.textContent('tr[data-param-name="sortBy"]')).to.include('DORMITORY_ROOM');
+      const statuses = await page.$$eval('.responses-table tr.response', (rows) => rows.map((r) => r.getAttribute('data-code')));
+      expect(statuses).to.include.members(['200', '304', '400', '401', '403', '405', '429', '500', '503']);
+      await screenshot(page, 'docs-desktop-students');
+      expect(consoleErrors).to.deep.equal([]);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('serves its assets from our origin with their content types, gzipped when asked, revalidated by ETag', async () => {
+    const files = {
+      '/docs/assets/swagger-ui-bundle.js': 'text/javascript; charset=utf-8',
+      '/docs/assets/swagger-ui.css': 'text/css; charset=utf-8',
+      '/docs/assets/favicon-32x32.png': 'image/png',
+      '/docs/assets/docs.js': 'text/javascript; charset=utf-8',
+      '/docs/assets/docs.css': 'text/css; charset=utf-8',
+    };
+    for (const [path, type] of Object.entries(files)) {
+      const res = await t.request(path);
+      expect(res.status, path).to.equal(200);
+      expect(res.headers.get('content-type'), path).to.equal(type);
+      expect(res.headers.get('content-encoding'), path).to.equal('gzip');
+      expect(res.headers.get('cache-control'), path).to.equal('public, max-age=3600');
+      expect((await res.arrayBuffer()).byteLength, path).to.be.greaterThan(0);
+      const again = await t.request(path, { headers: { 'If-None-Match': res.headers.get('etag') ?? '', 'Cache-Control': 'max-age=0' } });
+      expect(again.status, path).to.equal(304);
+    }
+    const page = await t.request('/docs');
+    expect(page.headers.get('content-type')).to.equal('text/html; charset=utf-8');
+    expect(page.headers.get('content-security-policy')).to.equal(
+      "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+    );
+    expect(await page.text()).to.not.match(/<script>|<style>| style=/);
+    expect((await t.request('/docs/assets/index.html')).status, 'only the files the page needs').to.equal(404);
+    expect((await t.request('/docs', { method: 'POST' })).status).to.equal(405);
+  });
+});

@@ -1,0 +1,131 @@
+import { expect } from 'chai';
+import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { expectEnvelope, expectOk } from '../helpers/expect.js';
+import { createAccount, signInToConsole, type ConsoleSession } from '../helpers/oauth.js';
+import { TestMailServer } from '../helpers/smtp.js';
+import { ApiKeyService } from '../../src/data/api-keys.js';
+import { hashPassword } from '../../src/oauth/secrets.js';
+
+/** The admin console's accounts and API keys pages (src/surfaces/admin/accounts.ts, keys.ts). */
+describe('admin console: accounts and API keys of every user', function () {
+  this.timeout(120000);
+  let t: TestApp;
+  let mail: TestMailServer;
+  let admin: ConsoleSession;
+  let root: ConsoleSession;
+  const ids: Record<string, number> = {};
+
+  async function account(
+    name: string,
+    role: 'USER' | 'ADMIN' | 'ROOT' = 'USER',
+    teacher?: { name: string; department: string },
+  ): Promise<{ email: string; password: string }> {
+    const user = { email: `${name}@gsm.hs.kr`, password: `${name} has a long password` };
+    ids[name] = await createAccount(t.db, user.email, user.password);
+    await t.db.models.accounts.updateOne(
+      { _id: ids[name] },
+      { $set: { role, ...(teacher ? { name: teacher.name, department: teacher.department, approval: 'PENDING' } : {}) } },
+    );
+    return user;
+  }
+
+  function flashOf(html: string): string {
+    return /<p class="flash (?:ok|error)" role="(?:status|alert)">([^<]*)<\/p>/.exec(html)?.[1] ?? '';
+  }
+
+  before(async () => {
+    mail = await TestMailServer.start();
+    t = await buildTestApp('admin_accounts', { env: { SMTP_URL: mail.url } });
+    admin = await signInToConsole(t, await account('admin', 'ADMIN'), '/admin/accounts');
+    root = await signInToConsole(t, await account('root', 'ROOT'), '/admin/accounts');
+  });
+  after(async () => {
+    await t?.close();
+    await mail?.close();
+  });
+
+  it('only ADMIN and ROOT accounts open these pages', async () => {
+    const user = await signInToConsole(t, await account('plain'), '/console');
+    expect((await user.get('/admin/accounts')).res.status).to.equal(403);
+    expect((await user.get('/admin/keys')).res.status).to.equal(403);
+    expect((await user.post('/admin/accounts/1/role', { role: 'ROOT' })).res.status).to.equal(403);
+    expect(await t.db.models.accounts.countDocuments({ role: 'ROOT' })).to.equal(1);
+  });
+
+  it('teachers waiting for approval are listed; approving makes the account ADMIN and mails the teacher', async () => {
+    const teacher = await account('kimteacher', 'USER', { name: '김선생', department: '정보과' });
+    await account('leeteacher', 'USER', { name: '이선생', department: '수학과' });
+    const list = await admin.get('/admin/accounts?approval=PENDING');
+    expect(list.html).to.include('승인을 기다리는 교사 신청이 2건 있습니다.').and.include('김선생 · 정보과').and.include('이선생 · 수학과');
+    expect(list.html).not.to.include('plain@gsm.hs.kr');
+
+    const approved = await admin.post(`/admin/accounts/${ids['kimteacher']}/approval`, {
+      decision: 'approve',
+      back: '/admin/accounts?approval=PENDING',
+    });
+    expect(approved.res.headers.get('location')).to.equal('/admin/accounts?approval=PENDING');
+    expect(flashOf((await admin.get('/admin/accounts')).html)).to.equal('kimteacher@gsm.hs.kr을(를) 승인했습니다 (ADMIN).');
+    const stored = await t.db.models.accounts.findOne({ _id: ids['kimteacher'] }).lean();
+    expect(stored).to.deep.include({ role: 'ADMIN', approval: 'APPROVED', approvalDecidedBy: ids['admin'] });
+    const sent = await mail.waitFor(teacher.email);
+    expect(sent.subject).to.include('교사 계정 승인');
+
+    await admin.post(`/admin/accounts/${ids['leeteacher']}/approval`, { decision: 'reject' });
+    expect(await t.db.models.accounts.findOne({ _id: ids['leeteacher'] }).lean()).to.deep.include({ role: 'USER', approval: 'REJECTED' });
+    // A decided sign-up is not decided again.
+    await admin.post(`/admin/accounts/${ids['leeteacher']}/approval`, { decision: 'approve' });
+    expect(flashOf((await admin.get('/admin/accounts')).html)).to.equal('승인을 기다리는 신청이 아닙니다.');
+    expect(await t.db.models.accounts.findOne({ _id: ids['leeteacher'] }).lean()).to.deep.include({ role: 'USER' });
+  });
+
+  it('role changes: nobody changes their own; only ROOT gives or takes ROOT', async () => {
+    await account('dev');
+    await admin.post(`/admin/accounts/${ids['dev']}/role`, { role: 'ADMIN' });
+    expect((await t.db.models.accounts.findOne({ _id: ids['dev'] }).lean())?.role).to.equal('ADMIN');
+    await admin.post(`/admin/accounts/${ids['dev']}/role`, { role: 'ROOT' });
+    expect(flashOf((await admin.get('/admin/accounts')).html)).to.equal('ROOT 역할은 ROOT 계정만 주거나 뺄 수 있습니다.');
+    await admin.post(`/admin/accounts/${ids['root']}/role`, { role: 'USER' });
+    expect(flashOf((await admin.get('/admin/accounts')).html)).to.equal('ROOT 역할은 ROOT 계정만 주거나 뺄 수 있습니다.');
+    await admin.post(`/admin/accounts/${ids['admin']}/role`, { role: 'USER' });
+    expect(flashOf((await admin.get('/admin/accounts')).html)).to.equal('자신의 역할이나 신청은 바꿀 수 없습니다.');
+    expect((await t.db.models.accounts.findOne({ _id: ids['admin'] }).lean())?.role).to.equal('ADMIN');
+    await root.post(`/admin/accounts/${ids['dev']}/role`, { role: 'ROOT' });
+    expect((await t.db.models.accounts.findOne({ _id: ids['dev'] }).lean())?.role).to.equal('ROOT');
+    // The list offers no role form on one's own row.
+    const list = await admin.get(`/admin/accounts?q=admin@`);
+    expect(list.html).not.to.include(`action="/admin/accounts/${ids['admin']}/role"`);
+  });
+
+  it('keys of every user: search by owner email, extend, revoke', async () => {
+    const service = new ApiKeyService(t.db);
+    const owned = await service.issueOwned(ids['dev'] ?? 0, { scopes: ['CLUB_READ'], label: 'dev key' });
+    const cli = await service.issue({ scopes: ['CLUB_READ'], label: 'operator key', days: 2 });
+    const all = await admin.get('/admin/keys');
+    expect(all.html)
+      .to.include('dev@gsm.hs.kr')
+      .and.include('CLI (운영자)')
+      .and.include(`${owned.key.slice(0, 8)}…`);
+    const found = await admin.get('/admin/keys?q=dev%40gsm');
+    expect(found.html).to.include('dev key').and.not.include('operator key');
+
+    await admin.post(`/admin/keys/${cli.summary.id}/renew`, { back: '/admin/keys' });
+    const renewed = await service.get(cli.summary.id);
+    expect((renewed?.expiresAt.getTime() ?? 0) - Date.now()).to.be.greaterThan(29 * 24 * 3600_000);
+
+    await expectOk(await t.request('/v1/clubs', { headers: { 'X-API-KEY': owned.key } }));
+    const revoked = await admin.post(`/admin/keys/${owned.summary.id}/revoke`, { back: '/admin/keys?q=dev%40gsm' });
+    expect(revoked.res.headers.get('location')).to.equal('/admin/keys?q=dev%40gsm');
+    expect(flashOf((await admin.get('/admin/keys')).html)).to.equal(`${owned.key.slice(0, 8)}… 키를 폐기했습니다.`);
+    await expectEnvelope(await t.request('/v1/clubs', { headers: { 'X-API-KEY': owned.key } }), 401, 'UNAUTHORIZED');
+    // A "back" address elsewhere is not followed.
+    const elsewhere = await admin.post(`/admin/keys/${cli.summary.id}/renew`, { back: 'https://evil.example/' });
+    expect(elsewhere.res.headers.get('location')).to.equal('/admin/keys');
+  });
+
+  it('passwords are never in the pages', async () => {
+    const hash = await hashPassword('whatever it is');
+    expect((await admin.get('/admin/accounts')).html)
+      .not.to.include('$argon2id$')
+      .and.not.include(hash);
+  });
+});

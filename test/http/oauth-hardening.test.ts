@@ -1,0 +1,520 @@
+import { expect } from 'chai';
+import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { expectOAuthError } from '../helpers/expect.js';
+import { buildStudent, insertSchool } from '../helpers/factories.js';
+import {
+  authorize,
+  CookieJar,
+  createAccount,
+  createClient,
+  pkcePair,
+  postJson,
+  REDIRECT_URI,
+  type AuthorizeResult,
+} from '../helpers/oauth.js';
+
+/**
+ * Issue 8 on the authorization server over HTTP: no lockout abuse (per account and address,
+ * per address, and an account-wide delay that never refuses), long emails, sessions that end
+ * with the browser unless remembered, RP-initiated logout that keeps the apps' grants, PKCE by
+ * default, and single use of codes and refresh tokens under parallel redemption.
+ */
+
+const OWNER = { email: 'owner@school.test', password: 'the owner password' };
+const DAY_SECONDS = 24 * 3600;
+
+interface LoginForm {
+  jar: CookieJar;
+  csrf: string;
+  action: string;
+}
+
+/** Starts an authorization (with PKCE) and stops at the login form. */
+async function openLoginForm(t: TestApp, clientId: string, headers: Record<string, string> = {}): Promise<LoginForm> {
+  const jar = new CookieJar();
+  const params = new URLSearchParams({
+    client_id: clientId,
+    redirect_uri: REDIRECT_URI,
+    response_type: 'code',
+    state: 'h',
+    code_challenge: pkcePair().challenge,
+    code_challenge_method: 'S256',
+  });
+  const start = await t.request(`/v1/oauth/authorize?${params}`, { redirect: 'manual', headers });
+  jar.store(start);
+  expect(start.status).to.equal(303);
+  const page = await fetch(new URL(start.headers.get('location') ?? '', t.url), { headers: { cookie: jar.header(), ...headers } });
+  const html = await page.text();
+  expect(page.status, html).to.equal(200);
+  return {
+    jar,
+    csrf: /name="csrf" value="([^"]+)"/.exec(html)?.[1] ?? '',
+    action: new URL(/<form method="post" action="([^"]+)"/.exec(html)?.[1] ?? '/', t.url).href,
+  };
+}
+
+/** Posts the login form as a browser at `address` would (through the trusted proxy 127.0.0.1). */
+async function login(
+  t: TestApp,
+  form: LoginForm,
+  user: { email: string; password: string },
+  address: string,
+): Promise<{ res: Response; ms: number }> {
+  const started = performance.now();
+  const res = await fetch(form.action, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: form.jar.header(), origin: t.url, 'x-forwarded-for': address },
+    body: new URLSearchParams({ csrf: form.csrf, email: user.email, password: user.password, lang: 'en' }).toString(),
+  });
+  await res.arrayBuffer();
+  return { res, ms: performance.now() - started };
+}
+
+/** The delays the app logged for login attempts since `from` (an index into its log). */
+function loggedDelays(t: TestApp, from: number): number[] {
+  return t.logs
+    .slice(from)
+    .filter((l) => l['event'] === 'login.delayed')
+    .map((l) => Number(l['delayMs']));
+}
+
+describe('OAuth hardening: failed logins cannot lock the owner out', function () {
+  this.timeout(60000);
+  let t: TestApp;
+  let clientId: string;
+
+  before(async () => {
+    t = await buildTestApp('oauth_lockout', {
+      env: {
+        TRUSTED_PROXIES: '127.0.0.1',
+        OAUTH_LOGIN_LIMIT_ACCOUNT: '3/900',
+        OAUTH_LOGIN_LIMIT_IP: '50/900',
+        OAUTH_LOGIN_DELAY_MS: '200',
+        OAUTH_LOGIN_DELAY_MAX_MS: '800',
+      },
+    });
+    await createAccount(t.db, OWNER.email, OWNER.password);
+    clientId = (await createClient(t.db, { firstParty: true })).client.id;
+  });
+  after(() => t.close());
+
+  it('after the per-(account, address) limit from one address, the owner still signs in from another address', async () => {
+    const form = await openLoginForm(t, clientId);
+    const attacker = '203.0.113.10';
+    for (let i = 0; i < 3; i++) {
+      expect((await login(t, form, { email: OWNER.email, password: `guess ${i}` }, attacker)).res.status).to.equal(401);
+    }
+    // That address is refused for this account, even with the right password...
+    const refused = await login(t, form, OWNER, attacker);
+    expect(refused.res.status).to.equal(429);
+    expect(Number(refused.res.headers.get('retry-after'))).to.be.within(1, 900);
+    // ...while the owner, at another address, gets in (after the account-wide delay at most).
+    const owner = await login(t, form, OWNER, '198.51.100.20');
+    expect(owner.res.status).to.equal(303);
+    expect(new URL(owner.res.headers.get('location') ?? '', t.url).pathname).to.match(/^\/v1\/oauth\/authorize\//);
+    // The attacker's address stays refused for the account.
+    expect((await login(t, form, OWNER, attacker)).res.status).to.equal(429);
+  });
+
+  it('failures on an account from many addresses slow every further attempt with a growing delay, capped, and never refuse the owner', async () => {
+    const victim = { email: 'victim@school.test', password: 'the victim password' };
+    await createAccount(t.db, victim.email, victim.password);
+    const form = await openLoginForm(t, clientId);
+    const logStart = t.logs.length;
+    const timings: number[] = [];
+    // Eight guesses, each from its own address: no address reaches its own limits.
+    for (let i = 0; i < 8; i++) {
+      const { res, ms } = await login(t, form, { email: victim.email, password: `guess ${i}` }, `192.0.2.${i + 1}`);
+      expect(res.status).to.equal(401);
+      timings.push(ms);
+    }
+    // The first 3 (OAUTH_LOGIN_LIMIT_ACCOUNT's count) are free; then 200 ms, doubling, capped at 800 ms.
+    expect(loggedDelays(t, logStart)).to.deep.equal([200, 400, 800, 800, 800]);
+    expect(timings[3]).to.be.at.least(200);
+    expect(timings[5]).to.be.at.least(800);
+    expect(timings[7]).to.be.at.least(800);
+
+    // The owner, from an address that has not been failing, waits the capped delay and gets in.
+    const owner = await login(t, form, victim, '198.51.100.77');
+    expect(owner.res.status).to.equal(303);
+    expect(owner.ms).to.be.at.least(800);
+    expect(loggedDelays(t, logStart)).to.deep.equal([200, 400, 800, 800, 800, 800]);
+  });
+
+  it('an email longer than 254 characters is refused (400, named) before anything else looks at it', async () => {
+    const form = await openLoginForm(t, clientId);
+    const long = `${'a'.repeat(243)}@school.test`;
+    expect(long).to.have.length(255);
+    const res = await fetch(form.action, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: form.jar.header(), origin: t.url },
+      body: new URLSearchParams({ csrf: form.csrf, email: long, password: 'whatever pw', lang: 'en' }).toString(),
+    });
+    expect(res.status).to.equal(400);
+    expect(await res.text()).to.include('The email address is too long (at most 254 characters).');
+    // A pathological 15 000-character "email" is answered at once.
+    const started = performance.now();
+    const huge = await fetch(form.action, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: form.jar.header(), origin: t.url },
+      body: new URLSearchParams({ csrf: form.csrf, email: `a@${'a.'.repeat(7500)}@`, password: 'whatever pw' }).toString(),
+    });
+    expect(huge.status).to.equal(400);
+    expect(await huge.text()).to.include('이메일 주소가 너무 깁니다');
+    expect(performance.now() - started).to.be.below(1000);
+  });
+});
+
+describe('OAuth hardening: sessions, logout, PKCE and single use', function () {
+  this.timeout(60000);
+  let t: TestApp;
+  let client: { id: string; secret: string };
+  let legacy: { id: string; secret: string };
+  const USER = { email: 'jung@school.test', password: 'jung password 1' };
+  const LOGGED_OUT = 'http://127.0.0.1:9/logged-out';
+
+  before(async () => {
+    t = await buildTestApp('oauth_sessions');
+    await insertSchool(t.db, { students: [buildStudent({ _id: 31, email: USER.email })] });
+    await createAccount(t.db, USER.email, USER.password);
+    const c = await createClient(t.db, { name: '출석부', postLogoutRedirectUris: [LOGGED_OUT] });
+    client = { id: c.client.id, secret: c.secret ?? '' };
+    const l = await createClient(t.db, { name: 'Legacy app', pkce: 'optional' });
+    legacy = { id: l.client.id, secret: l.secret ?? '' };
+  });
+  after(() => t.close());
+
+  function signIn(options: { remember?: boolean; jar?: CookieJar } = {}): Promise<AuthorizeResult> {
+    return authorize(t, { client_id: client.id, redirect_uri: REDIRECT_URI, response_type: 'code', state: 's' }, USER, options);
+  }
+
+  async function tokensOf(result: AuthorizeResult): Promise<{ access_token: string; refresh_token: string }> {
+    const res = await postJson(t, '/v1/oauth/token', {
+      grant_type: 'authorization_code',
+      code: result.code,
+      client_id: client.id,
+      client_secret: client.secret,
+      redirect_uri: REDIRECT_URI,
+      code_verifier: result.verifier,
+    });
+    expect(res.status, await res.clone().text()).to.equal(200);
+    return (await res.json()) as { access_token: string; refresh_token: string };
+  }
+
+  function refresh(refreshToken: string): Promise<Response> {
+    return postJson(t, '/v1/oauth/token', {
+      grant_type: 'refresh_token',
+      refresh_token: refreshToken,
+      client_id: client.id,
+      client_secret: client.secret,
+    });
+  }
+
+  function sessionCookies(jar: CookieJar): string[] {
+    return jar.setCookieLines.filter((line) => /^campus_session=[^;]+;/.test(line));
+  }
+
+  /** Whether the browser of `jar` is still signed in: prompt=none answers a code, or login_required. */
+  async function signedIn(jar: CookieJar): Promise<boolean> {
+    const params = new URLSearchParams({
+      client_id: client.id,
+      redirect_uri: REDIRECT_URI,
+      response_type: 'code',
+      state: 'n',
+      prompt: 'none',
+      code_challenge: pkcePair().challenge,
+      code_challenge_method: 'S256',
+    });
+    let url = `${t.url}/v1/oauth/authorize?${params}`;
+    for (let hop = 0; hop < 5; hop++) {
+      const res = await fetch(url, { redirect: 'manual', headers: { cookie: jar.header() } });
+      jar.store(res);
+      const location = new URL(res.headers.get('location') ?? '', url);
+      if (location.origin !== t.url) {
+        if (location.searchParams.get('code')) return true;
+        expect(location.searchParams.get('error')).to.equal('login_required');
+        return false;
+      }
+      url = location.href;
+    }
+    throw new Error('prompt=none did not come back to the client');
+  }
+
+  /** Opens the end_session_endpoint with the browser's cookies; returns the page and its form. */
+  async function openLogout(jar: CookieJar, query: Record<string, string>, headers: Record<string, string> = {}) {
+    const res = await fetch(`${t.url}/v1/oauth/logout?${new URLSearchParams(query)}`, { headers: { cookie: jar.header(), ...headers } });
+    jar.store(res);
+    const html = await res.text();
+    return {
+      res,
+      html,
+      action: /<form id="op\.logoutForm" method="post" action="([^"]+)"/.exec(html)?.[1] ?? '',
+      xsrf: /name="xsrf" value="([^"]+)"/.exec(html)?.[1] ?? '',
+    };
+  }
+
+  async function confirmLogout(jar: CookieJar, page: { action: string; xsrf: string }): Promise<Response> {
+    const res = await fetch(page.action, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: jar.header() },
+      body: new URLSearchParams({ xsrf: page.xsrf, logout: 'yes' }).toString(),
+    });
+    jar.store(res);
+    return res;
+  }
+
+  describe('the session cookie', () => {
+    it('ends with the browser (no Expires, no Max-Age) unless "keep me signed in" is ticked', async () => {
+      const { jar } = await signIn();
+      const lines = sessionCookies(jar);
+      expect(lines).to.not.have.length(0);
+      for (const line of lines) {
+        expect(line).to.not.match(/;\s*expires=/i);
+        expect(line).to.not.match(/;\s*max-age=/i);
+        expect(line).to.match(/;\s*httponly/i);
+        expect(line).to.match(/;\s*samesite=lax/i);
+      }
+      expect(await signedIn(jar)).to.equal(true);
+    });
+
+    it('with "keep me signed in" it lasts at most 14 days (Max-Age and Expires)', async () => {
+      const { jar } = await signIn({ remember: true });
+      const lines = sessionCookies(jar);
+      expect(lines).to.not.have.length(0);
+      for (const line of lines) {
+        const maxAge = Number(/;\s*max-age=(\d+)/i.exec(line)?.[1]);
+        expect(maxAge).to.be.within(14 * DAY_SECONDS - 60, 14 * DAY_SECONDS);
+        const expires = Date.parse(/;\s*expires=([^;]+)/i.exec(line)?.[1] ?? '');
+        expect(expires - Date.now()).to.be.within((14 * DAY_SECONDS - 60) * 1000, 14 * DAY_SECONDS * 1000);
+      }
+      expect(await signedIn(jar)).to.equal(true);
+    });
+
+    it('the login page offers "keep me signed in", unticked', async () => {
+      const params = new URLSearchParams({
+        client_id: client.id,
+        redirect_uri: REDIRECT_URI,
+        response_type: 'code',
+        state: 'h',
+        code_challenge: pkcePair().challenge,
+        code_challenge_method: 'S256',
+      });
+      const start = await t.request(`/v1/oauth/authorize?${params}`, { redirect: 'manual' });
+      const jar = new CookieJar();
+      jar.store(start);
+      const html = await (await fetch(new URL(start.headers.get('location') ?? '', t.url), { headers: { cookie: jar.header() } })).text();
+      expect(html).to.include(
+        '<input id="remember" name="remember" type="checkbox" value="yes" aria-describedby="remember-hint">로그인 상태 유지 (최대 14일)</label>',
+      );
+      expect(html).to.include('공용 컴퓨터에서는 선택하지 마세요');
+    });
+  });
+
+  describe('logout (end_session_endpoint)', () => {
+    it('is published in discovery', async () => {
+      const doc = (await (await t.request('/.well-known/openid-configuration')).json()) as Record<string, unknown>;
+      expect(doc['end_session_endpoint']).to.equal(`${t.url}/v1/oauth/logout`);
+    });
+
+    it('with a registered post_logout_redirect_uri: confirmation page, then back to the app with state; the session is gone, the refresh token still works', async () => {
+      const result = await signIn({ remember: true });
+      const tokens = await tokensOf(result);
+      const { jar } = result;
+      expect(await signedIn(jar)).to.equal(true);
+      // The session cookie holds the session's id; its record is in the store.
+      const sessionRecord = `Session:${jar.get('campus_session') ?? '-'}`;
+      expect(await t.db.models.oauthRecords.countDocuments({ _id: sessionRecord })).to.equal(1);
+
+      const page = await openLogout(jar, { client_id: client.id, post_logout_redirect_uri: LOGGED_OUT, state: 'bye' });
+      expect(page.res.status).to.equal(200);
+      expect(page.res.headers.get('content-type')).to.equal('text/html; charset=utf-8');
+      expect(page.res.headers.get('content-security-policy')).to.match(/frame-ancestors 'none'/);
+      expect(page.res.headers.get('cache-control')).to.equal('no-store');
+      expect(page.html).to.include('<html lang="ko">');
+      expect(page.html).to.include(`${USER.email} 계정에서 로그아웃할까요?`);
+      expect(page.html).to.include(
+        '<button type="submit" class="primary" form="op.logoutForm" name="logout" value="yes" autofocus>로그아웃</button>',
+      );
+      expect(page.html).to.not.include('<script');
+
+      const done = await confirmLogout(jar, page);
+      expect(done.status).to.equal(303);
+      expect(done.headers.get('location')).to.equal(`${LOGGED_OUT}?state=bye`);
+      expect(done.headers.getSetCookie().some((line) => /^campus_session=;.*expires=Thu, 01 Jan 1970/i.test(line))).to.equal(true);
+
+      // The session is gone: from the database and from the browser.
+      expect(await t.db.models.oauthRecords.countDocuments({ _id: sessionRecord })).to.equal(0);
+      expect(await signedIn(jar)).to.equal(false);
+
+      // The app's grant is not: its refresh token still works, and so does userinfo.
+      const refreshed = await refresh(tokens.refresh_token);
+      expect(refreshed.status, await refreshed.clone().text()).to.equal(200);
+      const { access_token } = (await refreshed.json()) as { access_token: string };
+      expect((await t.request('/userinfo', { headers: { Authorization: `Bearer ${access_token}` } })).status).to.equal(200);
+      expect((await t.request('/userinfo', { headers: { Authorization: `Bearer ${tokens.access_token}` } })).status).to.equal(200);
+    });
+
+    it('a post_logout_redirect_uri that is not registered exactly is refused (400, never redirected)', async () => {
+      const { jar } = await signIn();
+      for (const uri of [`${LOGGED_OUT}/`, 'http://127.0.0.1:9/logged-out?x=1', 'https://evil.example/logged-out', REDIRECT_URI]) {
+        const page = await openLogout(jar, { client_id: client.id, post_logout_redirect_uri: uri });
+        expect(page.res.status, uri).to.equal(400);
+        expect(page.res.headers.get('location')).to.equal(null);
+        expect(page.html).to.include('post_logout_redirect_uri not registered');
+        const json = await fetch(
+          `${t.url}/v1/oauth/logout?${new URLSearchParams({ client_id: client.id, post_logout_redirect_uri: uri })}`,
+          {
+            headers: { cookie: jar.header(), accept: 'application/json' },
+          },
+        );
+        await expectOAuthError(json, 400, 'invalid_request', 'post_logout_redirect_uri not registered');
+      }
+      // Still signed in: nothing was ended.
+      expect(await signedIn(jar)).to.equal(true);
+    });
+
+    it('without post_logout_redirect_uri: English confirmation with ui_locales, then our "signed out" page', async () => {
+      const { jar } = await signIn();
+      const page = await openLogout(jar, { ui_locales: 'en' });
+      expect(page.res.status).to.equal(200);
+      expect(page.html).to.include('<html lang="en">');
+      expect(page.html).to.include(`Sign out of ${USER.email}?`);
+      const done = await confirmLogout(jar, page);
+      expect(done.status).to.equal(303);
+      const success = new URL(done.headers.get('location') ?? '', t.url);
+      expect(success.href).to.equal(`${t.url}/v1/oauth/logout/success`);
+      const signedOut = await fetch(success, { headers: { 'accept-language': 'ko-KR' } });
+      expect(signedOut.status).to.equal(200);
+      const html = await signedOut.text();
+      expect(html).to.include('<h1>로그아웃되었습니다</h1>');
+      expect(signedOut.headers.get('content-security-policy')).to.match(/default-src 'none'/);
+      expect(await signedIn(jar)).to.equal(false);
+    });
+
+    it('a forged confirmation (wrong anti-forgery token) ends nothing', async () => {
+      const { jar } = await signIn();
+      const page = await openLogout(jar, {});
+      const forged = await confirmLogout(jar, { action: page.action, xsrf: 'f'.repeat(48) });
+      expect(forged.status).to.equal(400);
+      expect(await signedIn(jar)).to.equal(true);
+    });
+
+    it('the consent page offers "not you? sign out", which leads to the logout confirmation', async () => {
+      const jar = new CookieJar();
+      const start = await t.request(
+        `/v1/oauth/authorize?${new URLSearchParams({ client_id: client.id, redirect_uri: REDIRECT_URI, response_type: 'code', state: 'c', code_challenge: pkcePair().challenge, code_challenge_method: 'S256' })}`,
+        { redirect: 'manual' },
+      );
+      jar.store(start);
+      const loginUrl = new URL(start.headers.get('location') ?? '', t.url);
+      const loginHtml = await (await fetch(loginUrl, { headers: { cookie: jar.header() } })).text();
+      const csrf = /name="csrf" value="([^"]+)"/.exec(loginHtml)?.[1] ?? '';
+      const posted = await fetch(`${loginUrl.href}/login`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: jar.header(), origin: t.url },
+        body: new URLSearchParams({ csrf, email: USER.email, password: USER.password }).toString(),
+      });
+      const resume = await fetch(new URL(posted.headers.get('location') ?? '', t.url), {
+        redirect: 'manual',
+        headers: { cookie: jar.header() },
+      });
+      jar.store(resume);
+      const consent = await (
+        await fetch(new URL(resume.headers.get('location') ?? '', t.url), { headers: { cookie: jar.header() } })
+      ).text();
+      expect(consent).to.include('<h1>권한 요청</h1>');
+      expect(consent).to.include(`<p>${USER.email} 계정이 아닌가요? <a href="/v1/oauth/logout?ui_locales=ko">로그아웃</a></p>`);
+      const page = await openLogout(jar, { ui_locales: 'ko' });
+      expect(page.html).to.include(`${USER.email} 계정에서 로그아웃할까요?`);
+      expect((await confirmLogout(jar, page)).status).to.equal(303);
+      expect(await signedIn(jar)).to.equal(false);
+    });
+  });
+
+  describe('PKCE for every client by default', () => {
+    it('a confidential client registered by default is refused without code_challenge', async () => {
+      const query = new URLSearchParams({ client_id: client.id, redirect_uri: REDIRECT_URI, response_type: 'code', state: 'p' });
+      const res = await t.request(`/v1/oauth/authorize?${query}`, { redirect: 'manual' });
+      expect(res.status).to.equal(303);
+      const location = new URL(res.headers.get('location') ?? '');
+      expect(`${location.origin}${location.pathname}`).to.equal(REDIRECT_URI);
+      expect(location.searchParams.get('error')).to.equal('invalid_request');
+      expect(location.searchParams.get('error_description')).to.equal(
+        'Authorization Server policy requires PKCE to be used for this request',
+      );
+      expect(location.searchParams.get('state')).to.equal('p');
+    });
+
+    it('its code is refused at the token endpoint without the code_verifier', async () => {
+      const result = await signIn();
+      const res = await postJson(t, '/v1/oauth/token', {
+        grant_type: 'authorization_code',
+        code: result.code,
+        client_id: client.id,
+        client_secret: client.secret,
+        redirect_uri: REDIRECT_URI,
+      });
+      await expectOAuthError(res, 400, 'invalid_grant', 'code_verifier must be provided');
+    });
+
+    it('a confidential client registered with PKCE optional (legacy app) completes the flow without it', async () => {
+      const result = await authorize(t, { client_id: legacy.id, redirect_uri: REDIRECT_URI, response_type: 'code', state: 'l' }, USER, {
+        pkce: false,
+      });
+      expect(result.code, result.location.href).to.be.a('string');
+      const res = await postJson(t, '/v1/oauth/token', {
+        grant_type: 'authorization_code',
+        code: result.code,
+        client_id: legacy.id,
+        client_secret: legacy.secret,
+        redirect_uri: REDIRECT_URI,
+      });
+      expect(res.status, await res.clone().text()).to.equal(200);
+    });
+  });
+
+  describe('single use under parallel redemption', () => {
+    async function outcomes(responses: Response[]): Promise<{ ok: number; invalidGrant: number; other: string[] }> {
+      const counts = { ok: 0, invalidGrant: 0, other: [] as string[] };
+      for (const res of responses) {
+        const body = (await res.json()) as { error?: string };
+        if (res.status === 200) counts.ok++;
+        else if (res.status === 400 && body.error === 'invalid_grant') counts.invalidGrant++;
+        else counts.other.push(`${res.status} ${JSON.stringify(body)}`);
+      }
+      return counts;
+    }
+
+    // Several rounds: without an atomic claim, more than one redemption wins in most rounds.
+    it('20 parallel redemptions of one authorization code: at most one succeeds (5 rounds)', async () => {
+      for (let round = 0; round < 5; round++) {
+        const result = await signIn();
+        const body = {
+          grant_type: 'authorization_code',
+          code: result.code,
+          client_id: client.id,
+          client_secret: client.secret,
+          redirect_uri: REDIRECT_URI,
+          code_verifier: result.verifier,
+        };
+        const counts = await outcomes(await Promise.all(Array.from({ length: 20 }, () => postJson(t, '/v1/oauth/token', body))));
+        expect(counts.other).to.deep.equal([]);
+        expect(counts.ok + counts.invalidGrant).to.equal(20);
+        expect(counts.ok, `round ${round}`).to.be.at.most(1);
+      }
+    });
+
+    it('20 parallel redemptions of one refresh token: at most one succeeds (5 rounds)', async () => {
+      for (let round = 0; round < 5; round++) {
+        const tokens = await tokensOf(await signIn());
+        const counts = await outcomes(await Promise.all(Array.from({ length: 20 }, () => refresh(tokens.refresh_token))));
+        expect(counts.other).to.deep.equal([]);
+        expect(counts.ok + counts.invalidGrant).to.equal(20);
+        expect(counts.ok, `round ${round}`).to.be.at.most(1);
+      }
+    });
+  });
+});

@@ -1,0 +1,203 @@
+import { expect } from 'chai';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gunzipSync, gzipSync } from 'node:zlib';
+import type { Database } from '../../src/data/database.js';
+import { ApiKeyService } from '../../src/data/api-keys.js';
+import { BackupError, restoreBackup, verifyArchive, writeBackup } from '../../src/data/backup.js';
+import { BackupScheduler } from '../../src/data/backup-schedule.js';
+import { SCHEMA_VERSION, migrate } from '../../src/data/migrations.js';
+import { createLogger } from '../../src/logger.js';
+import { OAuthStore } from '../../src/data/oauth-store.js';
+import { seedDemoSchool } from '../../src/data/seed/demo.js';
+import { createTestDatabase } from '../helpers/database.js';
+
+/** Every document of every collection, by collection, in _id order. */
+async function everything(db: Database): Promise<Record<string, unknown[]>> {
+  const raw = db.client.db();
+  const names = (await raw.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name).sort();
+  const out: Record<string, unknown[]> = {};
+  for (const name of names) out[name] = await raw.collection(name).find({}).sort({ _id: 1 }).toArray();
+  return out;
+}
+
+describe('backup and restore (src/data/backup.ts)', function () {
+  this.timeout(120000);
+  let source: Database & { drop(): Promise<void> };
+  let dir: string;
+  let archive: string;
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'campus-backup-'));
+    archive = join(dir, 'school.jsonl.gz');
+    source = await createTestDatabase('backup_src');
+    await seedDemoSchool(source);
+    await new ApiKeyService(source).issue({ scopes: ['STUDENT_READ'], label: 'backup test' });
+    await new OAuthStore(source).upsert('Grant', 'grant-1', { accountId: '1', clientId: 'c' }, 3600, {
+      grantId: 'grant-1',
+      accountId: '1',
+    });
+    await source.versions.bump('data');
+  });
+  after(async () => {
+    await source.drop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('writes every collection, and restores it into an empty database record for record', async () => {
+    const lines: string[] = [];
+    const summary = await writeBackup(source, archive, (line) => lines.push(line));
+    expect(summary.collections.map((c) => c.name)).to.include.members([
+      'students',
+      'clubs',
+      'projects',
+      'api_keys',
+      'oauth_records',
+      'meta',
+    ]);
+    expect(lines.some((l) => /^students: \d+ documents$/.test(l))).to.equal(true);
+    const original = await everything(source);
+    expect(summary.documents).to.equal(Object.values(original).reduce((n, docs) => n + docs.length, 0));
+
+    const target = await createTestDatabase('backup_dst');
+    try {
+      // Indexes exist in the empty target (createTestDatabase ensures them): still "empty".
+      await restoreBackup(target, archive);
+      const restored = await everything(target);
+      const { meta: restoredMeta, ...restoredRest } = restored;
+      const { meta: originalMeta, ...originalRest } = original;
+      expect(restoredRest).to.deep.equal(originalRest);
+      // The versions moved past both databases' own, so cached answers cannot survive a restore.
+      const versions = (docs: unknown[] | undefined) =>
+        (docs ?? []).find((d) => (d as { _id: string })._id === 'versions') as { data: number; keys: number };
+      expect(versions(restoredMeta).data).to.be.greaterThan(versions(originalMeta).data);
+    } finally {
+      await target.drop();
+    }
+  });
+
+  it('refuses a non-empty database unless forced, and changes nothing when it refuses', async () => {
+    await writeBackup(source, archive);
+    const before = await everything(source);
+    let error: unknown;
+    try {
+      await restoreBackup(source, archive);
+    } catch (err) {
+      error = err;
+    }
+    expect(error).to.be.instanceOf(BackupError);
+    expect((error as Error).message).to.match(
+      /^the database is not empty \(.*students.*\); restore into an empty database, or pass --force to replace it\.$/,
+    );
+    expect(await everything(source)).to.deep.equal(before);
+  });
+
+  it('refuses a truncated archive and a tampered one before touching anything', async () => {
+    await writeBackup(source, archive);
+    const whole = readFileSync(archive);
+    const truncated = join(dir, 'truncated.jsonl.gz');
+    writeFileSync(truncated, whole.subarray(0, Math.floor(whole.length / 2)));
+    const cutAtLine = join(dir, 'cut.jsonl.gz');
+    const text = gunzipSync(whole).toString('utf8').split('\n');
+    writeFileSync(cutAtLine, gzipSync(text.slice(0, -3).join('\n')));
+    const tampered = join(dir, 'tampered.jsonl.gz');
+    writeFileSync(tampered, gzipSync(gunzipSync(whole).toString('utf8').replace('"name":"홍건우"', '"name":"해커"')));
+
+    const target = await createTestDatabase('backup_refuse');
+    try {
+      const empty = await everything(target);
+      for (const [file, message] of [
+        [truncated, /is not a readable backup archive \(unexpected end of file\)/],
+        [cutAtLine, /has no manifest: the archive is truncated\.$/],
+        [tampered, /does not match its checksum: the archive was altered or damaged\.$/],
+      ] as const) {
+        let error: unknown;
+        try {
+          await restoreBackup(target, file);
+        } catch (err) {
+          error = err;
+        }
+        expect(error, file).to.be.instanceOf(BackupError);
+        expect((error as Error).message).to.match(message);
+        expect(await everything(target)).to.deep.equal(empty);
+      }
+      const ok = await verifyArchive(archive);
+      expect(ok.documents).to.be.greaterThan(200);
+      expect(ok.schemaVersion).to.equal(0);
+    } finally {
+      await target.drop();
+    }
+  });
+});
+
+describe('backups across schema versions', function () {
+  this.timeout(60000);
+
+  it("records the source's schema version; an archive from a newer schema is refused before anything is written", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'campus-schema-'));
+    const source = await createTestDatabase('backup_schema_src');
+    const target = await createTestDatabase('backup_schema_dst');
+    try {
+      await migrate(source);
+      const current = join(dir, 'current.jsonl.gz');
+      await writeBackup(source, current);
+      expect((await verifyArchive(current)).schemaVersion).to.equal(SCHEMA_VERSION);
+
+      await source.client
+        .db()
+        .collection('meta')
+        .updateOne({ _id: 'schema' } as never, { $set: { version: SCHEMA_VERSION + 1 } });
+      const newer = join(dir, 'newer.jsonl.gz');
+      await writeBackup(source, newer);
+      const empty = await everything(target);
+      let error: unknown;
+      try {
+        await restoreBackup(target, newer);
+      } catch (err) {
+        error = err;
+      }
+      expect(error).to.be.instanceOf(BackupError);
+      expect((error as Error).message).to.equal(
+        `the archive comes from schema version ${SCHEMA_VERSION + 1}, newer than this code (${SCHEMA_VERSION}); restore it with the newer release.`,
+      );
+      expect(await everything(target)).to.deep.equal(empty);
+    } finally {
+      await source.drop();
+      await target.drop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('scheduled backups (src/data/backup-schedule.ts)', function () {
+  this.timeout(60000);
+
+  it('one instance per day writes the archive; the newest BACKUP_KEEP are kept', async () => {
+    const db = await createTestDatabase('backup_schedule');
+    const dir = mkdtempSync(join(tmpdir(), 'campus-scheduled-'));
+    try {
+      for (const old of ['campus-20200101-020000.jsonl.gz', 'campus-20200102-020000.jsonl.gz', 'notes.txt'])
+        writeFileSync(join(dir, old), 'x');
+      const options = {
+        db,
+        dir,
+        time: '02:00',
+        timeZone: 'Asia/Seoul',
+        keep: 2,
+        logger: createLogger('silent'),
+        now: () => new Date('2026-11-23T01:00:00Z'),
+      };
+      const first = new BackupScheduler(options);
+      const second = new BackupScheduler(options);
+      const written = await first.runOnce();
+      expect(written).to.equal(join(dir, 'campus-20261123-010000.jsonl.gz'));
+      expect(await second.runOnce()).to.equal(undefined);
+      expect(readdirSync(dir).sort()).to.deep.equal(['campus-20200102-020000.jsonl.gz', 'campus-20261123-010000.jsonl.gz', 'notes.txt']);
+      expect((await verifyArchive(written ?? '')).collections.length).to.be.greaterThan(0);
+    } finally {
+      await db.drop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,61 @@
+import { readFileSync } from 'node:fs';
+import { expect } from 'chai';
+import { parameterTable, renderReadme } from '../../scripts/readme-tables.js';
+import { ENDPOINTS, type Endpoint } from '../../src/rest/endpoints.js';
+import { buildOpenApiDocument } from '../../src/rest/openapi.js';
+import { intParam } from '../../src/rest/params.js';
+
+/**
+ * README.md's parameter tables are generated from the endpoint table (`npm run docs`,
+ * scripts/readme-tables.ts): this fails as soon as README.md and the rows disagree.
+ */
+describe('unit: README parameter tables', () => {
+  const readme = readFileSync('README.md', 'utf8');
+  const document = buildOpenApiDocument();
+
+  it('README.md is up to date with the endpoint table (run `npm run docs` when this fails)', () => {
+    expect(renderReadme(readme, document) === readme, 'README.md differs from `npm run docs`').to.equal(true);
+  });
+
+  it('README.md has one table per row, each between its markers', () => {
+    for (const { path } of ENDPOINTS) {
+      const start = readme.indexOf(`<!-- endpoint-table:${path} -->\n| Parameter |`);
+      expect(start, path).to.be.greaterThan(0);
+      expect(readme.indexOf('<!-- /endpoint-table -->', start), path).to.be.greaterThan(start);
+    }
+  });
+
+  it('a row with a changed parameter makes the README out of date', () => {
+    const rows: Endpoint[] = ENDPOINTS.map((row) =>
+      row.path === '/v1/clubs'
+        ? { ...row, query: row.query.extend({ foundedYear: intParam({ min: 1990, max: 2100 }).optional().describe('Founded.') }) }
+        : row,
+    );
+    const rendered = renderReadme(readme, buildOpenApiDocument(rows));
+    expect(rendered).to.not.equal(readme);
+    expect(rendered).to.include('| `foundedYear` | integer | 1,990 to 2,100 |  | Founded. |\n<!-- /endpoint-table -->');
+  });
+
+  it('a row without a table, or a table without a row, is refused with the path', () => {
+    const withoutMeals = readme.replace('<!-- endpoint-table:/v1/neis/meals -->', '<!-- no table -->');
+    expect(() => renderReadme(withoutMeals, document)).to.throw(/no parameter table for \/v1\/neis\/meals/);
+    const extra = `${readme}\n<!-- endpoint-table:/v1/pupils -->\n<!-- /endpoint-table -->\n`;
+    expect(() => renderReadme(extra, document)).to.throw(/table for \/v1\/pupils, which is no row/);
+  });
+
+  it('renders ranges, enum values, defaults and required parameters from the document', () => {
+    const timetables = document.paths['/v1/neis/timetables']?.get.parameters.filter((p) => p.in === 'query') ?? [];
+    const students = document.paths['/v1/students']?.get.parameters.filter((p) => p.in === 'query') ?? [];
+    const lines = [...parameterTable(timetables).split('\n'), ...parameterTable(students).split('\n')];
+    expect(lines).to.include('| `grade` | integer | 1 to 3 | required | Grade (required). |');
+    expect(lines).to.include('| `size` | integer | 1 to 1,000 | `300` | Records per page. |');
+    expect(lines).to.include('| `sex` | `MAN`, `WOMAN` |  |  | Sex. |');
+    expect(lines).to.include('| `studentId` | integer | at least 1 |  | The student with this id. |');
+    expect(lines).to.include(
+      '| `name` | text | at most 100 characters |  | Names containing this text (case-insensitive for Latin letters). |',
+    );
+    expect(lines).to.include(
+      '| `date` | date, `YYYY-MM-DD` |  |  | One day; with neither date nor a range: today in the school time zone. |',
+    );
+  });
+});
