@@ -281,7 +281,6 @@ export async function restoreBackup(db: Database, file: string, options: Restore
       );
     }
   }
-  const before = await db.versions.readFresh();
   await dropStaging(raw);
   try {
     let staged = 0;
@@ -309,7 +308,7 @@ export async function restoreBackup(db: Database, file: string, options: Restore
   });
   await raw.collection('meta').deleteOne({ _id: LOCK_ID } as never);
   await db.ensureIndexes();
-  await db.versions.moveBeyond(before);
+  await db.versions.bumpAll();
   progress(`restored ${archive.documents} documents in ${archive.collections.length} collections`);
   return archive;
 }

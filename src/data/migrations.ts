@@ -30,6 +30,17 @@ export const MIGRATIONS: readonly Migration[] = [
     name: 'keep authorization codes and refresh tokens only as hashes',
     up: hashStoredCredentials,
   },
+  {
+    version: 3,
+    name: 'one data-version document per kind (the shared one is retired)',
+    // src/data/versions.ts: the kinds shared one document, where FerretDB's unisolated updates
+    // could return one kind to an old value. Its successors need no seeding: a missing one reads 0
+    // and the first bump creates it. The schema version also keeps older processes, which still
+    // bump the retired document, from running beside this code unnoticed.
+    up: async (db) => {
+      await db.connection.collection('meta').deleteOne({ _id: 'versions' } as never);
+    },
+  },
 ];
 
 /** The schema version this code reads and writes. */

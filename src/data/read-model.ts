@@ -151,14 +151,16 @@ const BATCH = 100_000;
 export class SchoolReadModel {
   private latest: SchoolSnapshot | undefined;
   private loading: { version: number; promise: Promise<SchoolSnapshot> } | undefined;
+  /** Loads are numbered as they start: versions are random (src/data/versions.ts), not ordered. */
+  private loadsStarted = 0;
+  private latestLoad = 0;
 
   constructor(private readonly source: ReadModelSource) {}
 
   /** The snapshot of the current data version, loading it when this version has none yet. */
   async snapshot(): Promise<SchoolSnapshot> {
     const { data: version } = this.source.versions.peek() ?? (await this.source.versions.current());
-    // A newer snapshot than the version this caller saw is as good (its writes are done).
-    if (this.latest && this.latest.version >= version) return this.latest;
+    if (this.latest?.version === version) return this.latest;
     const load = this.loadOnce(version);
     const budget = currentBudget();
     return budget ? budget.race(load) : load;
@@ -170,13 +172,18 @@ export class SchoolReadModel {
   }
 
   private loadOnce(version: number): Promise<SchoolSnapshot> {
-    if (this.loading && this.loading.version >= version) return this.loading.promise;
+    if (this.loading?.version === version) return this.loading.promise;
     const promise = outsideRequestBudget(() => this.load(version));
     const loading = { version, promise };
+    const order = ++this.loadsStarted;
     this.loading = loading;
     promise.then(
       (snapshot) => {
-        if (!this.latest || snapshot.version >= this.latest.version) this.latest = snapshot;
+        // The load begun last read the newest records, whichever finishes first.
+        if (order > this.latestLoad) {
+          this.latest = snapshot;
+          this.latestLoad = order;
+        }
         if (this.loading === loading) this.loading = undefined;
       },
       () => {

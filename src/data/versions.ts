@@ -1,3 +1,4 @@
+import { randomInt } from 'node:crypto';
 import type { Collection } from 'mongoose';
 import { isDuplicateKey } from './errors.js';
 
@@ -15,7 +16,22 @@ export interface VersionAnnouncer {
 }
 
 const VERSION_KINDS: readonly VersionKind[] = ['data', 'keys', 'oauth'];
-const DOC_ID = 'versions';
+/** One document per kind in `meta`, so that a write of one kind can never touch another. */
+const DOC_IDS: Readonly<Record<VersionKind, string>> = { data: 'version:data', keys: 'version:keys', oauth: 'version:oauth' };
+/** Versions are drawn from [1, 2^48): a repeat is practically impossible, and each is exact as a JavaScript number. */
+const VERSION_RANGE = 2 ** 48;
+
+/**
+ * A version is a fresh random number, not a counter. FerretDB 1.24 applies an update as read,
+ * modify, write without isolation (test/integration/versions.test.ts shows it): concurrent
+ * `$inc`s lose increments, and when the kinds shared one document a bump of one wrote back the
+ * old value of another, returning it to a version whose cached answers predate a change (a revoked
+ * key accepted again). A value written whole, each kind in its own document, cannot go back: of
+ * concurrent bumps one value wins, and it is new.
+ */
+function freshVersion(): number {
+  return randomInt(1, VERSION_RANGE);
+}
 
 /**
  * A shared clock of changes: every write of served data bumps `data`, every change to API keys
@@ -54,7 +70,7 @@ export class DataVersions {
 
   /** Records a change of the given kind; visible to this process immediately, and announced to the others. */
   async bump(kind: VersionKind): Promise<void> {
-    await this.increment(kind);
+    await this.renew(kind);
     this.invalidate();
     this.announcer?.announce(kind);
   }
@@ -62,15 +78,15 @@ export class DataVersions {
   /**
    * Two first bumps racing to create the document: one upsert inserts it and the other fails on
    * the duplicate `_id` (MongoDB and FerretDB alike); the document now exists, so that second
-   * increment is simply made again.
+   * write is simply made again.
    */
-  private async increment(kind: VersionKind): Promise<void> {
-    const inc = () => this.meta.updateOne({ _id: DOC_ID } as never, { $inc: { [kind]: 1 } }, { upsert: true });
+  private async renew(kind: VersionKind): Promise<void> {
+    const write = () => this.meta.updateOne({ _id: DOC_IDS[kind] } as never, { $set: { value: freshVersion() } }, { upsert: true });
     try {
-      await inc();
+      await write();
     } catch (err) {
       if (!isDuplicateKey(err)) throw err;
-      await inc();
+      await write();
     }
   }
 
@@ -96,25 +112,20 @@ export class DataVersions {
   }
 
   /**
-   * Sets every version past `floor` and the stored ones (after a restore replaced the meta
-   * collection), so no instance can mistake the restored data for what it cached before.
+   * Gives every kind a fresh version: after a restore replaced the meta collection, so that no
+   * process can mistake the restored data for what it cached before.
    */
-  async moveBeyond(floor: VersionStamp): Promise<void> {
-    const stored = await this.read();
-    const next = {
-      data: Math.max(floor.data, stored.data) + 1,
-      keys: Math.max(floor.keys, stored.keys) + 1,
-      oauth: Math.max(floor.oauth, stored.oauth) + 1,
-    };
-    await this.meta.updateOne({ _id: DOC_ID } as never, { $set: next }, { upsert: true });
+  async bumpAll(): Promise<void> {
+    await Promise.all(VERSION_KINDS.map((kind) => this.renew(kind)));
     this.invalidate();
     for (const kind of VERSION_KINDS) this.announcer?.announce(kind);
   }
 
   private async read(): Promise<VersionStamp> {
     const epoch = this.epoch;
-    const doc = await this.meta.findOne({ _id: DOC_ID } as never);
-    const stamp = { data: Number(doc?.['data'] ?? 0), keys: Number(doc?.['keys'] ?? 0), oauth: Number(doc?.['oauth'] ?? 0) };
+    const docs = await this.meta.find({ _id: { $in: Object.values(DOC_IDS) } } as never).toArray();
+    const valueOf = (kind: VersionKind) => Number(docs.find((d) => d._id === (DOC_IDS[kind] as unknown))?.['value'] ?? 0);
+    const stamp = { data: valueOf('data'), keys: valueOf('keys'), oauth: valueOf('oauth') };
     // A change heard of while this read was under way may be newer than what it saw.
     if (epoch === this.epoch) this.cached = { stamp, readAt: Date.now() };
     return stamp;

@@ -36,10 +36,10 @@ async function everything(db: Database): Promise<Record<string, unknown[]>> {
   return out;
 }
 
-/** The same, without the data-version document a restore moves on purpose. */
+/** The same, without the version documents a restore moves on purpose. */
 async function records(db: Database): Promise<Record<string, unknown[]>> {
   const all = await everything(db);
-  return { ...all, meta: (all['meta'] ?? []).filter((d) => (d as { _id: unknown })._id !== 'versions') };
+  return { ...all, meta: (all['meta'] ?? []).filter((d) => !String((d as { _id: unknown })._id).startsWith('version:')) };
 }
 
 interface TokenAnswer {
