@@ -4,9 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApiKeyService, API_SCOPES } from '../src/data/api-keys.js';
 import { openDatabase } from '../src/data/database.js';
-import { acquireEmbeddedDatabase, freePort } from '../src/data/embedded/index.js';
 import { seedDemoSchool } from '../src/data/seed/demo.js';
-import { compare, report, startProcess, type Figures } from './lib.js';
+import { benchDatabase, compare, type Figures, report, startProcess } from './lib.js';
 
 const STUDENT_SORTS = ['ID', 'NAME', 'EMAIL', 'STUDENT_NUMBER', 'GRADE', 'CLASS_NUM', 'NUMBER', 'MAJOR', 'ROLE', 'SEX', 'DORMITORY_ROOM'];
 
@@ -15,10 +14,8 @@ const STUDENT_SORTS = ['ID', 'NAME', 'EMAIL', 'STUDENT_NUMBER', 'GRADE', 'CLASS_
  * bare Node http server answering the same bytes, measured in the same run.
  */
 export async function runDataBench(): Promise<boolean> {
-  const embedded = process.env['MONGODB_URI']
-    ? undefined
-    : await acquireEmbeddedDatabase({ dataDir: join('.data', 'bench'), preferredPort: await freePort() });
-  const uri = process.env['MONGODB_URI'] ?? embedded?.uri ?? '';
+  const database = await benchDatabase('bench');
+  const uri = database.uri;
   const db = await openDatabase(uri);
   await seedDemoSchool(db);
   // The bench key's own limit is far above the load, so no request is refused.
@@ -77,7 +74,7 @@ export async function runDataBench(): Promise<boolean> {
     await app.stop();
     rmSync(dir, { recursive: true, force: true });
     await db.close();
-    await embedded?.stop();
+    await database.stop();
   }
 }
 

@@ -1,6 +1,8 @@
 import autocannon from 'autocannon';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { acquireEmbeddedDatabase, freePort } from '../src/data/embedded/index.js';
 
 /** One measured load: requests per second, latency percentiles and failures. */
 export interface Figures {
@@ -146,4 +148,29 @@ export async function startProcess(
       await exited;
     },
   };
+}
+
+/** Where the bench's data lives, printed above its tables. */
+export function benchDatabaseName(): string {
+  if (process.env['MONGODB_URI']) return 'the database at MONGODB_URI';
+  return process.env['FERRETDB_POSTGRESQL_URL'] ? 'the embedded FerretDB over PostgreSQL' : 'the embedded FerretDB over SQLite';
+}
+
+/**
+ * The database a bench part runs on, chosen as `campus serve` chooses (src/config/index.ts):
+ * MONGODB_URI when set, else the embedded FerretDB, keeping its data in the PostgreSQL database
+ * FERRETDB_POSTGRESQL_URL names, else in SQLite files. `name` keeps each part's data apart.
+ */
+export async function benchDatabase(name: string): Promise<{ uri: string; stop(): Promise<void> }> {
+  const given = process.env['MONGODB_URI'];
+  if (given) return { uri: given, stop: async () => {} };
+  const postgresqlUrl = process.env['FERRETDB_POSTGRESQL_URL'];
+  const embedded = await acquireEmbeddedDatabase({
+    dataDir: join('.data', postgresqlUrl ? `${name}-postgresql` : name),
+    preferredPort: await freePort(),
+    postgresqlUrl,
+  });
+  const uri = new URL(embedded.uri);
+  uri.pathname = `/${name.replace(/\W/g, '_')}`;
+  return { uri: uri.toString(), stop: () => embedded.stop() };
 }

@@ -1,11 +1,9 @@
 import autocannon from 'autocannon';
-import { join } from 'node:path';
 import { openDatabase } from '../src/data/database.js';
-import { acquireEmbeddedDatabase, freePort } from '../src/data/embedded/index.js';
 import { seedDemoSchool } from '../src/data/seed/demo.js';
 import { AccountService } from '../src/oauth/accounts.js';
 import { ClientService } from '../src/oauth/clients.js';
-import { compare, report, startProcess, type Figures } from './lib.js';
+import { benchDatabase, compare, type Figures, report, startProcess } from './lib.js';
 
 /**
  * OAuth bench: the token endpoint (refresh grant, rotating) and userinfo of our app, each against
@@ -38,10 +36,8 @@ interface Server {
 
 /** Runs the OAuth bench and prints its table; false when a request failed. */
 export async function runOAuthBench(): Promise<boolean> {
-  const embedded = process.env['MONGODB_URI']
-    ? undefined
-    : await acquireEmbeddedDatabase({ dataDir: join('.data', 'bench-oauth'), preferredPort: await freePort() });
-  const uri = process.env['MONGODB_URI'] ?? embedded?.uri ?? '';
+  const database = await benchDatabase('bench-oauth');
+  const uri = database.uri;
   const db = await openDatabase(uri);
   await seedDemoSchool(db);
   // Artifacts of earlier runs would only make the store bigger than a real one of this age.
@@ -92,7 +88,7 @@ export async function runOAuthBench(): Promise<boolean> {
     await bareProcess.stop();
     await app.stop();
     await db.close();
-    await embedded?.stop();
+    await database.stop();
   }
 }
 

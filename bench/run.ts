@@ -1,8 +1,10 @@
 // `npm run bench`: speed as ratios against baselines measured in the same run (machines are noisy).
 import { existsSync } from 'node:fs';
 import { runDataBench } from './data.js';
+import { benchDatabaseName } from './lib.js';
 import { runUncachedBench } from './uncached.js';
 
+console.log(`On Node.js ${process.versions.node}, ${benchDatabaseName()}.`);
 const results: boolean[] = [await runDataBench(), await runUncachedBench()];
 
 // The OAuth part (token refresh and userinfo against bare oidc-provider) lives beside it.

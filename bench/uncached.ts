@@ -1,9 +1,7 @@
-import { join } from 'node:path';
 import { ApiKeyService, API_SCOPES } from '../src/data/api-keys.js';
 import { openDatabase } from '../src/data/database.js';
-import { acquireEmbeddedDatabase, freePort } from '../src/data/embedded/index.js';
 import { seedDemoSchool } from '../src/data/seed/demo.js';
-import { measure, report, startProcess, type Figures } from './lib.js';
+import { benchDatabase, type Figures, measure, report, startProcess } from './lib.js';
 
 /** Issue 9's target: uncached list queries on a school of 1,000 students answer with p99 at most 50 ms. */
 const MAX_P99_MS = 50;
@@ -36,10 +34,8 @@ export function uncachedPath(n: number): string {
  * 16 connections, every request a query the service has not answered before.
  */
 export async function runUncachedBench(): Promise<boolean> {
-  const embedded = process.env['MONGODB_URI']
-    ? undefined
-    : await acquireEmbeddedDatabase({ dataDir: join('.data', 'bench'), preferredPort: await freePort() });
-  const uri = process.env['MONGODB_URI'] ?? embedded?.uri ?? '';
+  const database = await benchDatabase('bench');
+  const uri = database.uri;
   const db = await openDatabase(uri);
   const rows: { figures: Figures; maxP99?: number; note: string }[] = [];
   try {
@@ -65,7 +61,7 @@ export async function runUncachedBench(): Promise<boolean> {
     }
   } finally {
     await db.close();
-    await embedded?.stop();
+    await database.stop();
   }
   return report('Uncached list queries (students, clubs, projects; varied filters, sorts, pages and sizes; 16 connections; 5 s)', rows);
 }

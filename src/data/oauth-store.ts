@@ -45,6 +45,11 @@ export class OAuthStore {
     return this.db.models.oauthRecords;
   }
 
+  /** Where records of `kind` live: interactions apart (src/data/models/oauth-record.model.ts says why). */
+  private collectionOf(kind: string) {
+    return kind === 'Interaction' ? this.db.models.oauthInteractions : this.records;
+  }
+
   private get claims() {
     return this.db.models.oauthClaims;
   }
@@ -83,7 +88,7 @@ export class OAuthStore {
   async find(kind: string, id: string): Promise<OAuthRecord | undefined> {
     const key = recordKey(kind, id);
     const [doc, claim] = await Promise.all([
-      this.records.findOne({ _id: key }).lean<OAuthRecordDoc>(),
+      this.collectionOf(kind).findOne({ _id: key }).lean<OAuthRecordDoc>(),
       HASHED_KINDS.has(kind) ? this.claims.findOne({ _id: key }, { claimedAt: 1 }).lean<OAuthClaimDoc>() : null,
     ]);
     const record = await this.live(doc, id, claim);
@@ -113,7 +118,8 @@ export class OAuthStore {
    */
   async consume(kind: string, id: string): Promise<boolean> {
     const key = recordKey(kind, id);
-    const found = this.foundExpiry.get(key) ?? (await this.records.findOne({ _id: key }, { expiresAt: 1 }).lean<OAuthRecordDoc>());
+    const found =
+      this.foundExpiry.get(key) ?? (await this.collectionOf(kind).findOne({ _id: key }, { expiresAt: 1 }).lean<OAuthRecordDoc>());
     if (!found) return false;
     try {
       await this.claims.insertMany([{ _id: key, expiresAt: found.expiresAt ?? null, claimedAt: this.now() }], { lean: true });
@@ -125,13 +131,13 @@ export class OAuthStore {
   }
 
   async destroy(kind: string, id: string): Promise<void> {
-    await this.records.deleteOne({ _id: recordKey(kind, id) });
+    await this.collectionOf(kind).deleteOne({ _id: recordKey(kind, id) });
     if (kind === 'Grant') await this.grantsRevoked();
   }
 
   /** Deletes every record of `kind` issued under a grant. */
   async revokeByGrantId(kind: string, grantId: string): Promise<void> {
-    await this.records.deleteMany({ kind, grantId });
+    await this.collectionOf(kind).deleteMany({ kind, grantId });
   }
 
   /**
@@ -140,13 +146,16 @@ export class OAuthStore {
    */
   async revokeGrant(grantId: string): Promise<void> {
     await this.records.deleteMany({ grantId });
+    await this.db.models.oauthInteractions.deleteMany({ grantId });
     await this.records.deleteOne({ _id: recordKey('Grant', grantId) });
     await this.grantsRevoked();
   }
 
   /** The live records of `kind` that belong to an account or a client (e.g. the grants a person gave). */
   async listOf(kind: string, owner: { accountId: string } | { clientId: string }): Promise<OAuthRecord[]> {
-    const docs = await this.records.find({ kind, ...owner, ...liveFilter(this.now()) }).lean<OAuthRecordDoc[]>();
+    const docs = await this.collectionOf(kind)
+      .find({ kind, ...owner, ...liveFilter(this.now()) })
+      .lean<OAuthRecordDoc[]>();
     const records = await Promise.all(docs.map((doc) => this.live(doc)));
     return records.filter((record): record is OAuthRecord => record !== undefined);
   }
@@ -178,13 +187,15 @@ export class OAuthStore {
 
   /** Deletes an account's records of one kind (e.g. its login sessions); returns how many. */
   async revokeKindOf(kind: string, accountId: string): Promise<number> {
-    const result = await this.records.deleteMany({ kind, accountId });
+    const result = await this.collectionOf(kind).deleteMany({ kind, accountId });
     if (kind === 'Grant' && result.deletedCount > 0) await this.grantsRevoked();
     return result.deletedCount;
   }
 
   /** Deletes every artifact of an account or a client (when it is deleted); returns how many. */
   async revokeAllOf(owner: { accountId: string } | { clientId: string }): Promise<number> {
+    // Its logins under way go too (an interaction names its client and, once signed in, its account).
+    await this.db.models.oauthInteractions.deleteMany(owner);
     const result = await this.records.deleteMany(owner);
     if (result.deletedCount > 0) await this.grantsRevoked();
     return result.deletedCount;
@@ -209,6 +220,7 @@ export class OAuthStore {
   async sweepExpired(): Promise<number> {
     const expired = { expiresAt: { $ne: null, $lte: this.now() } };
     const result = await this.records.deleteMany(expired);
+    await this.db.models.oauthInteractions.deleteMany(expired);
     await this.claims.deleteMany(expired);
     return result.deletedCount;
   }
@@ -234,10 +246,10 @@ export class OAuthStore {
    */
   private async put(doc: OAuthRecordDoc): Promise<void> {
     try {
-      await this.records.insertMany([doc], { lean: true });
+      await this.collectionOf(doc.kind).insertMany([doc], { lean: true });
     } catch (err) {
       if (!isDuplicateKey(err)) throw err;
-      await this.records.replaceOne({ _id: doc._id }, doc);
+      await this.collectionOf(doc.kind).replaceOne({ _id: doc._id }, doc);
     }
   }
 
@@ -249,7 +261,7 @@ export class OAuthStore {
   ): Promise<OAuthRecord | undefined> {
     if (!doc) return undefined;
     if (doc.expiresAt && doc.expiresAt.getTime() <= this.now().getTime()) {
-      await this.records.deleteOne({ _id: doc._id });
+      await this.collectionOf(doc.kind).deleteOne({ _id: doc._id });
       return undefined;
     }
     const recordId = id ?? doc._id.slice(doc._id.indexOf(':') + 1);

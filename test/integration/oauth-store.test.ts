@@ -151,6 +151,31 @@ describe('OAuth storage on the real database', () => {
       expect(await adapter('Session').findByUid('uid-9')).to.equal(undefined);
     });
 
+    it('logins in progress are kept apart from grants and tokens: saved, re-saved, destroyed, swept and revoked there', async () => {
+      const { oauthRecords, oauthInteractions } = db.models;
+      const interactions = adapter('Interaction');
+      const params = { client_id: 'app-i' };
+      await interactions.upsert('i1', { kind: 'Interaction', params }, 3600);
+      await interactions.upsert('i1', { kind: 'Interaction', params, result: { login: { accountId: '5' } } }, 3600);
+      expect(await interactions.find('i1')).to.deep.equal({ kind: 'Interaction', params, result: { login: { accountId: '5' } } });
+      expect(await oauthInteractions.countDocuments({ _id: 'Interaction:i1', clientId: 'app-i' })).to.equal(1);
+      expect(await oauthRecords.countDocuments({ kind: 'Interaction' })).to.equal(0);
+      await interactions.destroy('i1');
+      expect(await interactions.find('i1')).to.equal(undefined);
+      expect(await oauthInteractions.countDocuments({ _id: 'Interaction:i1' })).to.equal(0);
+
+      await interactions.upsert('i2', { kind: 'Interaction', params }, 60);
+      offsetMs = 61 * 1000;
+      await store.sweepExpired();
+      expect(await oauthInteractions.countDocuments({ _id: 'Interaction:i2' })).to.equal(0);
+      offsetMs = 0;
+
+      await interactions.upsert('i3', { kind: 'Interaction', params }, 3600);
+      await interactions.upsert('i4', { kind: 'Interaction', params: { client_id: 'app-other' } }, 3600);
+      await store.revokeAllOf({ clientId: 'app-i' });
+      expect(await interactions.find('i3')).to.equal(undefined);
+      expect(await interactions.find('i4')).to.not.equal(undefined);
+    });
     it('clients come from the client registry, with the secret only as a hash', async () => {
       const { client, secret } = await clients.create({ name: 'Registry test', redirectUris: ['https://app.example/cb'] });
       const metadata = await adapter('Client').find(client.id);

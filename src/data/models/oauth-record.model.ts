@@ -32,7 +32,18 @@ oauthRecordSchema.index({ clientId: 1 });
 export type OAuthRecordDoc = InferSchemaType<typeof oauthRecordSchema>;
 export type OAuthRecordModel = Model<OAuthRecordDoc>;
 
-/** The authorization server's artifacts: codes, tokens, grants, sessions, interactions. */
+/** The authorization server's artifacts: codes, tokens, grants, sessions. */
 export function oauthRecordModel(connection: Connection): OAuthRecordModel {
   return defineModel<OAuthRecordDoc>(connection, 'OAuthRecord', oauthRecordSchema);
+}
+
+/**
+ * Logins in progress (the provider's interactions), stored as records in a collection of their
+ * own: each login updates and deletes its interaction, and FerretDB over SQLite scans the whole
+ * collection for every update and delete, even by `_id` (README "Benchmarks"). Apart from the
+ * grants, sessions and tokens that pile up until they expire, that scan covers only the logins
+ * under way, so a login does not slow down as more people are signed in.
+ */
+export function oauthInteractionModel(connection: Connection): OAuthRecordModel {
+  return defineModel<OAuthRecordDoc>(connection, 'OAuthInteraction', oauthRecordSchema.clone().set('collection', 'oauth_interactions'));
 }
