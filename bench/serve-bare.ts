@@ -1,7 +1,9 @@
 // The baseline: a bare Node http server answering the same bytes as the service: the same
-// status, headers and body for the 200, and the same headers for the 304.
+// status, headers and body for the 200, and the same headers for the 304. With BARE_KOA=1, the
+// same answers from a Koa app of one middleware: the ceiling of any Koa service (a reference row).
 import { readFileSync } from 'node:fs';
 import type { RequestListener } from 'node:http';
+import Koa from 'koa';
 import { listenOnLoopback, serve } from './serve.js';
 
 interface Recorded {
@@ -22,5 +24,11 @@ const answer: RequestListener = (req, res) => {
   res.writeHead(200, recorded.ok);
   res.end(body);
 };
+const koa = new Koa();
+koa.use((ctx) => {
+  ctx.set(ctx.get('If-None-Match') === etag ? recorded.notModified : recorded.ok);
+  if (ctx.get('If-None-Match') === etag) ctx.status = 304;
+  else ctx.body = body;
+});
 const { server, url } = await listenOnLoopback();
-serve(server, url, answer);
+serve(server, url, process.env['BARE_KOA'] === '1' ? koa.callback() : answer);

@@ -3,73 +3,13 @@ import { Redis } from 'ioredis';
 import { closeServer, createApp, type App } from './app.js';
 import type { Config } from './config/index.js';
 import { BackupScheduler } from './data/backup-schedule.js';
-import { openDatabase, type Database } from './data/database.js';
+import type { Database } from './data/database.js';
 import { migrate } from './data/migrations.js';
 import { joinVersionBus, type VersionBus } from './data/version-bus.js';
-import { acquireEmbeddedDatabase, type EmbeddedDatabase } from './data/embedded/index.js';
+import { openDatabaseRuntime } from './data/runtime.js';
 import type { SurfaceName } from './surfaces/types.js';
 import type { Logger } from './logger.js';
 import { refuseDemoCredentials } from './oauth/seed.js';
-import { ServiceUnavailableError } from './errors/index.js';
-
-/** The database a process uses: MONGODB_URI, or the embedded one of DATA_DIR. */
-export interface DatabaseRuntime {
-  readonly db: Database;
-  readonly uri: string;
-  readonly embedded: EmbeddedDatabase | undefined;
-  close(): Promise<void>;
-}
-
-/** Opens MONGODB_URI, or starts (or reuses) the embedded database when it is unset. */
-export async function openDatabaseRuntime(
-  config: Config,
-  progress: (line: string) => void,
-  options: { waitForDatabase?: boolean } = {},
-): Promise<DatabaseRuntime> {
-  const embedded = config.mongodbUri
-    ? undefined
-    : await acquireEmbeddedDatabase({
-        dataDir: config.dataDir,
-        preferredPort: config.embeddedDbPort,
-        progress,
-        postgresqlUrl: config.postgresqlUrl,
-      });
-  const uri = config.mongodbUri ?? embedded?.uri ?? '';
-  let db: Database;
-  try {
-    db = await connectWithRetry(uri, progress, options.waitForDatabase ?? false);
-  } catch (err) {
-    await embedded?.stop();
-    throw err;
-  }
-  return {
-    db,
-    uri,
-    embedded,
-    close: async () => {
-      await db.close();
-      await embedded?.stop();
-    },
-  };
-}
-
-/** A server waits for its database (logging each try); a one-shot command fails at once. */
-async function connectWithRetry(uri: string, progress: (line: string) => void, wait: boolean): Promise<Database> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await openDatabase(uri);
-    } catch (err) {
-      if (!wait) throw new ServiceUnavailableError(`Cannot reach the database at ${redactUri(uri)}: ${(err as Error).message}`, err);
-      progress(`database unreachable (attempt ${attempt}); retrying in 2s`);
-      await new Promise((r) => setTimeout(r, 2000));
-    }
-  }
-}
-
-/** Drops credentials from a connection string before it is shown or logged. */
-export function redactUri(uri: string): string {
-  return uri.replace(/\/\/[^@/]*@/, '//[redacted]@');
-}
 
 /** Creates the Redis client for shared rate limits; failures are logged, never fatal. */
 export function openRedis(url: string, logger: Logger): Redis {

@@ -1,6 +1,6 @@
 import { loadConfig, type Config } from '../config/index.js';
 import { createLogger, type Logger } from '../logger.js';
-import { openDatabaseRuntime, type DatabaseRuntime } from '../main.js';
+import { openDatabaseRuntime, type DatabaseRuntime } from '../data/runtime.js';
 import { migrate } from '../data/migrations.js';
 import { BadRequestError } from '../errors/index.js';
 

@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
 import { createLogger } from '../../logger.js';
-import { startService } from '../../main.js';
 import { SURFACE_NAMES, type SurfaceName } from '../../surfaces/types.js';
 import { CliError, cliConfig } from '../runtime.js';
 
@@ -14,6 +13,8 @@ export function registerServe(program: Command): void {
       const config = cliConfig();
       const surfaces = options.only ? parseSurfaces(options.only) : undefined;
       const logger = createLogger(config.logLevel);
+      // Loaded here, not at the top: every other command starts without the app's modules.
+      const { startService } = await import('../../main.js');
       const service = await startService(config, logger, surfaces).catch((err: NodeJS.ErrnoException) => {
         if (err.code === 'EADDRINUSE' || err.code === 'EACCES') {
           throw new CliError(`Cannot listen on ${config.host}:${config.port} (${err.code}); choose another PORT or HOST.`);
