@@ -93,11 +93,11 @@ async function dumpOnce(db: Db, file: string, progress: Progress): Promise<Backu
         const line = BSON.EJSON.stringify(doc, { relaxed: false });
         section.update(line).update('\n');
         count++;
-        if (count % 10000 === 0) progress(`  ${name}: ${count} documents`);
+        if (count % 10000 === 0) progress(`  ${name}: ${counted(count, 'document')}`);
         yield emit(line);
       }
       collections.push({ name, count, sha256: section.digest('hex') });
-      progress(`${name}: ${count} documents`);
+      progress(`${name}: ${counted(count, 'document')}`);
     }
     yield `${JSON.stringify({ manifest: { collections, sha256: whole.digest('hex') } })}\n`;
   }
@@ -266,7 +266,7 @@ export async function restoreBackup(db: Database, file: string, options: Restore
   await Promise.all(Object.values(db.connection.models).map((model) => model.init()));
   progress(`checking ${file}`);
   const archive = await verifyArchive(file);
-  progress(`archive verified: ${archive.documents} documents in ${archive.collections.length} collections (taken ${archive.createdAt})`);
+  progress(`archive verified: ${describeCounts(archive)} (taken ${archive.createdAt})`);
   if (archive.schemaVersion > SCHEMA_VERSION) {
     throw new BackupError(
       `the archive comes from schema version ${archive.schemaVersion}, newer than this code (${SCHEMA_VERSION}); restore it with the newer release.`,
@@ -288,7 +288,7 @@ export async function restoreBackup(db: Database, file: string, options: Restore
       await raw.collection(STAGING_PREFIX + collection).insertMany(docs, { ordered: true });
       staged += docs.length;
       if (Math.floor(staged / 10000) > Math.floor((staged - docs.length) / 10000)) {
-        progress(`  staged ${staged} of ${archive.documents} documents`);
+        progress(`  staged ${staged} of ${counted(archive.documents, 'document')}`);
       }
     });
     for (const { name, count } of archive.collections) {
@@ -309,7 +309,7 @@ export async function restoreBackup(db: Database, file: string, options: Restore
   await raw.collection('meta').deleteOne({ _id: LOCK_ID } as never);
   await db.ensureIndexes();
   await db.versions.bumpAll();
-  progress(`restored ${archive.documents} documents in ${archive.collections.length} collections`);
+  progress(`restored ${describeCounts(archive)}`);
   return archive;
 }
 
@@ -356,4 +356,14 @@ async function dropStaging(db: Db): Promise<void> {
         .drop()
         .catch(() => {});
   }
+}
+
+/** `1 document`, `2 documents`: the counts the commands and their progress lines print. */
+export function counted(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
+}
+
+/** `13 documents in 18 collections`. */
+export function describeCounts(archive: { readonly documents: number; readonly collections: readonly unknown[] }): string {
+  return `${counted(archive.documents, 'document')} in ${counted(archive.collections.length, 'collection')}`;
 }

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { BackupError, restoreBackup, verifyArchive, writeBackup, type VerifiedArchive } from '../../data/backup.js';
+import { BackupError, describeCounts, restoreBackup, verifyArchive, writeBackup, type VerifiedArchive } from '../../data/backup.js';
 import { CliError, cliConfig, output, progress, withDatabase } from '../runtime.js';
 
 /** `campus backup` and `campus restore`: whole-database archives (src/data/backup.ts). */
@@ -13,11 +13,7 @@ export function registerBackup(program: Command): void {
     .option('--json', 'print the summary as JSON')
     .action(async (options: { out: string; json?: boolean }) => {
       const summary = await withDatabase(cliConfig(), ({ db }) => writeBackup(db, options.out, progress).catch(fileError(options.out)));
-      output(
-        options.json,
-        summary,
-        () => `Backup written to ${summary.file}: ${summary.documents} documents in ${summary.collections.length} collections.`,
-      );
+      output(options.json, summary, () => `Backup written to ${summary.file}: ${describeCounts(summary)}.`);
     });
 
   program
@@ -45,7 +41,7 @@ export function registerBackup(program: Command): void {
 }
 
 function describe(archive: VerifiedArchive): string {
-  return `${archive.documents} documents in ${archive.collections.length} collections, taken ${archive.createdAt} at schema version ${archive.schemaVersion}`;
+  return `${describeCounts(archive)}, taken ${archive.createdAt} at schema version ${archive.schemaVersion}`;
 }
 
 /** A file the archive cannot be written to is the operator's to fix: one line, no stack. */
