@@ -26,8 +26,9 @@ const answer: RequestListener = (req, res) => {
 };
 const koa = new Koa();
 koa.use((ctx) => {
-  ctx.set(ctx.get('If-None-Match') === etag ? recorded.notModified : recorded.ok);
-  if (ctx.get('If-None-Match') === etag) ctx.status = 304;
+  const notModified = ctx.get('If-None-Match') === etag;
+  ctx.set(notModified ? recorded.notModified : recorded.ok);
+  if (notModified) ctx.status = 304;
   else ctx.body = body;
 });
 const { server, url } = await listenOnLoopback();
