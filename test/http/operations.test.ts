@@ -1,15 +1,13 @@
 import { expect } from 'chai';
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { connect } from 'node:net';
-import { createInterface } from 'node:readline';
 import { buildTestApp } from '../helpers/app.js';
+import { runCampus, startCampus } from '../helpers/cli.js';
 import { createTestDatabase, testDatabaseUri } from '../helpers/database.js';
 import { expectEnvelope } from '../helpers/expect.js';
 import { freePort } from '../../src/data/embedded/index.js';
 import { ClientService } from '../../src/oauth/clients.js';
 import { generateJwks, pkcePair } from '../helpers/oauth.js';
-
-const CLI = ['--import', 'tsx', 'src/cli/index.ts'];
 
 /** A production environment that passes start-up checks (only the data surface is built). */
 const PRODUCTION_ENV = {
@@ -26,12 +24,8 @@ const PRODUCTION_ENV = {
 
 /** Starts `campus serve` as a real process and waits for its start-up line. */
 async function startServe(env: Record<string, string>): Promise<{ child: ChildProcessWithoutNullStreams; url: string }> {
-  const child = spawn(process.execPath, [...CLI, 'serve', '--json'], { env: { ...process.env, ...env } });
-  const url = await new Promise<string>((done, fail) => {
-    createInterface({ input: child.stdout }).once('line', (line) => done((JSON.parse(line) as { url: string }).url));
-    child.once('exit', (code) => fail(new Error(`serve exited with ${code}`)));
-  });
-  return { child, url };
+  const campus = await startCampus(env, ['serve', '--json']);
+  return { child: campus.child, url: (JSON.parse(campus.firstLine) as { url: string }).url };
 }
 
 describe('operations', function () {
@@ -161,10 +155,7 @@ describe('operations', function () {
   });
 
   it('an invalid environment stops the process with one message listing every problem', async () => {
-    const child = spawn(process.execPath, [...CLI, 'serve'], { env: { ...process.env, PORT: 'x', RATE_LIMIT: 'lots' } });
-    let stderr = '';
-    child.stderr.on('data', (c) => (stderr += c.toString()));
-    const code = await new Promise((done) => child.once('exit', done));
+    const { code, stderr } = await runCampus({ PORT: 'x', RATE_LIMIT: 'lots' }, ['serve']);
     expect(code).to.equal(1);
     expect(stderr).to.include('campus: Invalid configuration:');
     expect(stderr).to.include('  - PORT:');
