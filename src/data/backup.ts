@@ -9,6 +9,7 @@ import { BSON, type Db, type Document } from 'mongodb';
 import type { Database } from './database.js';
 import { LOCK_ID, SCHEMA_ID, SCHEMA_VERSION } from './migrations.js';
 import { BadRequestError, ServiceUnavailableError } from '../errors/index.js';
+import { counted } from '../plural.js';
 
 /**
  * Backup archives: one gzip file of JSON lines, written and read through the MongoDB driver so
@@ -356,11 +357,6 @@ async function dropStaging(db: Db): Promise<void> {
         .drop()
         .catch(() => {});
   }
-}
-
-/** `1 document`, `2 documents`: the counts the commands and their progress lines print. */
-export function counted(n: number, noun: string): string {
-  return `${n} ${noun}${n === 1 ? '' : 's'}`;
 }
 
 /** `13 documents in 18 collections`. */

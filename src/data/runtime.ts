@@ -61,6 +61,6 @@ async function connectWithRetry(uri: string, progress: (line: string) => void, w
 }
 
 /** Drops credentials from a connection string before it is shown or logged. */
-export function redactUri(uri: string): string {
+function redactUri(uri: string): string {
   return uri.replace(/\/\/[^@/]*@/, '//[redacted]@');
 }

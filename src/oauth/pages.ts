@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { ErrorOut, KoaContextWithOIDC } from 'oidc-provider';
 import { escapeHtml } from '../http/web/html.js';
 import { pickLanguage, type Lang } from '../http/web/lang.js';
+import { counted } from '../plural.js';
 import { OPENID, SELF_READ } from './constants.js';
 
 export { pickLanguage, type Lang } from '../http/web/lang.js';
@@ -61,7 +62,7 @@ const TEXT = {
     cancel: 'Cancel',
     invalid: 'The email or password is incorrect.',
     missing: 'Enter both your email and your password.',
-    throttled: (minutes: number) => `Too many sign-in attempts. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`,
+    throttled: (minutes: number) => `Too many sign-in attempts. Try again in ${counted(minutes, 'minute')}.`,
     emailTooLong: 'The email address is too long (at most 254 characters).',
     remember: 'Keep me signed in (up to 14 days)',
     rememberHint: 'Leave this unticked on a shared computer: you are then signed out when the browser closes.',

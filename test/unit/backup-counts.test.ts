@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { counted, describeCounts } from '../../src/data/backup.js';
+import { describeCounts } from '../../src/data/backup.js';
+import { counted } from '../../src/plural.js';
 
 /** The counts `campus backup` and `campus restore` print (README "Backups and restore"). */
 describe('unit: backup counts in words', () => {

@@ -1,5 +1,6 @@
 import type { Lang } from '../../http/web/lang.js';
 import { PASSWORD_LENGTH } from '../../oauth/password-policy.js';
+import { counted } from '../../plural.js';
 import type { SelfServiceError, SelfServiceProblem } from '../../oauth/self-service.js';
 import type { FieldError } from '../console/ui.js';
 
@@ -32,7 +33,7 @@ function message(lang: Lang, problem: SelfServiceProblem, domain: string, retryA
     invalid_code: 'The code is wrong, expired or already used. Ask for a new one.',
     account_exists: 'An account with this email already exists. Sign in or reset the password.',
     wrong_password: 'The current password is not correct.',
-    too_many_requests: `Too many attempts. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`,
+    too_many_requests: `Too many attempts. Try again in ${counted(minutes, 'minute')}.`,
   };
   return (lang === 'ko' ? ko : en)[problem];
 }
