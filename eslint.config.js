@@ -22,7 +22,17 @@ const layers = [
     above: ['src/cli', 'src/main.ts', 'src/app.ts', 'src/surfaces', 'src/rest', 'src/neis', 'src/oauth', 'src/http'],
   },
   {
-    layer: ['src/auth', 'src/data', 'src/errors', 'src/config', 'src/logger.ts', 'src/calendar.ts', 'src/limits.ts'],
+    layer: [
+      'src/auth',
+      'src/data',
+      'src/errors',
+      'src/config',
+      'src/logger.ts',
+      'src/calendar.ts',
+      'src/limits.ts',
+      'src/compare.ts',
+      'src/plural.ts',
+    ],
     above: ['src/cli', 'src/main.ts', 'src/app.ts', 'src/surfaces', 'src/rest', 'src/neis', 'src/oauth', 'src/http', 'src/graphql'],
   },
 ];

@@ -2,7 +2,7 @@ import autocannon from 'autocannon';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { acquireEmbeddedDatabase, freePort } from '../src/data/embedded/index.js';
+import { acquireEmbeddedDatabase, freePort, type BackendIndexer } from '../src/data/embedded/index.js';
 
 /** One measured load: requests per second, latency percentiles and failures. */
 export interface Figures {
@@ -160,10 +160,11 @@ export function benchDatabaseName(): string {
  * The database a bench part runs on, chosen as `campus serve` chooses (src/config/index.ts):
  * MONGODB_URI when set, else the embedded FerretDB, keeping its data in the PostgreSQL database
  * FERRETDB_POSTGRESQL_URL names, else in SQLite files. `name` keeps each part's data apart.
+ * `indexer` makes FerretDB's storage indexes, as `campus serve` does (pass it to openDatabase).
  */
-export async function benchDatabase(name: string): Promise<{ uri: string; stop(): Promise<void> }> {
+export async function benchDatabase(name: string): Promise<{ uri: string; indexer: BackendIndexer | undefined; stop(): Promise<void> }> {
   const given = process.env['MONGODB_URI'];
-  if (given) return { uri: given, stop: async () => {} };
+  if (given) return { uri: given, indexer: undefined, stop: async () => {} };
   const postgresqlUrl = process.env['FERRETDB_POSTGRESQL_URL'];
   const embedded = await acquireEmbeddedDatabase({
     dataDir: join('.data', postgresqlUrl ? `${name}-postgresql` : name),
@@ -172,5 +173,5 @@ export async function benchDatabase(name: string): Promise<{ uri: string; stop()
   });
   const uri = new URL(embedded.uri);
   uri.pathname = `/${name.replace(/\W/g, '_')}`;
-  return { uri: uri.toString(), stop: () => embedded.stop() };
+  return { uri: uri.toString(), indexer: embedded.indexer, stop: () => embedded.stop() };
 }

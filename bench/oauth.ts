@@ -1,5 +1,8 @@
 import autocannon from 'autocannon';
-import { openDatabase } from '../src/data/database.js';
+import { randomBytes } from 'node:crypto';
+import { openDatabase, type Database } from '../src/data/database.js';
+import type { BackendIndexer } from '../src/data/embedded/index.js';
+import { recordKey } from '../src/data/oauth-store.js';
 import { seedDemoSchool } from '../src/data/seed/demo.js';
 import { AccountService } from '../src/oauth/accounts.js';
 import { ClientService } from '../src/oauth/clients.js';
@@ -8,8 +11,10 @@ import { benchDatabase, compare, type Figures, report, startProcess } from './li
 /**
  * OAuth bench: the token endpoint (refresh grant, rotating) and userinfo of our app, each against
  * bare oidc-provider with its in-memory adapter measured in the same run (alternating rounds);
- * and whole logins of our app (authorize, the login form with its argon2id check, the code at
- * the redirect), against issue 9's absolute target.
+ * the refresh grant again on a database that holds STORED used refresh tokens and as many claims,
+ * against the fresh one (issue 26: the cost of a refresh must not grow with the store); and
+ * whole logins of our app (authorize, the login form with its argon2id check, the code at the
+ * redirect), against issue 9's absolute target.
  *
  * Refresh tokens rotate, so every refresh request needs an unused one: each round starts with one
  * freshly minted token per connection in a shared pool; every answer puts its new refresh token
@@ -17,6 +22,8 @@ import { benchDatabase, compare, type Figures, report, startProcess } from './li
  */
 
 const CONNECTIONS = 10;
+/** Used refresh tokens (and their claims, as many) in the store of the second refresh row. */
+const STORED = 50_000;
 /** Whole logins: this many browsers at a time, each logging in again and again, for LOGIN_SECONDS. */
 const LOGIN_BROWSERS = 4;
 const LOGIN_SECONDS = 6;
@@ -37,30 +44,26 @@ interface Server {
 /** Runs the OAuth bench and prints its table; false when a request failed. */
 export async function runOAuthBench(): Promise<boolean> {
   const database = await benchDatabase('bench-oauth');
-  const uri = database.uri;
-  const db = await openDatabase(uri);
-  await seedDemoSchool(db);
-  // Artifacts of earlier runs would only make the store bigger than a real one of this age.
-  await db.models.oauthRecords.deleteMany({});
-  const student = await db.models.students.findOne({ _id: 1 }).lean<{ email: string }>();
-  USER.email = student?.email ?? 'bench@school.test';
-  await new AccountService(db).ensure({ email: USER.email, password: USER.password, role: 'USER' });
-  // PKCE optional, as in the bare oidc-provider it is compared with (pkce.required: false).
-  await new ClientService(db, { isProduction: false }).put({
-    ...CLIENT,
-    name: 'bench',
-    redirectUris: [CLIENT.redirectUri],
-    firstParty: true,
-    pkce: 'optional',
-  });
+  const fresh = await prepare(database.uri, database.indexer, 'bench_oauth');
+  const loaded = await prepare(database.uri, database.indexer, 'bench_oauth_stored');
+  // Artifacts of earlier runs would only make the store bigger than a real one of this age; the
+  // second store keeps its STORED used tokens and claims from run to run (loading them takes a while).
+  await fresh.db.models.oauthRecords.deleteMany({});
+  await fillStore(loaded.db);
 
   const env = { BENCH_CLIENT_ID: CLIENT.id, BENCH_CLIENT_SECRET: CLIENT.secret, BENCH_REDIRECT_URI: CLIENT.redirectUri };
-  const app = await startProcess('bench/serve-oauth.ts', { MONGODB_URI: uri, LOG_LEVEL: 'silent' });
+  const app = await startProcess('bench/serve-oauth.ts', { MONGODB_URI: fresh.uri, LOG_LEVEL: 'silent' });
+  const appStored = await startProcess('bench/serve-oauth.ts', { MONGODB_URI: loaded.uri, LOG_LEVEL: 'silent' });
   const bareProcess = await startProcess('bench/serve-oauth-bare.ts', env);
   try {
     const ours: Server = { label: 'our app', url: app.url, cookies: new Map() };
+    const oursStored: Server = { label: 'our app', url: appStored.url, cookies: new Map() };
     const bare: Server = { label: 'bare oidc-provider', url: bareProcess.url, cookies: new Map() };
-    const refresh = await compareRefresh(bare, ours);
+    const [bareRefresh, freshRefresh, storedRefresh] = await compareRefresh([
+      { server: bare, label: 'bare oidc-provider POST token (refresh)' },
+      { server: ours, label: 'POST /v1/oauth/token (refresh)' },
+      { server: oursStored, label: `  the same, ${STORED.toLocaleString('en')} used tokens + claims` },
+    ] as const);
     const userinfo = await compare(
       {
         label: 'bare oidc-provider GET /me (opaque token)',
@@ -77,8 +80,9 @@ export async function runOAuthBench(): Promise<boolean> {
     return report(
       `OAuth (${CONNECTIONS} connections; userinfo after a warm-up; median of ${ROUNDS} alternating ${SECONDS} s rounds; logins: ${LOGIN_BROWSERS} browsers at a time for ${LOGIN_SECONDS} s)`,
       [
-        { figures: refresh.baseline },
-        { figures: refresh.subject, baseline: refresh.baseline, target: 0.5 },
+        { figures: bareRefresh },
+        { figures: freshRefresh, baseline: bareRefresh, target: 0.5 },
+        { figures: storedRefresh, baseline: freshRefresh, target: 0.8 },
         { figures: userinfo.baseline },
         { figures: userinfo.subject, baseline: userinfo.baseline, target: 0.5 },
         { figures: logins, minRps: MIN_LOGINS_PER_SECOND, note: 'absolute (no baseline)' },
@@ -87,19 +91,96 @@ export async function runOAuthBench(): Promise<boolean> {
   } finally {
     await bareProcess.stop();
     await app.stop();
-    await db.close();
+    await appStored.stop();
+    await fresh.db.close();
+    await loaded.db.close();
     await database.stop();
   }
 }
 
-/** Refresh-grant rounds, alternating baseline and subject, each from freshly minted tokens. */
-async function compareRefresh(baseline: Server, subject: Server): Promise<{ baseline: Figures; subject: Figures }> {
-  const runs: { baseline: Figures[]; subject: Figures[] } = { baseline: [], subject: [] };
-  for (let round = 0; round < ROUNDS; round++) {
-    runs.baseline.push(await measureRefresh(baseline, 'bare oidc-provider POST token (refresh)'));
-    runs.subject.push(await measureRefresh(subject, 'POST /v1/oauth/token (refresh, Mongo)'));
+/** A database of the bench's server with the demo school, the bench's account and its client. */
+async function prepare(serverUri: string, indexer: BackendIndexer | undefined, name: string): Promise<{ uri: string; db: Database }> {
+  const url = new URL(serverUri);
+  url.pathname = `/${name}`;
+  const db = await openDatabase(url.toString(), { backendIndexes: indexer });
+  await seedDemoSchool(db);
+  const student = await db.models.students.findOne({ _id: 1 }).lean<{ email: string }>();
+  USER.email = student?.email ?? 'bench@school.test';
+  await new AccountService(db).ensure({ email: USER.email, password: USER.password, role: 'USER' });
+  // PKCE optional, as in the bare oidc-provider it is compared with (pkce.required: false).
+  await new ClientService(db, { isProduction: false }).put({
+    ...CLIENT,
+    name: 'bench',
+    redirectUris: [CLIENT.redirectUri],
+    firstParty: true,
+    pkce: 'optional',
+  });
+  return { uri: url.toString(), db };
+}
+
+/**
+ * Brings the store to STORED used refresh tokens, each with its claim naming a successor, as a
+ * school's store holds them after that many refreshes (they stay until they expire, 30 days).
+ */
+async function fillStore(db: Database): Promise<void> {
+  const records = db.connection.collection('oauth_records');
+  const have = await records.countDocuments({ kind: 'RefreshToken' });
+  const expiresAt = new Date(Date.now() + 30 * 24 * 3600 * 1000);
+  const payload = JSON.stringify({
+    kind: 'RefreshToken',
+    iat: Math.floor(Date.now() / 1000),
+    exp: Math.floor(expiresAt.getTime() / 1000),
+    accountId: '1',
+    clientId: CLIENT.id,
+    grantId: 'g',
+    scope: 'self:read',
+    resource: 'http://127.0.0.1/userinfo',
+    gty: 'authorization_code refresh_token',
+    rotations: 1,
+  });
+  const BATCH = 1000;
+  for (let done = have; done < STORED; done += BATCH) {
+    const docs = [];
+    for (let i = 0; i < Math.min(BATCH, STORED - done); i++) {
+      const key = recordKey('RefreshToken', randomBytes(32).toString('base64url'));
+      const grantId = randomBytes(16).toString('base64url');
+      docs.push({
+        _id: key,
+        kind: 'RefreshToken',
+        payload,
+        grantId,
+        uid: null,
+        userCode: null,
+        clientId: CLIENT.id,
+        accountId: '1',
+        expiresAt,
+      });
+      docs.push({
+        _id: `${key}#claim`,
+        kind: 'Claim',
+        payload: '{}',
+        grantId: null,
+        uid: null,
+        userCode: null,
+        clientId: null,
+        accountId: null,
+        expiresAt,
+        claimedAt: new Date(),
+        successor: recordKey('RefreshToken', randomBytes(32).toString('base64url')),
+      });
+    }
+    await records.insertMany(docs as never[], { ordered: false });
+    if ((done / BATCH) % 10 === 0) process.stderr.write(`  storing used refresh tokens and claims: ${done} of ${STORED}\n`);
   }
-  return { baseline: median(runs.baseline), subject: median(runs.subject) };
+}
+
+/** Refresh-grant rounds, alternating between the servers, each from freshly minted tokens; each one's median round. */
+async function compareRefresh<T extends readonly { server: Server; label: string }[]>(sides: T): Promise<{ [K in keyof T]: Figures }> {
+  const runs: Figures[][] = sides.map(() => []);
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [i, side] of sides.entries()) runs[i]?.push(await measureRefresh(side.server, side.label));
+  }
+  return runs.map(median) as { [K in keyof T]: Figures };
 }
 
 async function measureRefresh(server: Server, label: string): Promise<Figures> {

@@ -3,12 +3,13 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-// Node.js 22.12 or a later release (package.json "engines"); `npx campus` and `npm run` use the
-// project's own Node 22 from node_modules/.bin when the machine's is older (README, "Node.js").
+// Node.js 24.11 (the first LTS release of Node 24) or later (package.json "engines"); `npx campus`
+// and `npm run` use the project's own Node 24 from node_modules/.bin when the machine's is older
+// (README, "Node.js").
 const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
-if (major < 22 || (major === 22 && minor < 12)) {
+if (major < 24 || (major === 24 && minor < 11)) {
   console.error(
-    `campus: Node.js ${process.version} is not supported; use Node.js 22.12 or later (run \`npx campus ...\` to use the project's own Node 22).`,
+    `campus: Node.js ${process.version} is not supported; use Node.js 24.11 or later (run \`npx campus ...\` to use the project's own Node 24).`,
   );
   process.exit(1);
 }

@@ -7,7 +7,9 @@ import { AppMetrics } from './http/metrics.js';
 import { OAUTH_PATHS } from './oauth/constants.js';
 import { probes } from './http/probes.js';
 import { requireTls, trustForwardingFrom } from './http/tls.js';
+import { createAuthSurface } from './surfaces/auth.js';
 import { createDataSurface } from './surfaces/data.js';
+import { createUserinfoSurface } from './surfaces/userinfo.js';
 import { SURFACE_NAMES, type AppDeps, type Surface, type SurfaceName } from './surfaces/types.js';
 
 export type { AppDeps } from './surfaces/types.js';
@@ -27,7 +29,8 @@ export interface AppOptions {
 
 /**
  * Builds the Koa app without listening, so tests build the real thing in-process.
- * Mount order: request id and log -> request metrics -> error boundary -> TLS rule (which lets
+ * Mount order: request id and log -> request metrics -> error boundaries (JSON, then the pages'
+ * HTML) -> TLS rule (which lets
  * the probes and /metrics through over plain HTTP from loopback and TRUSTED_PROXIES) -> probes
  * (/livez, /readyz) and /metrics (every process answers them, whatever it serves) -> data API
  * -> authorization server -> userinfo -> 404.
@@ -50,16 +53,18 @@ export async function createApp(appDeps: AppDeps, options: AppOptions = {}): Pro
 
   const surfaces: Surface[] = [];
   if (wanted.has('data')) surfaces.push(await createDataSurface(deps));
-  // Loaded only when served: oidc-provider is heavy, and commands like `campus keys` never need it.
-  if (wanted.has('auth')) surfaces.push(await (await import('./surfaces/auth.js')).createAuthSurface(deps));
-  // The consoles live with the authorization server: the same origin as the login pages.
-  if (wanted.has('auth')) surfaces.push(await (await import('./surfaces/consoles.js')).createConsolesSurface(deps));
-  if (wanted.has('userinfo')) surfaces.push(await (await import('./surfaces/userinfo.js')).createUserinfoSurface(deps));
+  // Every page people see lives with the authorization server: the same origin as the login pages.
+  // (Imported statically: only `campus serve` loads this module, and one module graph means one
+  // AppError class for every boundary, under tsx in the tests as in dist/.)
+  if (wanted.has('auth')) surfaces.push(await createAuthSurface(deps));
+  if (wanted.has('userinfo')) surfaces.push(await createUserinfoSurface(deps));
 
   koa.use(requestContext(deps.logger));
   koa.use(metrics.measure());
   if (koa.proxy) koa.use(trustForwardingFrom(deps.config.trustedProxies));
   koa.use(envelopeErrors());
+  // Errors of requests for pages become pages (the web layer); the rest reach the envelope above.
+  for (const surface of surfaces) if (surface.boundary) koa.use(surface.boundary);
   if (deps.config.isProduction) koa.use(requireTls(deps.config.trustedProxies));
   koa.use(probes({ db: deps.db, redis: deps.redis }));
   koa.use(metrics.endpoint({ isProduction: deps.config.isProduction, trustedProxies: deps.config.trustedProxies }));

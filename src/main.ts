@@ -41,8 +41,16 @@ export interface RunningService {
  * the optional daily backup; SIGTERM/SIGINT stop accepting, finish requests in flight, then
  * close every connection.
  */
-export async function startService(config: Config, logger: Logger, surfaces?: readonly SurfaceName[]): Promise<RunningService> {
-  const runtime = await openDatabaseRuntime(config, (line) => logger.info(line), { waitForDatabase: true });
+export async function startService(
+  config: Config,
+  logger: Logger,
+  options: { surfaces?: readonly SurfaceName[] | undefined; progress?: (line: string) => void } = {},
+): Promise<RunningService> {
+  // Long work (the embedded database's first build, migrations) shows its progress: as log lines,
+  // or as the command's own lines when it logs nothing (src/cli/commands/serve.ts).
+  const progress = options.progress ?? ((line: string) => logger.info(line));
+  const { surfaces } = options;
+  const runtime = await openDatabaseRuntime(config, progress, { waitForDatabase: true });
   const redis = config.redisUrl ? openRedis(config.redisUrl, logger) : undefined;
   let app: App | undefined;
   const backups = config.backup.dir
@@ -58,7 +66,7 @@ export async function startService(config: Config, logger: Logger, surfaces?: re
   const server = createServer();
   let bus: VersionBus | undefined;
   try {
-    await migrate(runtime.db, { progress: (line) => logger.info(line) });
+    await migrate(runtime.db, { progress });
     // The demo key, clients and account are published in the README: never serve them for real.
     if (config.isProduction) await refuseDemoCredentials(runtime.db);
     await ensureIndexes(runtime.db, logger);

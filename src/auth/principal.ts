@@ -35,12 +35,16 @@ export const STAFF_ROLES: readonly AccountRole[] = ['ADMIN', 'ROOT'];
  * read no school data through the data API.
  */
 export function assertScope(principal: Principal | undefined, scope: ApiScope): void {
+  if (holdsScope(principal, scope)) return;
   if (!principal) throw new UnauthorizedError('Missing API key: send it in the X-API-KEY header.');
-  if (principal.kind === 'account') {
-    if (!STAFF_ROLES.includes(principal.role)) throw new ForbiddenError(`Reading ${scope} data needs an ADMIN or ROOT account.`);
-    return;
-  }
-  if (!principal.scopes.has(scope)) throw new ForbiddenError(`This API key lacks the ${scope} scope that this endpoint requires.`);
+  if (principal.kind === 'account') throw new ForbiddenError(`Reading ${scope} data needs an ADMIN or ROOT account.`);
+  throw new ForbiddenError(`This API key lacks the ${scope} scope that this endpoint requires.`);
+}
+
+/** Whether `principal` may read data of `scope`: a staff account, or a key holding the scope. */
+export function holdsScope(principal: Principal | undefined, scope: ApiScope): boolean {
+  if (!principal) return false;
+  return principal.kind === 'account' ? STAFF_ROLES.includes(principal.role) : principal.scopes.has(scope);
 }
 
 /** Throws unless the caller is a signed-in account with one of `roles` (API keys never write). */

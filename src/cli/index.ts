@@ -16,8 +16,13 @@ import { registerServe } from './commands/serve.js';
 export function buildProgram(): Command {
   const program = new Command('campus')
     .description('Campus Data Service: OAuth login, userinfo and the read-only school data API')
+    .option('--verbose', 'also print the logs (JSON lines): the same as LOG_LEVEL=info')
     .showHelpAfterError()
     .exitOverride();
+  // A command prints its answer; its logs only when asked (LOG_LEVEL, or --verbose before or after the command's name).
+  program.hook('preAction', (_program, command) => {
+    if (command.optsWithGlobals<{ verbose?: boolean }>().verbose) process.env['LOG_LEVEL'] ??= 'info';
+  });
   registerServe(program);
   registerDb(program);
   registerSeed(program);

@@ -12,9 +12,17 @@ export function cliConfig(overrides: Record<string, string> = {}): Config {
   return loadConfig({ ...process.env, ...overrides });
 }
 
+/**
+ * The level a command logs at: only when asked, with LOG_LEVEL or `--verbose` (LOG_LEVEL=info,
+ * src/cli/index.ts); `campus serve` in production logs at info unless LOG_LEVEL says otherwise.
+ */
+export function logLevelOf(config: Config, command: 'serve' | 'other' = 'other'): NonNullable<Config['logLevel']> {
+  return config.logLevel ?? (command === 'serve' && config.isProduction ? 'info' : 'silent');
+}
+
 /** Logs for commands go to stderr, so stdout holds only the command's answer. */
 export function cliLogger(config: Config): Logger {
-  return createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, process.stderr as never);
+  return createLogger(logLevelOf(config), process.stderr as never);
 }
 
 export interface WithDatabaseOptions {

@@ -33,7 +33,8 @@ const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
   HOST: z.string().min(1).default('127.0.0.1'),
   PORT: port.default(8080),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  // Unset: the commands print no logs (`--verbose` is LOG_LEVEL=info); `campus serve` in production logs at info.
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional(),
 
   MONGODB_URI: z
     .string()
@@ -41,6 +42,9 @@ const envSchema = z.object({
     .optional(),
   DATA_DIR: z.string().min(1).default('./.data'),
   EMBEDDED_DB_PORT: port.default(27018),
+  // How the embedded FerretDB over SQLite syncs its write-ahead log (README "Configuration": what
+  // a crash of the process, of the database and of the machine can lose under each).
+  SQLITE_SYNCHRONOUS: z.enum(['normal', 'full']).default('normal'),
   // FerretDB's own variable name: with it, the embedded FerretDB keeps its data in this PostgreSQL
   // database instead of SQLite files in DATA_DIR (issue 9, "Production backends").
   FERRETDB_POSTGRESQL_URL: z
@@ -106,6 +110,10 @@ const envSchema = z.object({
   BACKUP_TIME: dailyTime.default('03:00'),
   BACKUP_KEEP: z.coerce.number().int().min(1).max(3650).default(7),
 
+  // The school's name in the pages' header and on the login page (src/surfaces/web/shell.ts); the
+  // demo school's by default. SCHOOL_NAME_EN is the English pages' (SCHOOL_NAME when unset).
+  SCHOOL_NAME: z.string().trim().min(1).max(100).optional(),
+  SCHOOL_NAME_EN: z.string().trim().min(1).max(100).optional(),
   // Self-service accounts (src/oauth/self-service.ts): sign-up is open to this email domain only.
   SCHOOL_EMAIL_DOMAIN: z
     .string()
@@ -148,10 +156,13 @@ export interface Config {
   readonly isProduction: boolean;
   readonly host: string;
   readonly port: number;
+  /** LOG_LEVEL; undefined when unset (each command decides: src/cli/runtime.ts `logLevelOf`). */
   readonly logLevel: Env['LOG_LEVEL'];
   readonly mongodbUri: string | undefined;
   readonly dataDir: string;
   readonly embeddedDbPort: number;
+  /** SQLite's `synchronous` for the embedded FerretDB over SQLite (WAL): `normal` or `full`. */
+  readonly sqliteSynchronous: Env['SQLITE_SYNCHRONOUS'];
   /** The embedded FerretDB's PostgreSQL database (FERRETDB_POSTGRESQL_URL); unset: SQLite in dataDir. */
   readonly postgresqlUrl: string | undefined;
   readonly redisUrl: string | undefined;
@@ -188,6 +199,8 @@ export interface Config {
     readonly time: string;
     readonly keep: number;
   };
+  /** The school's name as the Korean and the English pages write it (SCHOOL_NAME, SCHOOL_NAME_EN). */
+  readonly schoolName: { readonly ko: string; readonly en: string };
   /** The email domain sign-up is open to (SCHOOL_EMAIL_DOMAIN). */
   readonly schoolEmailDomain: string;
   /** Outgoing mail; `smtpUrl` undefined: the development outbox (production refuses to start). */
@@ -233,6 +246,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     mongodbUri: e.MONGODB_URI,
     dataDir: e.DATA_DIR,
     embeddedDbPort: e.EMBEDDED_DB_PORT,
+    sqliteSynchronous: e.SQLITE_SYNCHRONOUS,
     postgresqlUrl: e.FERRETDB_POSTGRESQL_URL,
     redisUrl: e.REDIS_URL,
     trustedProxies: e.TRUSTED_PROXIES,
@@ -260,6 +274,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       loginDelay: { firstMs: e.OAUTH_LOGIN_DELAY_MS, maxMs: Math.max(e.OAUTH_LOGIN_DELAY_MS, e.OAUTH_LOGIN_DELAY_MAX_MS) },
     },
     backup: { dir: e.BACKUP_DIR, time: e.BACKUP_TIME, keep: e.BACKUP_KEEP },
+    schoolName: schoolNameOf(e),
     schoolEmailDomain: e.SCHOOL_EMAIL_DOMAIN,
     mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM ?? `"캠퍼스 데이터 서비스 (Campus Data Service)" <no-reply@${e.SCHOOL_EMAIL_DOMAIN}>` },
     neis: {
@@ -293,6 +308,16 @@ function productionProblems(e: Env): string[] {
   if (!e.SMTP_URL) problems.push('SMTP_URL: required in production (sign-up and password-reset codes are sent by email)');
   return problems;
 }
+
+/** The demo school's names (the defaults, src/data/seed/demo.ts), else SCHOOL_NAME in both languages unless SCHOOL_NAME_EN. */
+function schoolNameOf(e: Env): { ko: string; en: string } {
+  if (!e.SCHOOL_NAME && !e.SCHOOL_NAME_EN) return { ko: DEMO_SCHOOL_NAME.ko, en: DEMO_SCHOOL_NAME.en };
+  const ko = e.SCHOOL_NAME ?? e.SCHOOL_NAME_EN ?? '';
+  return { ko, en: e.SCHOOL_NAME_EN ?? ko };
+}
+
+/** The school the demo data describes (its email domain is SCHOOL_EMAIL_DOMAIN's default). */
+export const DEMO_SCHOOL_NAME = { ko: '광주소프트웨어마이스터고등학교', en: 'Gwangju Software Meister High School' } as const;
 
 function urlHost(host: string): string {
   return host.includes(':') ? `[${host}]` : host;

@@ -1,4 +1,5 @@
-import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
+import { sameSecret } from '../compare.js';
 import type { Types } from 'mongoose';
 import type { Database } from './database.js';
 import { API_SCOPES, type ApiKeyDoc, type ApiScope } from './models/api-key.model.js';
@@ -20,9 +21,7 @@ export function hashApiKey(key: string): string {
 
 /** Constant-time comparison of two hex hashes (lookups are by hash; this guards the final match). */
 export function hashesEqual(a: string, b: string): boolean {
-  const left = Buffer.from(a, 'hex');
-  const right = Buffer.from(b, 'hex');
-  return left.length === right.length && timingSafeEqual(left, right);
+  return sameSecret(a, b);
 }
 
 export interface ApiKeySummary {

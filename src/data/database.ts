@@ -1,4 +1,4 @@
-import mongoose, { type Connection } from 'mongoose';
+import mongoose, { type Connection, type Model } from 'mongoose';
 import { MongoClient } from 'mongodb';
 import { studentModel } from './models/student.model.js';
 import { clubModel } from './models/club.model.js';
@@ -15,6 +15,7 @@ import { DataVersions } from './versions.js';
 import { budgetPlugin } from './budget.js';
 import { SchoolReadModel } from './read-model.js';
 import { DataTelemetry, operationTimingPlugin, reportOperations } from './telemetry.js';
+import type { BackendIndexer } from './embedded/index.js';
 
 /** The models of every domain, bound to one connection. */
 export function createModels(connection: Connection) {
@@ -52,7 +53,10 @@ export interface Database {
   readonly name: string;
   /** Resolves when the server answers a ping; rejects (fast) when it does not. */
   ping(): Promise<void>;
-  /** Creates the indexes the filters and sorts need (idempotent). */
+  /**
+   * Creates every collection and the indexes its filters and sorts need, and, on FerretDB, the
+   * indexes its storage can use (idempotent).
+   */
   ensureIndexes(): Promise<void>;
   close(): Promise<void>;
 }
@@ -61,6 +65,12 @@ export interface ConnectOptions {
   /** Emit command events so tests can count queries. */
   monitorCommands?: boolean;
   serverSelectionTimeoutMS?: number;
+  /**
+   * Set for FerretDB only: the indexes its storage can use (src/data/embedded/index.ts,
+   * ferretDbIndexer), made by ensureIndexes in place of the schemas' non-unique indexes, which
+   * serve no FerretDB query (see ensureIndexes). Unset on MongoDB, whose own indexes serve.
+   */
+  backendIndexes?: BackendIndexer | undefined;
 }
 
 /**
@@ -104,11 +114,37 @@ export async function openDatabase(uri: string, options: ConnectOptions = {}): P
       await client.db().command({ ping: 1 });
     },
     async ensureIndexes() {
-      for (const model of Object.values(connection.models)) await model.createIndexes();
+      // Every collection exists first, even one no index names: FerretDB's storage indexes are
+      // made on the tables that exist (an existing collection is left as it is).
+      for (const model of Object.values(connection.models)) {
+        await model.createCollection();
+        if (options.backendIndexes) await keepUniqueIndexes(model);
+        else await model.createIndexes();
+      }
+      await options.backendIndexes?.(client.db().databaseName);
     },
     async close() {
       await connection.close();
       await client.close();
     },
   };
+}
+
+/**
+ * On FerretDB, a collection keeps only its unique indexes (they enforce rules: one account per
+ * email) beside `_id`. FerretDB 1.24 pushes no sort down to its storage and no filter but `_id`
+ * (over SQLite) or `field @> value` (over PostgreSQL, which its btree indexes cannot serve), so
+ * the schemas' other indexes, made for MongoDB, served no query there while every write kept them
+ * up to date: at 100,000 records, an insert into oauth_records took 1.7 times as long with its five.
+ * The indexes FerretDB can use come from the launcher (tools/ferretdb/indexes.go); indexes made
+ * by earlier code are dropped.
+ */
+async function keepUniqueIndexes(model: Model<unknown>): Promise<void> {
+  const keep = new Set(['_id_']);
+  for (const [fields, indexOptions] of model.schema.indexes()) {
+    if (indexOptions.unique) keep.add(await model.collection.createIndex(fields as Record<string, 1 | -1>, { unique: true }));
+  }
+  for (const index of await model.collection.indexes()) {
+    if (index.name && !keep.has(index.name)) await model.collection.dropIndex(index.name);
+  }
 }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Collection } from 'mongodb';
 import type { Database } from './database.js';
-import { hashStoredCredentials } from './oauth-store.js';
+import { hashStoredCredentials, moveClaimsToRecords } from './oauth-store.js';
 import { MisconfiguredError } from '../errors/index.js';
 import { isDuplicateKey } from './errors.js';
 
@@ -40,6 +40,13 @@ export const MIGRATIONS: readonly Migration[] = [
     up: async (db) => {
       await db.connection.collection('meta').deleteOne({ _id: 'versions' } as never);
     },
+  },
+  {
+    version: 4,
+    name: 'claims of codes and refresh tokens move beside them (oauth_records)',
+    // A refresh then writes the used token's claim and its successor in one insert
+    // (src/data/oauth-store.ts, rotate); oauth_claims is dropped.
+    up: moveClaimsToRecords,
   },
 ];
 

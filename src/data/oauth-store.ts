@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { Database } from './database.js';
 import { isDuplicateKey } from './errors.js';
+import { RememberedLookups } from './remembered.js';
 import type { DataVersions } from './versions.js';
-import type { OAuthClaimDoc } from './models/oauth-claim.model.js';
 import type { OAuthRecordDoc } from './models/oauth-record.model.js';
 
 /** A provider artifact as stored: its JSON payload plus the fields the store queries by. */
@@ -27,6 +27,25 @@ export interface OAuthRecordKeys {
 
 type LookupField = 'uid' | 'userCode';
 
+/** A record to store: what `upsert` takes. */
+export interface NewRecord {
+  readonly id: string;
+  readonly payload: Record<string, unknown>;
+  /** Undefined: it does not expire. */
+  readonly expiresInSeconds: number | undefined;
+  readonly keys: OAuthRecordKeys;
+}
+
+/**
+ * What became of a rotation (see rotate): the used token was claimed and its successor stored;
+ * or it had been claimed already and this is a retry within the grace, answered with a new
+ * successor; or it had been claimed already and this is reuse; or it is gone (revoked meanwhile).
+ */
+export type RotationOutcome = 'rotated' | 'retried' | 'reused' | 'gone';
+
+/** Grants, and refresh tokens issued here, remembered per process (of each). */
+const MAX_REMEMBERED = 10000;
+
 /**
  * Storage of the authorization server's artifacts (codes, tokens, grants, sessions, interactions).
  * FerretDB has no TTL indexes, so every read checks `expiresAt` against the injected clock and
@@ -35,11 +54,36 @@ type LookupField = 'uid' | 'userCode';
 export class OAuthStore {
   /** The expiry of single-use records found lately, for their claim (see consume). */
   private readonly foundExpiry = new LRUCache<string, { expiresAt: Date | null }>({ max: 1000, ttl: 60_000 });
+  /**
+   * Grants as stored, remembered until the `oauth` version moves: every change of a grant moves
+   * it (an expiry needs no news: it is checked), so a refresh and a userinfo call read no grant.
+   * The stored document is kept and parsed on each use, so no caller can change what another reads.
+   */
+  private readonly grants: RememberedLookups<string, OAuthRecordDoc>;
+  /**
+   * Refresh tokens this process issued, remembered the same way (written through when stored),
+   * for the refresh that presents them: whether one was used is not read but found by its
+   * claim's insert (see rotate), and a revocation moves the version.
+   */
+  private readonly refreshTokens: RememberedLookups<string, OAuthRecordDoc>;
+  /** Retries of a used refresh token under way here, by its key (see retryWithinGrace). */
+  private readonly retries = new Map<string, Promise<void>>();
 
   constructor(
     private readonly db: Database,
     private readonly now: () => Date = () => new Date(),
-  ) {}
+  ) {
+    const remembered = () =>
+      new RememberedLookups<string, OAuthRecordDoc>(
+        db.versions,
+        'oauth',
+        MAX_REMEMBERED,
+        async (key) => (await this.records.findOne({ _id: key }).lean<OAuthRecordDoc>()) ?? undefined,
+        (doc) => !isExpired(doc, this.now()),
+      );
+    this.grants = remembered();
+    this.refreshTokens = remembered();
+  }
 
   private get records() {
     return this.db.models.oauthRecords;
@@ -50,10 +94,6 @@ export class OAuthStore {
     return kind === 'Interaction' ? this.db.models.oauthInteractions : this.records;
   }
 
-  private get claims() {
-    return this.db.models.oauthClaims;
-  }
-
   /** Creates or replaces a record; `expiresInSeconds` undefined means it does not expire. */
   async upsert(
     kind: string,
@@ -62,36 +102,36 @@ export class OAuthStore {
     expiresInSeconds: number | undefined,
     keys: OAuthRecordKeys,
   ): Promise<void> {
-    const expiresAt = expiresInSeconds === undefined ? null : new Date(this.now().getTime() + expiresInSeconds * 1000);
-    const doc: OAuthRecordDoc = {
-      _id: recordKey(kind, id),
-      kind,
-      payload: JSON.stringify(HASHED_KINDS.has(kind) ? withoutJti(payload) : payload),
-      grantId: keys.grantId ?? null,
-      uid: keys.uid ?? null,
-      userCode: keys.userCode ?? null,
-      clientId: keys.clientId ?? null,
-      accountId: keys.accountId ?? null,
-      expiresAt,
-    };
+    const doc = this.recordDoc(kind, { id, payload, expiresInSeconds, keys });
     await this.put(doc);
+    if (kind === 'RefreshToken') await this.refreshTokens.remember(doc._id, doc);
     for (const field of LOOKUP_FIELDS) {
       const value = keys[field];
-      if (value !== undefined) await this.putPointer(kind, field, value, id, expiresAt);
+      if (value !== undefined) await this.putPointer(kind, field, value, id, doc.expiresAt ?? null);
     }
   }
 
   /**
    * The live record, or undefined when it is absent or expired (an expired one is deleted). A
-   * code's or token's claim (its first use, see consume) is read beside it, at the same time.
+   * code's or token's claim (its first use, see consume) is read beside it, at the same time,
+   * unless `claim` is false: where the caller goes on to claim the record, the claim's insert
+   * finds out by itself (see consume and rotate). A grant comes from memory while the `oauth`
+   * version stands still.
    */
-  async find(kind: string, id: string): Promise<OAuthRecord | undefined> {
+  async find(kind: string, id: string, options: { claim?: boolean } = {}): Promise<OAuthRecord | undefined> {
     const key = recordKey(kind, id);
+    if (kind === 'Grant') return this.live((await this.grants.get(key)) ?? null, id);
+    if (kind === 'RefreshToken' && options.claim === false) {
+      const record = await this.live((await this.refreshTokens.get(key)) ?? null, id);
+      if (record) this.foundExpiry.set(key, { expiresAt: record.expiresAt });
+      return record;
+    }
+    const readClaim = HASHED_KINDS.has(kind) && options.claim !== false;
     const [doc, claim] = await Promise.all([
       this.collectionOf(kind).findOne({ _id: key }).lean<OAuthRecordDoc>(),
-      HASHED_KINDS.has(kind) ? this.claims.findOne({ _id: key }, { claimedAt: 1 }).lean<OAuthClaimDoc>() : null,
+      readClaim ? this.records.findOne({ _id: claimKey(key) }, { claimedAt: 1 }).lean<OAuthRecordDoc>() : null,
     ]);
-    const record = await this.live(doc, id, claim);
+    const record = await this.live(doc, id, claim?.claimedAt ?? null);
     if (record && HASHED_KINDS.has(kind)) this.foundExpiry.set(key, { expiresAt: record.expiresAt });
     return record;
   }
@@ -118,11 +158,10 @@ export class OAuthStore {
    */
   async consume(kind: string, id: string): Promise<boolean> {
     const key = recordKey(kind, id);
-    const found =
-      this.foundExpiry.get(key) ?? (await this.collectionOf(kind).findOne({ _id: key }, { expiresAt: 1 }).lean<OAuthRecordDoc>());
+    const found = await this.expiryOf(kind, key);
     if (!found) return false;
     try {
-      await this.claims.insertMany([{ _id: key, expiresAt: found.expiresAt ?? null, claimedAt: this.now() }], { lean: true });
+      await this.records.insertMany([claimDoc(key, found.expiresAt ?? null, null, this.now())], { lean: true });
       return true;
     } catch (err) {
       if (isDuplicateKey(err)) return false;
@@ -130,14 +169,115 @@ export class OAuthStore {
     }
   }
 
+  /**
+   * A refresh with rotation in one write: the used token's claim, naming its successor, and the
+   * successor, inserted together in that order (RFC 9700: a refresh token is used once). FerretDB
+   * inserts a batch in one transaction, so a crash leaves both or neither; MongoDB inserts them in
+   * order, so the successor never exists without the claim. When the claim exists already, this
+   * is either a retry of a refresh whose answer was lost, or reuse: see retryWithinGrace.
+   */
+  async rotate(kind: string, usedId: string, next: NewRecord, graceSeconds: number): Promise<RotationOutcome> {
+    const usedKey = recordKey(kind, usedId);
+    const found = await this.expiryOf(kind, usedKey);
+    if (!found) return 'gone';
+    const successor = this.recordDoc(kind, next);
+    try {
+      await this.records.insertMany([claimDoc(usedKey, found.expiresAt ?? null, successor._id, this.now()), successor], { lean: true });
+    } catch (err) {
+      if (!isDuplicateKey(err) || failedIndex(err) !== 0) throw err;
+      const outcome = await this.retryWithinGrace(usedKey, successor, graceSeconds);
+      if (outcome === 'retried') await this.refreshTokens.remember(successor._id, successor);
+      return outcome;
+    }
+    this.refreshTokens.forget(usedKey);
+    await this.refreshTokens.remember(successor._id, successor);
+    return 'rotated';
+  }
+
+  /**
+   * A used refresh token presented again: a client whose answer was lost retries with it. Within
+   * `graceSeconds` of its use, and while its successor has not been used itself, the successor
+   * (which the client never received) is retired, by a claim marked so, and `successor` takes its
+   * place, so the person stays signed in (issue 28). Otherwise it is reuse, and the caller revokes
+   * the grant: so is a retired successor presented later (only someone who intercepted the lost
+   * answer can hold it). Retries of one token at the same moment (a client sending twice) take
+   * turns in this process, so each finds the successor the one before it left; see
+   * replaceLostSuccessor for retries in several processes.
+   */
+  private retryWithinGrace(usedKey: string, successor: OAuthRecordDoc, graceSeconds: number): Promise<RotationOutcome> {
+    const previous = this.retries.get(usedKey) ?? Promise.resolve();
+    const turn = previous.then(() => this.replaceLostSuccessor(usedKey, successor, graceSeconds));
+    const done = turn.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.retries.set(usedKey, done);
+    void done.then(() => {
+      if (this.retries.get(usedKey) === done) this.retries.delete(usedKey);
+    });
+    return turn;
+  }
+
+  /**
+   * One retry's turn. A successor found retired already was retired by a retry in another process
+   * that has not named its own successor yet: the claim is read again, a few times, before the
+   * retry counts as reuse.
+   */
+  private async replaceLostSuccessor(usedKey: string, successor: OAuthRecordDoc, graceSeconds: number): Promise<RotationOutcome> {
+    for (let attempt = 0; attempt < RETIREMENT_ATTEMPTS; attempt++) {
+      const claim = await this.records.findOne({ _id: claimKey(usedKey) }).lean<OAuthRecordDoc>();
+      const lost = claim?.successor;
+      const claimedAt = claim?.claimedAt?.getTime();
+      if (!lost || claimedAt === undefined || this.now().getTime() - claimedAt > graceSeconds * 1000) return 'reused';
+      try {
+        await this.records.insertMany([claimDoc(lost, successor.expiresAt ?? null, null, this.now(), RETIRED)], { lean: true });
+      } catch (err) {
+        if (!isDuplicateKey(err)) throw err;
+        const held = await this.records.findOne({ _id: claimKey(lost) }, { payload: 1 }).lean<OAuthRecordDoc>();
+        if (held?.payload !== RETIRED) return 'reused';
+        await new Promise((done) => setTimeout(done, RETIREMENT_WAIT_MS));
+        continue;
+      }
+      this.refreshTokens.forget(lost);
+      await this.records.insertMany([successor], { lean: true });
+      await this.records.updateOne({ _id: claimKey(usedKey) }, { $set: { successor: successor._id } });
+      return 'retried';
+    }
+    return 'reused';
+  }
+
+  /** The expiry of a single-use record: as its find read it moments ago, else from the database. */
+  private async expiryOf(kind: string, key: string): Promise<{ expiresAt?: Date | null } | null> {
+    return this.foundExpiry.get(key) ?? (await this.collectionOf(kind).findOne({ _id: key }, { expiresAt: 1 }).lean<OAuthRecordDoc>());
+  }
+
+  /** The stored form of a provider artifact. */
+  private recordDoc(kind: string, record: NewRecord): OAuthRecordDoc {
+    const { id, payload, expiresInSeconds, keys } = record;
+    return {
+      _id: recordKey(kind, id),
+      kind,
+      payload: JSON.stringify(HASHED_KINDS.has(kind) ? withoutJti(payload) : payload),
+      grantId: keys.grantId ?? null,
+      uid: keys.uid ?? null,
+      userCode: keys.userCode ?? null,
+      clientId: keys.clientId ?? null,
+      accountId: keys.accountId ?? null,
+      expiresAt: expiresInSeconds === undefined ? null : new Date(this.now().getTime() + expiresInSeconds * 1000),
+      claimedAt: null,
+      successor: null,
+    };
+  }
+
   async destroy(kind: string, id: string): Promise<void> {
     await this.collectionOf(kind).deleteOne({ _id: recordKey(kind, id) });
-    if (kind === 'Grant') await this.grantsRevoked();
+    if (REMEMBERED_KINDS.has(kind)) await this.grantsChanged();
   }
 
   /** Deletes every record of `kind` issued under a grant. */
   async revokeByGrantId(kind: string, grantId: string): Promise<void> {
     await this.collectionOf(kind).deleteMany({ kind, grantId });
+    if (REMEMBERED_KINDS.has(kind)) await this.grantsChanged();
   }
 
   /**
@@ -148,7 +288,7 @@ export class OAuthStore {
     await this.records.deleteMany({ grantId });
     await this.db.models.oauthInteractions.deleteMany({ grantId });
     await this.records.deleteOne({ _id: recordKey('Grant', grantId) });
-    await this.grantsRevoked();
+    await this.grantsChanged();
   }
 
   /** The live records of `kind` that belong to an account or a client (e.g. the grants a person gave). */
@@ -188,7 +328,7 @@ export class OAuthStore {
   /** Deletes an account's records of one kind (e.g. its login sessions); returns how many. */
   async revokeKindOf(kind: string, accountId: string): Promise<number> {
     const result = await this.collectionOf(kind).deleteMany({ kind, accountId });
-    if (kind === 'Grant' && result.deletedCount > 0) await this.grantsRevoked();
+    if (REMEMBERED_KINDS.has(kind) && result.deletedCount > 0) await this.grantsChanged();
     return result.deletedCount;
   }
 
@@ -197,17 +337,17 @@ export class OAuthStore {
     // Its logins under way go too (an interaction names its client and, once signed in, its account).
     await this.db.models.oauthInteractions.deleteMany(owner);
     const result = await this.records.deleteMany(owner);
-    if (result.deletedCount > 0) await this.grantsRevoked();
+    if (result.deletedCount > 0) await this.grantsChanged();
     return result.deletedCount;
   }
 
   /**
-   * Moves the `oauth` version after grants were deleted: processes that remember which grants
-   * are alive (src/oauth/access-token.ts) forget it, here at once and elsewhere as soon as they
-   * hear of the change (src/data/version-bus.ts). An expired grant needs no such news: what is
-   * remembered carries its expiry.
+   * Moves the `oauth` version after grants or refresh tokens were deleted, or a grant saved again:
+   * processes that remember them (this store, for the provider and for userinfo) forget them, here
+   * at once and elsewhere as soon as they hear of the change (src/data/version-bus.ts). An expired
+   * record needs no such news: what is remembered carries its expiry.
    */
-  private async grantsRevoked(): Promise<void> {
+  private async grantsChanged(): Promise<void> {
     await this.db.versions.bump('oauth');
   }
 
@@ -216,12 +356,11 @@ export class OAuthStore {
     return this.db.versions;
   }
 
-  /** Deletes every expired record, and the claims of expired records; returns how many records. */
+  /** Deletes every expired record, claims of expired records included; returns how many. */
   async sweepExpired(): Promise<number> {
     const expired = { expiresAt: { $ne: null, $lte: this.now() } };
     const result = await this.records.deleteMany(expired);
     await this.db.models.oauthInteractions.deleteMany(expired);
-    await this.claims.deleteMany(expired);
     return result.deletedCount;
   }
 
@@ -236,6 +375,8 @@ export class OAuthStore {
       clientId: null,
       accountId: null,
       expiresAt,
+      claimedAt: null,
+      successor: null,
     };
     await this.put(doc);
   }
@@ -250,17 +391,15 @@ export class OAuthStore {
     } catch (err) {
       if (!isDuplicateKey(err)) throw err;
       await this.collectionOf(doc.kind).replaceOne({ _id: doc._id }, doc);
+      // A grant saved again (a consent that adds scopes) is new news for whoever remembers it.
+      if (doc.kind === 'Grant') await this.grantsChanged();
     }
   }
 
   /** The record if it is live; `id` is the one asked for (a hashed kind's key holds only its hash). */
-  private async live(
-    doc: OAuthRecordDoc | null,
-    id?: string,
-    claim?: Pick<OAuthClaimDoc, 'claimedAt'> | null,
-  ): Promise<OAuthRecord | undefined> {
+  private async live(doc: OAuthRecordDoc | null, id?: string, claimedAt: Date | null = null): Promise<OAuthRecord | undefined> {
     if (!doc) return undefined;
-    if (doc.expiresAt && doc.expiresAt.getTime() <= this.now().getTime()) {
+    if (isExpired(doc, this.now())) {
       await this.collectionOf(doc.kind).deleteOne({ _id: doc._id });
       return undefined;
     }
@@ -271,12 +410,60 @@ export class OAuthStore {
       id: recordId,
       payload: HASHED_KINDS.has(doc.kind) ? { ...payload, jti: recordId } : payload,
       expiresAt: doc.expiresAt ?? null,
-      consumedAt: claim ? Math.floor(claim.claimedAt.getTime() / 1000) : null,
+      consumedAt: claimedAt ? Math.floor(claimedAt.getTime() / 1000) : null,
     };
   }
 }
 
 const LOOKUP_FIELDS: readonly LookupField[] = ['uid', 'userCode'];
+
+/** Kinds remembered per process (see OAuthStore.grants and refreshTokens). */
+const REMEMBERED_KINDS: ReadonlySet<string> = new Set(['Grant', 'RefreshToken']);
+
+/** The kind of a claim record (see claimDoc). */
+const CLAIM_KIND = 'Claim';
+/** The payload of a claim that retired a token rather than used it (see retryWithinGrace). */
+const RETIRED = '{"retired":true}';
+/** How often a retry looks again at a successor retired in another process, and how long it waits between. */
+const RETIREMENT_ATTEMPTS = 5;
+const RETIREMENT_WAIT_MS = 20;
+
+/** The `_id` of the claim of the record keyed `key`. */
+function claimKey(key: string): string {
+  return `${key}#claim`;
+}
+
+/**
+ * The claim of the record keyed `key` (its first use). It outlives its record's revocation (a
+ * redemption that read the record just before must still lose, so it names no grant that a
+ * revocation would match) and is swept once the record would have expired.
+ */
+function claimDoc(key: string, expiresAt: Date | null, successor: string | null, claimedAt: Date, payload = '{}'): OAuthRecordDoc {
+  return {
+    _id: claimKey(key),
+    kind: CLAIM_KIND,
+    payload,
+    grantId: null,
+    uid: null,
+    userCode: null,
+    clientId: null,
+    accountId: null,
+    expiresAt,
+    claimedAt,
+    successor,
+  };
+}
+
+function isExpired(doc: Pick<OAuthRecordDoc, 'expiresAt'>, now: Date): boolean {
+  return !!doc.expiresAt && doc.expiresAt.getTime() <= now.getTime();
+}
+
+/** Which document of an ordered insertMany failed (the driver's bulk write error lists them). */
+function failedIndex(err: unknown): number | undefined {
+  const writeErrors: unknown = typeof err === 'object' && err !== null && 'writeErrors' in err ? err.writeErrors : undefined;
+  const first: unknown = Array.isArray(writeErrors) ? writeErrors[0] : writeErrors;
+  return typeof first === 'object' && first !== null && 'index' in first && typeof first.index === 'number' ? first.index : undefined;
+}
 
 /** Records that have not expired at `now` (expired ones are also refused by `live`). */
 function liveFilter(now: Date): Record<string, unknown> {
@@ -342,10 +529,12 @@ export async function getOrCreateKeyMaterial(db: Database, id: string, create: (
 /**
  * Migration (src/data/migrations.ts): records and claims of hashed kinds written by earlier code
  * under their raw id are moved to their hashed key, without the id in the payload. Idempotent:
- * a key that already holds the hash prefix is left alone.
+ * a key that already holds the hash prefix is left alone. Claims were kept in a collection of
+ * their own then (moved by moveClaimsToRecords).
  */
 export async function hashStoredCredentials(db: Database): Promise<void> {
-  const { oauthRecords: records, oauthClaims: claims } = db.models;
+  const records = db.models.oauthRecords;
+  const claims = db.connection.collection<LegacyClaim>(LEGACY_CLAIMS);
   for (const kind of HASHED_KINDS) {
     const raw = (doc: { _id: string }) => !doc._id.startsWith(`${kind}:${HASH_PREFIX}`);
     const rawId = (doc: { _id: string }) => doc._id.slice(kind.length + 1);
@@ -356,11 +545,37 @@ export async function hashStoredCredentials(db: Database): Promise<void> {
       await records.replaceOne({ _id }, { ...doc, _id, payload }, { upsert: true });
       await records.deleteOne({ _id: doc._id });
     }
-    const claimed = (await claims.find({ _id: new RegExp(`^${kind}:`) }).lean<OAuthClaimDoc[]>()).filter(raw);
+    const claimed = (await claims.find({ _id: new RegExp(`^${kind}:`) }).toArray()).filter(raw);
     for (const claim of claimed) {
       const _id = recordKey(kind, rawId(claim));
-      await claims.replaceOne({ _id }, { ...claim, _id }, { upsert: true });
+      await claims.replaceOne({ _id }, { expiresAt: claim.expiresAt, claimedAt: claim.claimedAt }, { upsert: true });
       await claims.deleteOne({ _id: claim._id });
     }
   }
+}
+
+/** The collection claims were kept in before migration 4, and a claim as it was kept there. */
+const LEGACY_CLAIMS = 'oauth_claims';
+interface LegacyClaim {
+  _id: string;
+  expiresAt: Date | null;
+  claimedAt: Date;
+}
+
+/**
+ * Migration (src/data/migrations.ts): claims move from their own collection into oauth_records,
+ * beside the records they claim, so that a refresh writes its claim and the new token in one
+ * insert (see rotate). Idempotent: a claim already moved is skipped; the old collection is
+ * dropped last.
+ */
+export async function moveClaimsToRecords(db: Database): Promise<void> {
+  const legacy = db.connection.collection<LegacyClaim>(LEGACY_CLAIMS);
+  for (const claim of await legacy.find({}).toArray()) {
+    const doc = claimDoc(claim._id, claim.expiresAt ?? null, null, claim.claimedAt);
+    await db.models.oauthRecords.replaceOne({ _id: doc._id }, doc, { upsert: true });
+  }
+  await legacy.drop().catch((err: unknown) => {
+    // Already gone: a database created after the move, or a second run.
+    if (!(typeof err === 'object' && err !== null && 'codeName' in err && err.codeName === 'NamespaceNotFound')) throw err;
+  });
 }

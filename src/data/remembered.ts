@@ -24,12 +24,29 @@ export class RememberedLookups<K extends NonNullable<unknown>, V extends NonNull
   }
 
   async get(key: K): Promise<V | undefined> {
-    const version = (this.versions.peek() ?? (await this.versions.current()))[this.kind];
+    const version = await this.version();
     const hit = this.cache.get(key);
     if (hit && hit.version === version && this.stillGood(hit.value)) return hit.value;
     const value = await this.load(key);
     if (value === undefined) this.cache.delete(key);
     else this.cache.set(key, { value, version });
     return value;
+  }
+
+  /**
+   * Remembers a value this process has just written, so that its next look-up reads nothing
+   * (write-through). Whatever changes it later moves the version, as for any remembered value.
+   */
+  async remember(key: K, value: V): Promise<void> {
+    this.cache.set(key, { value, version: await this.version() });
+  }
+
+  /** Forgets a value (e.g. one used up). */
+  forget(key: K): void {
+    this.cache.delete(key);
+  }
+
+  private async version(): Promise<number> {
+    return (this.versions.peek() ?? (await this.versions.current()))[this.kind];
   }
 }

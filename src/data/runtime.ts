@@ -1,7 +1,7 @@
 import type { Config } from '../config/index.js';
 import { ServiceUnavailableError } from '../errors/index.js';
 import { openDatabase, type Database } from './database.js';
-import { acquireEmbeddedDatabase, type EmbeddedDatabase } from './embedded/index.js';
+import { acquireEmbeddedDatabase, ferretDbIndexer, type BackendIndexer, type EmbeddedDatabase } from './embedded/index.js';
 
 // Apart from src/main.ts (which builds the whole app) so that a command like `campus keys list`
 // opens the database without loading Koa, GraphQL and oidc-provider (src/cli/runtime.ts).
@@ -27,11 +27,12 @@ export async function openDatabaseRuntime(
         preferredPort: config.embeddedDbPort,
         progress,
         postgresqlUrl: config.postgresqlUrl,
+        sqliteSynchronous: config.sqliteSynchronous,
       });
   const uri = config.mongodbUri ?? embedded?.uri ?? '';
   let db: Database;
   try {
-    db = await connectWithRetry(uri, progress, options.waitForDatabase ?? false);
+    db = await connectWithRetry(uri, progress, options.waitForDatabase ?? false, backendIndexer(config, embedded, progress));
   } catch (err) {
     await embedded?.stop();
     throw err;
@@ -47,11 +48,30 @@ export async function openDatabaseRuntime(
   };
 }
 
+/**
+ * Who makes FerretDB's storage indexes: the embedded one's launcher, or, for a FerretDB of one's
+ * own at MONGODB_URI, the launcher pointed at the PostgreSQL database named by
+ * FERRETDB_POSTGRESQL_URL beside it (README "Running in production", step 3).
+ */
+function backendIndexer(
+  config: Config,
+  embedded: EmbeddedDatabase | undefined,
+  progress: (line: string) => void,
+): BackendIndexer | undefined {
+  if (embedded) return embedded.indexer;
+  return config.postgresqlUrl ? ferretDbIndexer({ postgresqlUrl: config.postgresqlUrl }, progress) : undefined;
+}
+
 /** A server waits for its database (logging each try); a one-shot command fails at once. */
-async function connectWithRetry(uri: string, progress: (line: string) => void, wait: boolean): Promise<Database> {
+async function connectWithRetry(
+  uri: string,
+  progress: (line: string) => void,
+  wait: boolean,
+  backendIndexes: BackendIndexer | undefined,
+): Promise<Database> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await openDatabase(uri);
+      return await openDatabase(uri, { backendIndexes });
     } catch (err) {
       if (!wait) throw new ServiceUnavailableError(`Cannot reach the database at ${redactUri(uri)}: ${(err as Error).message}`, err);
       progress(`database unreachable (attempt ${attempt}); retrying in 2s`);

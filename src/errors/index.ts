@@ -2,7 +2,7 @@
  * One error model for the whole service (docs/architecture.md, "Error model"). Every expected
  * failure is an AppError with an HTTP status, a stable code and a safe message; each surface
  * renders it in one place: the data envelope (src/http/errors.ts), GraphQL's `extensions.code`
- * (src/graphql/server.ts), OAuth JSON (src/http/errors.ts), HTML pages (src/oauth/pages.ts) and
+ * (src/graphql/server.ts), OAuth JSON (src/http/errors.ts), HTML pages (src/surfaces/web/web.ts, `boundary`) and
  * the `campus` command's one line (src/cli/index.ts). Errors are told apart by class and code,
  * never by their text; anything else thrown becomes a 500 whose cause is logged, never sent.
  */

@@ -28,9 +28,16 @@ export function openApiJson(document: object): AppMiddleware {
   };
 }
 
+/** Where the docs page links to: the front door and the consoles (with the authorization server, maybe at another address). */
+export interface DocsLinks {
+  readonly home: string;
+  readonly console: string;
+  readonly admin: string;
+}
+
 /** GET /docs: the page. */
-export function docsPage(): AppMiddleware {
-  const body = Buffer.from(PAGE);
+export function docsPage(links: DocsLinks): AppMiddleware {
+  const body = Buffer.from(page(links));
   const etag = `"${digest(body)}"`;
   return (ctx) => {
     ctx.set('Content-Security-Policy', CONTENT_SECURITY_POLICY);
@@ -147,6 +154,7 @@ const STYLE = `.intro{box-sizing:border-box;max-width:1460px;margin:0 auto;paddi
 .intro h1 span{display:block;font-size:1.05rem;font-weight:400;color:#555}
 .intro p{margin:.25rem 0}
 .intro a{color:#1d4ed8}
+.intro nav ul{list-style:none;margin:0 0 .75rem;padding:0;display:flex;flex-wrap:wrap;gap:.25rem 1.25rem}
 :focus-visible{outline:3px solid #f59e0b;outline-offset:2px}
 @media (max-width:640px){
 .intro{padding:1rem 12px 0}
@@ -162,7 +170,8 @@ const STYLE = `.intro{box-sizing:border-box;max-width:1460px;margin:0 auto;paddi
 }
 `;
 
-const PAGE = `<!DOCTYPE html>
+/** The page: Korean first, then English, like every page; its links lead back to the front door and the consoles. */
+const page = (links: DocsLinks) => `<!DOCTYPE html>
 <html lang="ko">
 <head>
 <meta charset="utf-8">
@@ -177,6 +186,11 @@ const PAGE = `<!DOCTYPE html>
 <body>
 <main>
 <header class="intro">
+<nav aria-label="사이트 메뉴 (Site)"><ul>
+<li><a href="${links.home}">처음 <span lang="en">(Home)</span></a></li>
+<li><a href="${links.console}">개발자 콘솔 <span lang="en">(Developer console)</span></a></li>
+<li><a href="${links.admin}">관리자 콘솔 <span lang="en">(Admin console)</span></a></li>
+</ul></nav>
 <h1>데이터 API 문서 <span lang="en">Data API reference</span></h1>
 <p>학교 데이터 REST API의 참조 문서입니다. 원본 문서: <a href="${OPENAPI_PATH}">OpenAPI 3.1 JSON</a></p>
 <p lang="en">The reference of the school's REST data API. The document behind it: <a href="${OPENAPI_PATH}">OpenAPI 3.1 JSON</a></p>

@@ -15,7 +15,7 @@ export function envelopeErrors(): AppMiddleware {
     try {
       await next();
     } catch (err) {
-      renderEnvelopeError(ctx, toAppError(fromHttpError(err)));
+      renderEnvelopeError(ctx, appErrorOf(err));
     }
   };
 }
@@ -55,7 +55,13 @@ function oauthErrorCode(error: AppError): string {
   return error.status >= 500 ? 'server_error' : 'invalid_request';
 }
 
-function logFailure(ctx: AppContext, error: AppError): void {
+/** Anything thrown as an AppError: Koa's http-errors keep their 4xx meaning, the rest is classified (src/data/errors.ts). */
+export function appErrorOf(err: unknown): AppError {
+  return toAppError(fromHttpError(err));
+}
+
+/** Logs a failure the way every rendering does: server errors with their cause, load shedding as a warning. */
+export function logFailure(ctx: AppContext, error: AppError): void {
   if (isLoadShedding(error)) ctx.state.log.warn({ code: error.code, reason: error.message }, 'request shed');
   else if (error.status >= 500) ctx.state.log.error({ err: error.cause ?? error, code: error.code }, 'request failed');
 }

@@ -50,6 +50,12 @@ export class KeyRateLimiter {
     }
   }
 
+  /** Gives back the point a request spent (a 304: docs/decisions.md), and says what is left. */
+  async refund(ctx: AppContext, key: string, limit: Limit | null): Promise<void> {
+    const budget = this.budgetFor(limit ?? this.defaultLimit);
+    setHeaders(ctx, budget, await budget.limiter.reward(key, 1));
+  }
+
   /**
    * Spends `points` more of `key`'s budget for a request that costs more than one (a costly
    * GraphQL document). When they are not all there the request is refused (429) and the points
@@ -106,12 +112,19 @@ function setHeaders(ctx: AppContext, budget: Budget, res: RateLimiterRes): void 
   ctx.set('X-RateLimit-Remaining', String(remaining));
 }
 
-/** Spends one request of the authenticated key's budget. */
+/**
+ * Spends one request of the authenticated key's budget, and gives it back when the request is
+ * answered 304: a conditional request answered 304 does not spend the rate limit
+ * (docs/decisions.md). Most 304s are answered before this step (src/rest/handler.ts,
+ * notModified); this covers those whose answer had to be computed first.
+ */
 export function rateLimit(limiter: KeyRateLimiter): AppMiddleware {
   return async (ctx, next) => {
     const principal = ctx.state.apiKey;
-    if (principal) await limiter.consume(ctx, principal.id, principal.rateLimit);
+    if (!principal) return next();
+    await limiter.consume(ctx, principal.id, principal.rateLimit);
     await next();
+    if (ctx.status === 304) await limiter.refund(ctx, principal.id, principal.rateLimit);
   };
 }
 

@@ -1,6 +1,5 @@
 import { createLocalJWKSet, errors as joseErrors, jwtVerify, type JWK, type JWTPayload } from 'jose';
 import type { OAuthStore } from '../data/oauth-store.js';
-import { RememberedLookups } from '../data/remembered.js';
 import type { Config } from '../config/index.js';
 import { userinfoAudience } from './constants.js';
 import type { OAuthKeys } from './keys.js';
@@ -27,40 +26,20 @@ export interface AccessTokenVerifierOptions {
   readonly now: () => Date;
 }
 
-/** Who a live grant belongs to, as the verifier remembers it. */
-interface GrantHolder {
-  readonly accountId: unknown;
-  readonly clientId: unknown;
-  /** Epoch milliseconds, or null for a grant that does not expire. */
-  readonly expiresAt: number | null;
-}
-
-/** Live grants remembered per process (a grant is one person's consent to one app). */
-const MAX_REMEMBERED_GRANTS = 10000;
-
 /**
  * Verifies the JWT access tokens of the token endpoint: signature by one of the provider's keys
  * (by kid), type at+jwt, issuer, audience, expiry on the injected clock; then that the grant
  * behind it is still alive, so a revoked grant ends its access tokens at once.
  *
- * Live grants are remembered until the `oauth` version moves, which every revocation does
+ * The store remembers live grants until the `oauth` version moves, which every revocation does
  * (src/data/oauth-store.ts) in this process or another (src/data/version-bus.ts): a token's
  * holder is then checked without a database read, and a revocation still counts at once.
  */
 export class AccessTokenVerifier {
   private readonly keySet: ReturnType<typeof createLocalJWKSet>;
-  private readonly grants: RememberedLookups<string, GrantHolder>;
 
   constructor(private readonly options: AccessTokenVerifierOptions) {
     this.keySet = createLocalJWKSet({ keys: options.publicJwks.keys });
-    const { store, now } = options;
-    this.grants = new RememberedLookups(
-      store.versions,
-      'oauth',
-      MAX_REMEMBERED_GRANTS,
-      (grantId) => grantHolder(store, grantId),
-      (holder) => holder.expiresAt === null || holder.expiresAt > now().getTime(),
-    );
   }
 
   /** Returns the token's facts, or throws AccessTokenRejected. */
@@ -72,8 +51,8 @@ export class AccessTokenVerifier {
     if (typeof sub !== 'string' || typeof clientId !== 'string' || typeof grantId !== 'string') {
       throw new AccessTokenRejected('the access token is invalid');
     }
-    const grant = await this.grants.get(grantId);
-    if (!grant || grant.accountId !== sub || grant.clientId !== clientId) {
+    const grant = (await this.options.store.find('Grant', grantId))?.payload;
+    if (!grant || grant['accountId'] !== sub || grant['clientId'] !== clientId) {
       throw new AccessTokenRejected('the access token was revoked');
     }
     const scope = typeof claims['scope'] === 'string' ? claims['scope'] : '';
@@ -96,13 +75,6 @@ export class AccessTokenVerifier {
       throw new AccessTokenRejected('the access token is invalid');
     }
   }
-}
-
-/** Who holds a live grant, from the store (undefined: revoked or expired). */
-async function grantHolder(store: OAuthStore, grantId: string): Promise<GrantHolder | undefined> {
-  const record = await store.find('Grant', grantId);
-  if (!record) return undefined;
-  return { accountId: record.payload['accountId'], clientId: record.payload['clientId'], expiresAt: record.expiresAt?.getTime() ?? null };
 }
 
 /** True when a string has the shape of a JWS (three base64url parts); nothing is verified. */

@@ -1,10 +1,25 @@
-import { errors, type Adapter, type AdapterPayload, type ClientMetadata } from 'oidc-provider';
+import Provider, { errors, type Adapter, type AdapterPayload, type ClientMetadata, type KoaContextWithOIDC } from 'oidc-provider';
 import type { OAuthRecordKeys, OAuthStore } from '../data/oauth-store.js';
 import { RememberedLookups } from '../data/remembered.js';
 import type { ClientDirectory } from './clients.js';
+import { LIFETIMES } from './constants.js';
 
 /** Kinds whose first use must be their only use; a second redemption is a replay. */
 const SINGLE_USE = new Set(['AuthorizationCode', 'RefreshToken', 'DeviceCode', 'BackchannelAuthenticationRequest']);
+
+/**
+ * Refresh tokens used at the token endpoint whose claim waits for their successor (see
+ * StoreAdapter.consume), by request: oidc-provider keeps each request's context in
+ * AsyncLocalStorage (`Provider.ctx`), and its refresh grant consumes the presented token and then
+ * saves the new one, in that order, in the same request.
+ */
+const pendingRotations = new WeakMap<KoaContextWithOIDC, string>();
+
+/** The context of a token endpoint request under way, if this call is part of one. */
+function tokenRequest(): KoaContextWithOIDC | undefined {
+  const ctx = Provider.ctx;
+  return ctx?.oidc.route === 'token' ? ctx : undefined;
+}
 
 /** Client registrations remembered per process. */
 const MAX_REMEMBERED_CLIENTS = 1000;
@@ -26,12 +41,29 @@ class StoreAdapter implements Adapter {
     private readonly store: OAuthStore,
   ) {}
 
+  /** Saves a record; the successor of a refresh token used in this request is saved with its claim (see consume). */
   async upsert(id: string, payload: AdapterPayload, expiresIn: number | undefined): Promise<void> {
-    await this.store.upsert(this.kind, id, payload, expiresIn, indexedKeys(payload));
+    const ctx = this.kind === 'RefreshToken' ? tokenRequest() : undefined;
+    const used = ctx && pendingRotations.get(ctx);
+    if (!ctx || used === undefined) return this.store.upsert(this.kind, id, payload, expiresIn, indexedKeys(payload));
+    pendingRotations.delete(ctx);
+    const next = { id, payload, expiresInSeconds: expiresIn, keys: indexedKeys(payload) };
+    const outcome = await this.store.rotate(this.kind, used, next, LIFETIMES.refreshRetryGrace);
+    if (outcome === 'gone') throw new errors.InvalidGrant('refresh token not found');
+    if (outcome === 'reused') {
+      if (typeof payload.grantId === 'string') await this.store.revokeGrant(payload.grantId);
+      throw new errors.InvalidGrant('refresh token already used');
+    }
   }
 
+  /**
+   * At the token endpoint a refresh token's claim is not read: the claim's insert finds reuse by
+   * itself (see consume), which saves a read on every refresh. Elsewhere (introspection) a used
+   * token must show as used, so its claim is read.
+   */
   async find(id: string): Promise<AdapterPayload | undefined> {
-    const record = await this.store.find(this.kind, id);
+    const claim = !(this.kind === 'RefreshToken' && tokenRequest());
+    const record = await this.store.find(this.kind, id, { claim });
     return record ? withConsumed(record.payload, record.consumedAt) : undefined;
   }
 
@@ -50,8 +82,17 @@ class StoreAdapter implements Adapter {
    * check. The store claims the first use with an insert that only one caller can win (see
    * OAuthStore.consume), so exactly one redemption proceeds; every loser is treated like any
    * replay: the grant is revoked and the request fails with invalid_grant.
+   *
+   * A refresh token used at the token endpoint is claimed together with its successor, when the
+   * provider saves that (upsert, OAuthStore.rotate): one write for the two, and the claim names
+   * the successor, so that a retry whose answer was lost can be told from reuse.
    */
   async consume(id: string): Promise<void> {
+    const ctx = this.kind === 'RefreshToken' ? tokenRequest() : undefined;
+    if (ctx) {
+      pendingRotations.set(ctx, id);
+      return;
+    }
     if (await this.store.consume(this.kind, id)) return;
     if (!SINGLE_USE.has(this.kind)) return;
     const record = await this.store.find(this.kind, id);

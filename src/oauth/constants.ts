@@ -38,6 +38,10 @@ export const LIFETIMES = {
   session: 3600,
   // "Keep me signed in": the cookie and the session last at most this long after the login.
   rememberedSession: 14 * 24 * 3600,
+  // A used refresh token presented again this soon after its use, while its successor is still
+  // unused, is a retry of a refresh whose answer was lost: answered with a new pair, not treated
+  // as reuse (src/data/oauth-store.ts, rotate; README "Refresh tokens").
+  refreshRetryGrace: 60,
 } as const;
 
 /** Cookie names of the authorization server. */

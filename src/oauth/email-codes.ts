@@ -1,4 +1,5 @@
-import { createHash, createHmac, randomInt, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomInt } from 'node:crypto';
+import { sameSecret } from '../compare.js';
 import type { Redis } from 'ioredis';
 import { RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Database } from '../data/database.js';
@@ -73,11 +74,10 @@ export class EmailCodes {
     await spend(this.checks, email, 'checks');
     const stored = await this.store.find(purpose, email, this.now());
     // Without a stored code the same comparisons run against a hash that matches nothing.
-    const expected = Buffer.from(stored?.codeHash ?? '0'.repeat(64), 'hex');
+    const expected = stored?.codeHash ?? '0'.repeat(64);
     let matches = false;
     for (let index = 0; index < this.keys.length; index++) {
-      const actual = Buffer.from(this.hash(index, purpose, email, code), 'hex');
-      matches = (actual.length === expected.length && timingSafeEqual(actual, expected)) || matches;
+      matches = sameSecret(this.hash(index, purpose, email, code), expected) || matches;
     }
     return stored && matches ? { codeHash: stored.codeHash } : null;
   }

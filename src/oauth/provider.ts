@@ -9,6 +9,7 @@ import Provider, {
   type ClientCredentials,
   type ResourceServer,
   type Session,
+  type ErrorOut,
 } from 'oidc-provider';
 import type { Config } from '../config/index.js';
 import type { OAuthStore } from '../data/oauth-store.js';
@@ -19,8 +20,6 @@ import { createAdapterFactory } from './adapter.js';
 import { ALLOWED_SCOPES, FIRST_PARTY, REQUIRE_PKCE, SERVICE_NAME, type ClientService } from './clients.js';
 import { COOKIE_NAMES, LIFETIMES, OAUTH_PATHS, OAUTH_SCOPES, OPENID, SELF_READ, userinfoAudience } from './constants.js';
 import type { OAuthKeys, SigningAlg } from './keys.js';
-import { logoutSource, signedOutSource } from './logout.js';
-import { renderProviderError } from './pages.js';
 import { clientSecretMatches } from './secrets.js';
 
 export interface ProviderDeps {
@@ -30,6 +29,15 @@ export interface ProviderDeps {
   readonly store: OAuthStore;
   readonly accounts: AccountService;
   readonly clients: ClientService;
+  /** The pages the provider shows itself (src/surfaces/web/provider-pages.ts: the web layer renders every page). */
+  readonly pages: ProviderPages;
+}
+
+/** The pages of the end_session_endpoint and the errors that cannot go back to an app. */
+export interface ProviderPages {
+  logout(ctx: KoaContextWithOIDC, form: string): Promise<void>;
+  signedOut(ctx: KoaContextWithOIDC): Promise<void>;
+  error(ctx: KoaContextWithOIDC, out: ErrorOut): Promise<void>;
 }
 
 /**
@@ -104,7 +112,9 @@ function configuration(deps: ProviderDeps, audience: string): Configuration {
     loadExistingGrant: (ctx) => loadExistingGrant(ctx),
     clientBasedCORS: (_ctx, origin, client) => browserClientOrigin(client, origin),
     interactions: { url: async (_ctx, interaction) => `${OAUTH_PATHS.interaction}/${interaction.uid}` },
-    renderError: async (ctx, out) => renderProviderError(ctx, out),
+    renderError: async (ctx, out) => deps.pages.error(ctx, out),
+    // `lang` on the authorization request, beside OpenID Connect's ui_locales, picks the login pages' language.
+    extraParams: ['lang'],
     discovery: { userinfo_endpoint: audience },
     features: {
       devInteractions: { enabled: false },
@@ -116,8 +126,8 @@ function configuration(deps: ProviderDeps, audience: string): Configuration {
       // grants stay); post_logout_redirect_uri must be registered by the client, exactly.
       rpInitiatedLogout: {
         enabled: true,
-        logoutSource: (ctx, form) => logoutSource(ctx, form, deps.accounts),
-        postLogoutSuccessSource: (ctx) => signedOutSource(ctx),
+        logoutSource: (ctx, form) => deps.pages.logout(ctx, form),
+        postLogoutSuccessSource: (ctx) => deps.pages.signedOut(ctx),
       },
       revocation: { enabled: true, allowedPolicy: async (_ctx, client, token) => token.clientId === client.clientId },
       introspection: { enabled: true, allowedPolicy: async (_ctx, client, token) => token.clientId === client.clientId },
@@ -188,7 +198,9 @@ function accountFinder(deps: ProviderDeps): (ctx: unknown, sub: string) => Promi
 
 /**
  * The provider's default, plus: a first-party client's grant is created (or widened) with
- * exactly the requested scopes, so the consent prompt finds nothing missing and is skipped.
+ * exactly the requested scopes, so the consent prompt finds nothing missing and is skipped. An
+ * existing grant that already holds them is not saved again (a saved grant is news to every
+ * process that remembers it, src/data/oauth-store.ts).
  */
 async function loadExistingGrant(ctx: KoaContextWithOIDC): Promise<Grant | undefined> {
   const oidc = ctx.oidc;
@@ -199,6 +211,7 @@ async function loadExistingGrant(ctx: KoaContextWithOIDC): Promise<Grant | undef
   const accountId = oidc.session?.accountId;
   if (client[FIRST_PARTY] !== true || !accountId) return existing;
   const grant = existing ?? new oidc.provider.Grant({ accountId, clientId: client.clientId });
+  const before = existing ? JSON.stringify([grant.openid, grant.resources]) : undefined;
   const requested = oidc.requestParamScopes;
   const openid = [...oidc.requestParamOIDCScopes];
   if (openid.length > 0) grant.addOIDCScope(openid.join(' '));
@@ -206,7 +219,7 @@ async function loadExistingGrant(ctx: KoaContextWithOIDC): Promise<Grant | undef
     const scopes = [...requested].filter((s) => server.scopes.has(s));
     if (scopes.length > 0) grant.addResourceScope(indicator, scopes.join(' '));
   }
-  await grant.save();
+  if (JSON.stringify([grant.openid, grant.resources]) !== before) await grant.save();
   return grant;
 }
 

@@ -1,4 +1,5 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { sameSecret } from '../compare.js';
 import { hash, verify, type Algorithm } from '@node-rs/argon2';
 
 /**
@@ -38,7 +39,5 @@ export function hashClientSecret(secret: string): string {
 /** Constant-time check of a presented client secret against the stored hash. */
 export function clientSecretMatches(presented: string, storedHash: string | undefined): boolean {
   if (!storedHash) return false;
-  const expected = Buffer.from(storedHash, 'hex');
-  const actual = Buffer.from(hashClientSecret(presented), 'hex');
-  return expected.length === actual.length && timingSafeEqual(expected, actual);
+  return sameSecret(hashClientSecret(presented), storedHash);
 }

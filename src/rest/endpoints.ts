@@ -43,8 +43,8 @@ import { boolParam, dateParam, defined, enumParam, intParam, textParam } from '.
 export interface Endpoint {
   readonly path: `/v1/${string}`;
   readonly scope: ApiScope;
-  /** One line for the OpenAPI document and the README. */
-  readonly summary: string;
+  /** One line, Korean and English: the OpenAPI document shows both (Korean first), the README the English. */
+  readonly summary: { readonly ko: string; readonly en: string };
   /** Every query parameter (docs/spec.md and docs/decisions.md); unknown ones are ignored. */
   readonly query: z.ZodObject;
   /** The operation this endpoint runs; its selection is the REST response shape. */
@@ -59,7 +59,7 @@ export interface Endpoint {
 function endpoint<Q extends z.ZodObject, TVariables extends Record<string, unknown>, TData>(row: {
   path: `/v1/${string}`;
   scope: ApiScope;
-  summary: string;
+  summary: { ko: string; en: string };
   query: Q;
   operation: string;
   variables(query: z.output<Q>, today: () => string): TVariables;
@@ -68,71 +68,106 @@ function endpoint<Q extends z.ZodObject, TVariables extends Record<string, unkno
   return row;
 }
 
-const described = <T extends z.ZodType>(schema: T, description: string) => schema.optional().describe(description);
+/**
+ * An optional parameter with its description, Korean and English: the API reference (/docs) shows
+ * both, Korean first (src/rest/openapi.ts); the README's tables show the English.
+ */
+const described = <T extends z.ZodType>(schema: T, ko: string, en: string) => schema.optional().meta({ description: en, ko });
 
 const paging = {
-  page: described(intParam(RANGES.page), 'Zero-based page number.'),
-  size: described(intParam(RANGES.size), 'Records per page.'),
+  page: described(intParam(RANGES.page), '0부터 세는 쪽 번호.', 'Zero-based page number.'),
+  size: described(intParam(RANGES.size), '한 쪽의 레코드 수.', 'Records per page.'),
 };
-const sortDirection = described(enumParam(SortDirection), 'Sort order (default ASC).');
+const sortDirection = described(enumParam(SortDirection), '정렬 방향 (기본 ASC).', 'Sort order (default ASC).');
 
 const studentsQuery = z.object({
-  studentId: described(intParam(RANGES.id), 'The student with this id.'),
-  name: described(textParam(), 'Names containing this text (case-insensitive for Latin letters).'),
-  email: described(textParam(), 'Emails containing this text (case-insensitive).'),
-  grade: described(intParam(RANGES.grade), 'Grade.'),
-  classNum: described(intParam(RANGES.classNum), 'Class.'),
-  number: described(intParam(RANGES.number), 'Number in the class.'),
-  sex: described(enumParam(Sex), 'Sex.'),
-  role: described(enumParam(StudentRole), 'Role.'),
-  major: described(enumParam(Major), 'Major.'),
-  dormitoryRoom: described(intParam(RANGES.dormitoryRoom), 'Dormitory room.'),
-  includeGraduates: described(boolParam(), 'Include graduates (default false).'),
-  includeWithdrawn: described(boolParam(), 'Include withdrawn students (default false).'),
-  onlyEnrolled: described(boolParam(), 'Only enrolled students, whatever the two flags above say (default false).'),
+  studentId: described(intParam(RANGES.id), '이 ID의 학생.', 'The student with this id.'),
+  name: described(
+    textParam(),
+    '이 글자가 들어간 이름 (로마자는 대소문자 무시).',
+    'Names containing this text (case-insensitive for Latin letters).',
+  ),
+  email: described(textParam(), '이 글자가 들어간 이메일 (대소문자 무시).', 'Emails containing this text (case-insensitive).'),
+  grade: described(intParam(RANGES.grade), '학년.', 'Grade.'),
+  classNum: described(intParam(RANGES.classNum), '반.', 'Class.'),
+  number: described(intParam(RANGES.number), '반 번호.', 'Number in the class.'),
+  sex: described(enumParam(Sex), '성별.', 'Sex.'),
+  role: described(enumParam(StudentRole), '소속.', 'Role.'),
+  major: described(enumParam(Major), '학과.', 'Major.'),
+  dormitoryRoom: described(intParam(RANGES.dormitoryRoom), '기숙사 호실.', 'Dormitory room.'),
+  includeGraduates: described(boolParam(), '졸업생 포함 (기본 false).', 'Include graduates (default false).'),
+  includeWithdrawn: described(boolParam(), '자퇴생 포함 (기본 false).', 'Include withdrawn students (default false).'),
+  onlyEnrolled: described(
+    boolParam(),
+    '위 두 값과 상관없이 재학생만 (기본 false).',
+    'Only enrolled students, whatever the two flags above say (default false).',
+  ),
   ...paging,
-  sortBy: described(enumParam(StudentSortBy), 'Sort key; id order when omitted, id breaks ties, nulls last.'),
+  sortBy: described(
+    enumParam(StudentSortBy),
+    '정렬 기준; 없으면 ID 순, 같으면 ID 순, 빈 값은 마지막.',
+    'Sort key; id order when omitted, id breaks ties, nulls last.',
+  ),
   sortDirection,
 });
 
 const clubsQuery = z.object({
-  clubId: described(intParam(RANGES.id), 'The club with this id.'),
-  clubName: described(textParam(), 'Names containing this text (case-insensitive for Latin letters).'),
-  clubType: described(enumParam(ClubType), 'Club type.'),
-  clubStatus: described(enumParam(ClubStatus), 'Club status.'),
-  includeLeaderInParticipants: described(boolParam(), 'List the leader among the participants too (default false).'),
+  clubId: described(intParam(RANGES.id), '이 ID의 동아리.', 'The club with this id.'),
+  clubName: described(
+    textParam(),
+    '이 글자가 들어간 이름 (로마자는 대소문자 무시).',
+    'Names containing this text (case-insensitive for Latin letters).',
+  ),
+  clubType: described(enumParam(ClubType), '동아리 종류.', 'Club type.'),
+  clubStatus: described(enumParam(ClubStatus), '동아리 상태.', 'Club status.'),
+  includeLeaderInParticipants: described(
+    boolParam(),
+    '부장도 부원 목록에 넣기 (기본 false).',
+    'List the leader among the participants too (default false).',
+  ),
   ...paging,
-  sortBy: described(enumParam(ClubSortBy), 'Sort key; id order when omitted, id breaks ties.'),
+  sortBy: described(enumParam(ClubSortBy), '정렬 기준; 없으면 ID 순, 같으면 ID 순.', 'Sort key; id order when omitted, id breaks ties.'),
   sortDirection,
 });
 
 const projectsQuery = z.object({
-  projectId: described(intParam(RANGES.id), 'The project with this id.'),
-  projectName: described(textParam(), 'Names containing this text (case-insensitive for Latin letters).'),
-  clubId: described(intParam(RANGES.id), 'Projects of this club.'),
-  status: described(enumParam(ProjectStatus), 'Project status.'),
+  projectId: described(intParam(RANGES.id), '이 ID의 프로젝트.', 'The project with this id.'),
+  projectName: described(
+    textParam(),
+    '이 글자가 들어간 이름 (로마자는 대소문자 무시).',
+    'Names containing this text (case-insensitive for Latin letters).',
+  ),
+  clubId: described(intParam(RANGES.id), '이 동아리의 프로젝트.', 'Projects of this club.'),
+  status: described(enumParam(ProjectStatus), '프로젝트 상태.', 'Project status.'),
   ...paging,
-  sortBy: described(enumParam(ProjectSortBy), 'Sort key; id order when omitted, id breaks ties.'),
+  sortBy: described(enumParam(ProjectSortBy), '정렬 기준; 없으면 ID 순, 같으면 ID 순.', 'Sort key; id order when omitted, id breaks ties.'),
   sortDirection,
 });
 
 /** The date parameters of every NEIS endpoint (docs/decisions.md, "Meals and schedules"). */
 const datesQuery = z.object({
-  date: described(dateParam(), 'One day; with neither date nor a range: today in the school time zone.'),
-  fromDate: described(dateParam(), 'First day of a range (with toDate; at most 366 days).'),
-  toDate: described(dateParam(), 'Last day of a range (with fromDate).'),
+  date: described(
+    dateParam(),
+    '하루; 날짜도 기간도 없으면 학교 시간대의 오늘.',
+    'One day; with neither date nor a range: today in the school time zone.',
+  ),
+  fromDate: described(dateParam(), '기간의 첫날 (toDate와 함께; 최대 366일).', 'First day of a range (with toDate; at most 366 days).'),
+  toDate: described(dateParam(), '기간의 마지막 날 (fromDate와 함께).', 'Last day of a range (with fromDate).'),
 });
 
 const timetablesQuery = datesQuery.extend({
-  grade: described(intParam(RANGES.grade), 'Grade (required).'),
-  classNum: described(intParam(RANGES.classNum), 'Class (required).'),
+  grade: described(intParam(RANGES.grade), '학년 (필수).', 'Grade (required).'),
+  classNum: described(intParam(RANGES.classNum), '반 (필수).', 'Class (required).'),
 });
 
 export const ENDPOINTS: readonly Endpoint[] = [
   endpoint({
     path: '/v1/students',
     scope: ApiScope.StudentRead,
-    summary: 'Students, paged; graduates and withdrawn students are left out unless asked for.',
+    summary: {
+      ko: '학생 목록 (쪽 단위); 졸업생과 자퇴생은 요청할 때만.',
+      en: 'Students, paged; graduates and withdrawn students are left out unless asked for.',
+    },
     query: studentsQuery,
     operation: STUDENTS_OPERATION,
     variables: ({ page, size, sortBy, sortDirection, ...filter }): RestStudentsQueryVariables =>
@@ -142,7 +177,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
   endpoint({
     path: '/v1/clubs',
     scope: ApiScope.ClubRead,
-    summary: 'Clubs with their leader and members, paged.',
+    summary: { ko: '동아리 목록과 부장, 부원 (쪽 단위).', en: 'Clubs with their leader and members, paged.' },
     query: clubsQuery,
     operation: CLUBS_OPERATION,
     variables: ({ page, size, sortBy, sortDirection, includeLeaderInParticipants, ...filter }): RestClubsQueryVariables =>
@@ -153,7 +188,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
   endpoint({
     path: '/v1/projects',
     scope: ApiScope.ProjectRead,
-    summary: 'Projects with their club and participants, paged.',
+    summary: { ko: '프로젝트 목록과 동아리, 참여자 (쪽 단위).', en: 'Projects with their club and participants, paged.' },
     query: projectsQuery,
     operation: PROJECTS_OPERATION,
     variables: ({ page, size, sortBy, sortDirection, ...filter }): RestProjectsQueryVariables =>
@@ -163,7 +198,10 @@ export const ENDPOINTS: readonly Endpoint[] = [
   endpoint({
     path: '/v1/neis/meals',
     scope: ApiScope.NeisRead,
-    summary: 'School meals of a day or a date range, synced from NEIS (an array, not a page).',
+    summary: {
+      ko: '하루 또는 기간의 급식, NEIS에서 동기화 (쪽이 아닌 배열).',
+      en: 'School meals of a day or a date range, synced from NEIS (an array, not a page).',
+    },
     query: datesQuery,
     operation: MEALS_OPERATION,
     variables: (dates, today): RestMealsQueryVariables => resolveDateRange(dates, today()),
@@ -172,7 +210,10 @@ export const ENDPOINTS: readonly Endpoint[] = [
   endpoint({
     path: '/v1/neis/schedules',
     scope: ApiScope.NeisRead,
-    summary: 'Academic calendar events of a day or a date range, synced from NEIS (an array).',
+    summary: {
+      ko: '하루 또는 기간의 학사일정, NEIS에서 동기화 (배열).',
+      en: 'Academic calendar events of a day or a date range, synced from NEIS (an array).',
+    },
     query: datesQuery,
     operation: SCHEDULES_OPERATION,
     variables: (dates, today): RestSchedulesQueryVariables => resolveDateRange(dates, today()),
@@ -181,7 +222,10 @@ export const ENDPOINTS: readonly Endpoint[] = [
   endpoint({
     path: '/v1/neis/timetables',
     scope: ApiScope.NeisRead,
-    summary: "One class's periods of a day or a date range, synced from NEIS (an array).",
+    summary: {
+      ko: '한 반의 하루 또는 기간의 시간표, NEIS에서 동기화 (배열).',
+      en: "One class's periods of a day or a date range, synced from NEIS (an array).",
+    },
     query: timetablesQuery,
     operation: TIMETABLES_OPERATION,
     variables: ({ grade, classNum, ...dates }, today): RestTimetablesQueryVariables => ({

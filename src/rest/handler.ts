@@ -1,9 +1,11 @@
+import { holdsScope } from '../auth/principal.js';
 import { todayIn } from '../calendar.js';
 import type { Database } from '../data/database.js';
+import { BadRequestError } from '../errors/index.js';
 import { createContext } from '../graphql/context.js';
 import { runOperation, type GraphQLServer } from '../graphql/server.js';
 import type { AppContext, AppMiddleware } from '../http/context.js';
-import { COMPRESS_MIN_BYTES, codedEtag, negotiateCoding } from '../http/compression.js';
+import { COMPRESS_MIN_BYTES, codedEtag, negotiateCoding, type ContentCoding } from '../http/compression.js';
 import { successEnvelope } from '../http/envelope.js';
 import type { Endpoint } from './endpoints.js';
 import { memoByQueryString, parseQuery } from './params.js';
@@ -18,17 +20,41 @@ export interface RestDeps {
   readonly now: () => Date;
 }
 
+/** The two steps of an endpoint's route (src/surfaces/data.ts): the early 304, and the handler. */
+export interface EndpointSteps {
+  /** Answers 304 when the caller holds the answer in memory now; else goes on. Before the rate limit. */
+  readonly notModified: AppMiddleware;
+  /** Answers the envelope with its ETag, or 304 when the caller holds it. */
+  readonly serve: AppMiddleware;
+}
+
+/** What a request asks for: its answer's cache key, the data version, and the answer if in memory. */
+interface Lookup {
+  readonly variables: Record<string, unknown>;
+  readonly key: string;
+  readonly version: number;
+  readonly answer: CachedAnswer | undefined;
+}
+
 /**
  * The one handler of every row of the endpoint table (src/rest/endpoints.ts): validate the
  * query, turn it into the operation's variables, run the operation in-process on the same
  * GraphQL server /graphql uses, and answer the envelope with its ETag, or 304 when the caller
  * holds it. An answer is cached per (endpoint, variables, data version): a repeated query over
  * unchanged data is served from memory, and so are its gzip and brotli forms once made.
+ *
+ * A conditional request answered 304 does not spend the rate limit (docs/decisions.md, as
+ * GitHub's API does): `notModified` runs before the rate limit and, once the key holds the
+ * endpoint's scope and the answer in memory carries the ETag the request names, answers 304 at
+ * once. Anything else (no If-None-Match, no such answer in memory, a malformed query, a missing
+ * scope) goes the usual way, where the rate limit gives back the point of a 304 computed anew.
  */
-export function serveEndpoint(endpoint: Endpoint, deps: RestDeps): AppMiddleware {
+export function endpointSteps(endpoint: Endpoint, deps: RestDeps): EndpointSteps {
   const parse = memoByQueryString((query) => parseQuery(endpoint.query, query));
   const today = () => todayIn(deps.timeZone, deps.now());
-  return async (ctx) => {
+  /** A lookup made by notModified, for the handler of the same request. */
+  const looked = new WeakMap<AppContext, Lookup>();
+  const lookup = async (ctx: AppContext): Promise<Lookup> => {
     // Variables, not the raw query, identify an answer: "no date" means another day tomorrow.
     const variables = endpoint.variables(
       parse(ctx.querystring, () => ctx.query),
@@ -36,22 +62,50 @@ export function serveEndpoint(endpoint: Endpoint, deps: RestDeps): AppMiddleware
     );
     const key = `${endpoint.path} ${JSON.stringify(variables)}`;
     const { data: version } = deps.db.versions.peek() ?? (await deps.db.versions.current());
-    let answer = deps.cache.get(key, version);
-    if (!answer) {
-      answer = await execute(ctx, deps, endpoint, variables);
-      deps.cache.set(key, version, answer);
-    }
-    const coding = answer.body.length > COMPRESS_MIN_BYTES ? negotiateCoding(ctx) : undefined;
-    const fresh = matchesIfNoneMatch(ctx.get('If-None-Match'), answer.etag);
-    // A 304 carries no body: nothing is compressed for it.
-    const body = coding && !fresh ? await deps.cache.encoded(key, version, answer, coding) : undefined;
-    sendAnswer(ctx, answer, fresh, coding && { coding, etag: codedEtag(answer.etag, coding), ...(body ? { body } : {}) });
+    return { variables, key, version, answer: deps.cache.get(key, version) };
   };
+  return {
+    async notModified(ctx, next) {
+      const ifNoneMatch = ctx.get('If-None-Match');
+      if (!ifNoneMatch || !holdsScope(ctx.state.apiKey, endpoint.scope)) return next();
+      let found: Lookup;
+      try {
+        found = await lookup(ctx);
+      } catch (err) {
+        // Refused the usual way, after the rate limit (src/rest/openapi.ts lists its headers).
+        if (err instanceof BadRequestError) return next();
+        throw err;
+      }
+      const { answer } = found;
+      if (answer && matchesIfNoneMatch(ifNoneMatch, answer.etag)) return sendAnswer(ctx, answer, true, codedFor(ctx, answer));
+      looked.set(ctx, found);
+      return next();
+    },
+    async serve(ctx) {
+      const { variables, key, version, answer: cached } = looked.get(ctx) ?? (await lookup(ctx));
+      let answer = cached;
+      if (!answer) {
+        answer = await execute(ctx, deps, endpoint, variables);
+        deps.cache.set(key, version, answer);
+      }
+      const fresh = matchesIfNoneMatch(ctx.get('If-None-Match'), answer.etag);
+      const coded = codedFor(ctx, answer);
+      // A 304 carries no body: nothing is compressed for it.
+      const body = coded && !fresh ? await deps.cache.encoded(key, version, answer, coded.coding) : undefined;
+      sendAnswer(ctx, answer, fresh, coded && { ...coded, ...(body ? { body } : {}) });
+    },
+  };
+}
+
+/** The coding the request gets for `answer` and that coding's ETag (none for a small answer). */
+function codedFor(ctx: AppContext, answer: CachedAnswer): Coded | undefined {
+  const coding = answer.body.length > COMPRESS_MIN_BYTES ? negotiateCoding(ctx) : undefined;
+  return coding && { coding, etag: codedEtag(answer.etag, coding) };
 }
 
 /** The coded representation chosen for a request; its body is left out when a 304 needs none. */
 interface Coded {
-  readonly coding: string;
+  readonly coding: ContentCoding;
   readonly etag: string;
   readonly body?: Buffer;
 }

@@ -145,7 +145,7 @@ function dataOperation(endpoint: Endpoint, schema: GraphQLSchema): OperationObje
   const segments = endpoint.path.split('/').slice(2);
   return {
     operationId: `get${segments.map((s) => s.charAt(0).toUpperCase() + s.slice(1)).join('')}`,
-    summary: endpoint.summary,
+    summary: bilingual(endpoint.summary),
     description: `범위(scope) \`${endpoint.scope}\`가 있는 API 키가 필요합니다. / Needs an API key with the \`${endpoint.scope}\` scope.`,
     tags: segments.slice(0, 1),
     security: [{ [API_KEY_SCHEME]: [endpoint.scope] }],
@@ -167,7 +167,10 @@ function healthOperation(): OperationObject {
   };
   return {
     operationId: 'getHealth',
-    summary: 'Whether the service and its database answer; no API key needed.',
+    summary: bilingual({
+      ko: '서비스와 데이터베이스가 응답하는지; API 키가 필요 없습니다.',
+      en: 'Whether the service and its database answer; no API key needed.',
+    }),
     description:
       'API 키 없이 호출합니다. 데이터베이스가 응답하지 않으면 같은 보고서를 503으로 줍니다. / No key needed; 503 with the same report while the database is unreachable.',
     tags: ['health'],
@@ -184,7 +187,12 @@ function healthOperation(): OperationObject {
 // ---------------------------------------------------------------------------------------------
 // Parameters (the row's zod query)
 
-/** A query parameter's JSON Schema with its description lifted to the parameter. */
+/** A text of the document in both languages, Korean first (the API reference is Korean first, like every page). */
+export function bilingual(text: { readonly ko: string; readonly en: string }): string {
+  return `${text.ko} / ${text.en}`;
+}
+
+/** A query parameter's JSON Schema with its description (both languages) lifted to the parameter. */
 interface QueryParameter {
   readonly name: string;
   readonly description?: string;
@@ -212,8 +220,9 @@ function queryParameters(endpoint: Endpoint): QueryParameter[] {
   const json = z.toJSONSchema(endpoint.query, { io: 'input', target: 'draft-2020-12' });
   return Object.entries(json.properties ?? {}).map(([name, property]) => {
     if (typeof property !== 'object') throw new Error(`${endpoint.path}: parameter ${name} has no JSON Schema`);
-    const { description, ...schema } = property as JsonSchema;
-    return { name, schema, ...(typeof description === 'string' ? { description } : {}) };
+    const { description, ko, ...schema } = property as JsonSchema;
+    const text = typeof description === 'string' ? (typeof ko === 'string' ? bilingual({ ko, en: description }) : description) : undefined;
+    return { name, schema, ...(text === undefined ? {} : { description: text }) };
   });
 }
 
@@ -547,14 +556,17 @@ interface StatusResponse {
 
 /**
  * Every status a data endpoint answers besides 200, along its pipeline (src/surfaces/data.ts:
- * time budget -> API key -> rate limit -> scope -> handler): the rate-limit headers are set once
- * the key's budget is spent from, so 401 lacks them.
+ * time budget -> API key -> 304 held in memory -> rate limit -> scope -> handler): the rate-limit
+ * headers are set once the key's budget is spent from, so 401 lacks them, and so does a 304
+ * answered from memory (a 304 spends nothing; one computed anew shows the point given back).
  */
 const STATUS_RESPONSES: readonly StatusResponse[] = [
   {
     status: 304,
-    description: '바뀌지 않음: If-None-Match가 현재 ETag와 같습니다. / Not modified: If-None-Match holds the current ETag; no body.',
-    headers: SUCCESS_HEADERS,
+    description:
+      '바뀌지 않음: If-None-Match가 현재 ETag와 같습니다. 요청 한도를 쓰지 않습니다. / Not modified: If-None-Match holds the current ETag; no body, and the rate limit is not spent.',
+    headers: ['ETag', 'Cache-Control'],
+    sometimes: RATE_LIMIT_HEADERS,
     noBody: true,
   },
   {

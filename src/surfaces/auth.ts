@@ -1,64 +1,124 @@
+import compose from 'koa-compose';
+import { AccountStore } from '../data/accounts.js';
+import { ApiKeyService } from '../data/api-keys.js';
 import { OAuthStore } from '../data/oauth-store.js';
+import { createGraphQLServer } from '../graphql/server.js';
 import type { Logger } from '../logger.js';
 import { verifierFor } from '../oauth/access-token.js';
 import { AccountService } from '../oauth/accounts.js';
 import { ClientService } from '../oauth/clients.js';
 import { OAUTH_PATHS } from '../oauth/constants.js';
-import { interactionRoutes } from '../oauth/interactions.js';
+import { EmailCodes } from '../oauth/email-codes.js';
 import { loadOAuthKeys } from '../oauth/keys.js';
+import { createMailer } from '../oauth/mail.js';
 import { buildProvider } from '../oauth/provider.js';
 import { installProviderMiddleware } from '../oauth/provider-middleware.js';
+import { SelfService } from '../oauth/self-service.js';
 import { LoginThrottle } from '../oauth/throttle.js';
+import { accountApi } from './accounts/api.js';
+import { outboxRoutes } from './accounts/outbox.js';
+import { accountRoutes } from './accounts/pages.js';
+import { adminRoutes } from './admin/index.js';
+import { SchoolOperations } from './admin/deps.js';
+import { consoleRoutes } from './console/index.js';
 import type { AppDeps, Surface } from './types.js';
+import { serveAssets } from './web/assets.js';
+import { homeRoutes } from './web/home.js';
+import { loginRoutes } from './web/login.js';
+import { providerPages } from './web/provider-pages.js';
+import { CookieSealer } from './web/seal.js';
+import { registerWebClient, signInRoutes } from './web/signin.js';
+import { Web } from './web/web.js';
 
 /** Expired records are also refused on every read; the sweep only reclaims their space. */
 const SWEEP_INTERVAL_MS = 60_000;
 
 /**
- * The authorization server: oidc-provider (its own Koa app) answers /v1/oauth/* and
- * /.well-known/*, our pages answer /v1/oauth/interaction/*; every other path passes on.
- * src/app.ts loads this module only when the process serves it (oidc-provider is heavy).
+ * The authorization server and every page people see: oidc-provider (its own Koa app) answers
+ * /v1/oauth/* and /.well-known/*; the web layer (src/surfaces/web/) answers the front door, the
+ * login and consent pages, the consoles' sign-in, the sign-up and reset pages, the developer
+ * console and the admin console, each a route table mounted here with the dependencies it is
+ * given (docs/web.md).
  */
 export async function createAuthSurface(deps: AppDeps): Promise<Surface> {
-  const { config, logger } = deps;
+  const { config, logger, db } = deps;
   const now = deps.now ?? (() => new Date());
-  const keys = await loadOAuthKeys(config, deps.db);
-  const store = new OAuthStore(deps.db, now);
-  const accounts = new AccountService(deps.db);
-  const clients = new ClientService(deps.db, { isProduction: config.isProduction });
-  const provider = buildProvider({ config, logger, keys, store, accounts, clients });
-  installProviderMiddleware(provider, { verifier: verifierFor(config, keys, store, now), store, logger });
-  const pages = interactionRoutes({
-    provider,
-    accounts,
-    throttle: new LoginThrottle(
-      { accountFromAddress: config.oauth.loginLimitAccount, address: config.oauth.loginLimitIp, delay: config.oauth.loginDelay },
-      deps.redis,
-    ),
-    cookieKeys: keys.cookieKeys,
-    authOrigin: new URL(config.urls.auth).origin,
-  });
+  const keys = await loadOAuthKeys(config, db);
+  const store = new OAuthStore(db, now);
+  const accounts = new AccountService(db);
+  const clients = new ClientService(db, { isProduction: config.isProduction });
+  const web = new Web({ config, db, cookieKeys: keys.cookieKeys, now });
+  const provider = buildProvider({ config, logger, keys, store, accounts, clients, pages: providerPages(web, accounts) });
+  const verifier = verifierFor(config, keys, store, now);
+  installProviderMiddleware(provider, { verifier, store, logger });
+  await registerWebClient(clients, config);
+
+  const mailer = createMailer(config, logger, now);
+  const codes = new EmailCodes(db, keys.cookieKeys, now, deps.redis);
+  const selfService = new SelfService({ db, config, logger, mailer, codes, redis: deps.redis });
+  const apiKeys = new ApiKeyService(db);
+  const accountStore = new AccountStore(db);
+  const graphql = await createGraphQLServer(logger);
+  const throttle = new LoginThrottle(
+    { accountFromAddress: config.oauth.loginLimitAccount, address: config.oauth.loginLimitIp, delay: config.oauth.loginDelay },
+    deps.redis,
+  );
+
+  const pages = compose([
+    serveAssets(),
+    web.mount(homeRoutes(web), web),
+    web.mount(loginRoutes, { provider, accounts, throttle }),
+    web.mount(signInRoutes(web), {
+      web,
+      config,
+      verifier,
+      accounts: accountStore,
+      grants: store,
+      sealer: new CookieSealer(keys.cookieKeys, 'signin'),
+    }),
+    accountApi(selfService),
+    web.mount(accountRoutes(web), { service: selfService, domain: config.schoolEmailDomain }),
+    web.mount(outboxRoutes(web), { outbox: mailer.outbox, timeZone: config.schoolTimeZone }),
+    web.mount(consoleRoutes(web), { config, db, web, apiKeys, clients, accounts, selfService, now }),
+    web.mount(adminRoutes(web), {
+      config,
+      school: new SchoolOperations(graphql, db, config, now),
+      accounts,
+      accountStore,
+      apiKeys,
+      mailer,
+      now,
+    }),
+  ]);
   const handle = provider.callback();
-  const sweeper = startSweeper(store, logger);
+  const sweeper = startSweeper(logger, async () => {
+    await store.sweepExpired();
+    await codes.sweepExpired();
+  });
   return {
     middleware: async (ctx, next) => {
-      if (ctx.path.startsWith(`${OAUTH_PATHS.interaction}/`)) return pages(ctx, next);
-      if (!isProviderPath(ctx.path)) return next();
+      if (!isProviderPath(ctx.path)) return pages(ctx, next);
       // The provider writes the response itself; the host only logs the outcome.
       ctx.respond = false;
       await handle(ctx.req, ctx.res);
     },
-    close: async () => clearInterval(sweeper),
+    boundary: web.boundary(),
+    close: async () => {
+      clearInterval(sweeper);
+      await mailer.close();
+      await graphql.stop();
+    },
   };
 }
 
 function isProviderPath(path: string): boolean {
+  if (path.startsWith(`${OAUTH_PATHS.interaction}/`)) return false;
   return path.startsWith('/v1/oauth/') || path === OAUTH_PATHS.discovery || path === OAUTH_PATHS.authorizationServerMetadata;
 }
 
-function startSweeper(store: OAuthStore, logger: Logger): NodeJS.Timeout {
+function startSweeper(logger: Logger, sweep: () => Promise<void>): NodeJS.Timeout {
   const timer = setInterval(() => {
-    store.sweepExpired().catch((err: Error) => logger.warn({ err: { message: err.message } }, 'could not sweep expired OAuth records'));
+    sweep().catch((err: Error) => logger.warn({ err: { message: err.message } }, 'could not sweep expired OAuth records and email codes'));
   }, SWEEP_INTERVAL_MS);
   timer.unref();
   return timer;

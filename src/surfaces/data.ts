@@ -15,7 +15,7 @@ import { FailureLimiter, KeyRateLimiter, costCharge, rateLimit } from '../http/r
 import { UsageRecorder, countUsage } from '../http/usage.js';
 import { startNeisBackground } from '../neis/background.js';
 import { ENDPOINTS } from '../rest/endpoints.js';
-import { serveEndpoint, type RestDeps } from '../rest/handler.js';
+import { endpointSteps, type RestDeps } from '../rest/handler.js';
 import { buildOpenApiDocument } from '../rest/openapi.js';
 import { ResponseCache } from '../rest/response-cache.js';
 import type { AppDeps, Surface } from './types.js';
@@ -27,9 +27,10 @@ const GRAPHQL_BODY_LIMIT = '100kb';
  * The data API: every row of the endpoint table (src/rest/endpoints.ts), POST/GET /graphql,
  * GET /v1/health, and the API reference, which needs no key (GET /v1/openapi.json, built from
  * the same rows, and the page GET /docs). A data request goes
- * `timeBudget -> apiKey -> rateLimit -> scope -> handler`; errors become envelopes in the
- * app-wide boundary (src/app.ts). Health has no budget: it is the probe that must answer while
- * others are slow.
+ * `timeBudget -> apiKey -> usage -> notModified -> rateLimit -> scope -> handler` (notModified
+ * answers a conditional request whose answer the caller holds, without spending the rate limit:
+ * src/rest/handler.ts); errors become envelopes in the app-wide boundary (src/app.ts). Health has
+ * no budget: it is the probe that must answer while others are slow.
  */
 export async function createDataSurface(deps: AppDeps): Promise<Surface> {
   const { config, db } = deps;
@@ -46,7 +47,9 @@ export async function createDataSurface(deps: AppDeps): Promise<Surface> {
   };
   const limiter = new KeyRateLimiter(config.rateLimit, deps.redis);
   const usage = new UsageRecorder(db, { timeZone: config.schoolTimeZone, logger: deps.logger, now }).start();
-  const authenticated: AppMiddleware[] = [
+  // One instance of each step for every route: they hold the process's database slots, key
+  // cache and failure counts.
+  const door: AppMiddleware[] = [
     timeBudget({
       timeMs: limits.timeBudgetMs,
       maxDbOperations: limits.maxDbOperations,
@@ -56,16 +59,20 @@ export async function createDataSurface(deps: AppDeps): Promise<Surface> {
     apiKey(new ApiKeyAuthenticator(db, deps.now), new FailureLimiter(limits.apiKeyFailures, deps.redis)),
     // Per-key, per-day counts for the developer console (in memory; written every few seconds).
     countUsage(usage),
-    rateLimit(limiter),
   ];
+  const limited = rateLimit(limiter);
 
   const routes = new Routes();
   routes.get('/v1/health', healthHandler(db, [neis.health]));
   routes.get(OPENAPI_PATH, openApiJson(buildOpenApiDocument(ENDPOINTS)));
-  routes.get(DOCS_PATH, docsPage());
+  // The pages live with the authorization server (AUTH_URL), which may be another address.
+  const pages = config.urls.auth === config.urls.base ? '' : config.urls.auth;
+  routes.get(DOCS_PATH, docsPage({ home: `${pages}/`, console: `${pages}/console`, admin: `${pages}/admin` }));
   for (const asset of docsAssets()) routes.get(asset.path, asset.handler);
-  for (const endpoint of ENDPOINTS)
-    routes.get(endpoint.path, ...authenticated, requireScope(endpoint.scope), serveEndpoint(endpoint, rest));
+  for (const endpoint of ENDPOINTS) {
+    const steps = endpointSteps(endpoint, rest);
+    routes.get(endpoint.path, ...door, steps.notModified, limited, requireScope(endpoint.scope), steps.serve);
+  }
   // GraphQL for dashboards: any valid key; each root field checks its own scope; a document
   // pays for its cost and waits for one of the process's execution slots.
   const graphqlHandler = graphqlHttp(graphql, {
@@ -74,8 +81,8 @@ export async function createDataSurface(deps: AppDeps): Promise<Surface> {
     admit: costCharge(limiter, limits.graphqlCostPerPoint),
     gate: new Gate('The GraphQL endpoint', limits.graphqlConcurrency, limits.graphqlQueue),
   });
-  routes.get('/graphql', ...authenticated, graphqlHandler);
-  routes.post('/graphql', ...authenticated, bodyParser({ enableTypes: ['json'], jsonLimit: GRAPHQL_BODY_LIMIT }), graphqlHandler);
+  routes.get('/graphql', ...door, limited, graphqlHandler);
+  routes.post('/graphql', ...door, limited, bodyParser({ enableTypes: ['json'], jsonLimit: GRAPHQL_BODY_LIMIT }), graphqlHandler);
 
   return {
     middleware: routes.middleware(),

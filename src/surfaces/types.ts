@@ -22,6 +22,11 @@ export interface AppDeps {
 export interface Surface {
   /** Handles the surface's paths and passes every other request on. */
   readonly middleware: AppMiddleware;
+  /**
+   * Catches errors before the app's JSON boundary (src/http/errors.ts) turns them into the
+   * envelope: the web layer's HTML error pages (src/surfaces/web/web.ts, `boundary`).
+   */
+  readonly boundary?: AppMiddleware;
   close(): Promise<void>;
 }
 

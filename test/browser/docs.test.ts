@@ -53,7 +53,13 @@ describe('API reference page (/docs) in a browser', function () {
         expect(await page.getAttribute('html', 'lang')).to.equal('ko');
         expect(await page.title()).to.equal('데이터 API 문서 · Data API reference');
         expect(await page.textContent('h1')).to.match(/^데이터 API 문서/);
-        expect(await page.getAttribute('.intro a', 'href')).to.equal('/v1/openapi.json');
+        expect(await page.getAttribute('.intro p a', 'href')).to.equal('/v1/openapi.json');
+        // The way to the front door and the consoles.
+        expect(await page.locator('.intro nav a').evaluateAll((links) => links.map((a) => a.getAttribute('href')))).to.deep.equal([
+          '/',
+          '/console',
+          '/admin',
+        ]);
         const paths = await operationPaths(page);
         expect([...paths].sort()).to.deep.equal([...ENDPOINTS.map((e) => e.path), '/v1/health'].sort());
         // The document's title and version, as Swagger UI shows them.

@@ -92,9 +92,9 @@ describe('OAuth in a browser with openid-client', function () {
 
     const { callback, consoleErrors } = await inBrowser(url, 'ko-KR', async (page) => {
       await page.waitForSelector('html[lang="ko"]');
-      expect(await page.title()).to.equal('로그인');
+      expect(await page.title()).to.equal('로그인 · 광주소프트웨어마이스터고등학교');
       // The email field has focus on arrival; the whole form works from the keyboard.
-      expect(await page.evaluate('document.activeElement && document.activeElement.id')).to.equal('email');
+      expect(await page.evaluate('document.activeElement && document.activeElement.id')).to.equal('f-email');
       await page.keyboard.type(USER.email);
       await page.keyboard.press('Tab');
       await page.keyboard.type(USER.password);
@@ -181,9 +181,10 @@ describe('OAuth in a browser with openid-client', function () {
     const refreshed = await oidc.refreshTokenGrant(config, tokens.refresh_token ?? '');
     const again = await oidc.fetchUserInfo(config, refreshed.access_token, info.sub);
     expect(again.email).to.equal(USER.email);
-    // The rotated refresh token is refused, and its reuse ends the grant.
+    const latest = await oidc.refreshTokenGrant(config, refreshed.refresh_token ?? '');
+    // A rotated refresh token whose successor is in use is refused, and its reuse ends the grant.
     await expectRefused(() => oidc.refreshTokenGrant(config, tokens.refresh_token ?? ''));
-    await expectRefused(() => oidc.fetchUserInfo(config, refreshed.access_token, info.sub));
+    await expectRefused(() => oidc.fetchUserInfo(config, latest.access_token, info.sub));
   });
 });
 

@@ -122,7 +122,7 @@ describe('OAuth login session and logout in a browser', function () {
       expect(await page.textContent('main')).to.include(`${USER.email} 계정이 아닌가요?`);
       await page.getByRole('link', { name: '로그아웃' }).click();
       await page.waitForSelector('h1:has-text("로그아웃")');
-      expect(await page.title()).to.equal('로그아웃');
+      expect(await page.title()).to.equal('로그아웃 · 광주소프트웨어마이스터고등학교');
       expect(await page.textContent('main')).to.include(`${USER.email} 계정에서 로그아웃할까요?`);
       await page.getByRole('button', { name: '로그아웃' }).click();
       await page.waitForSelector('h1:has-text("로그아웃되었습니다")');

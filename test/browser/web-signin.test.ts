@@ -50,7 +50,14 @@ describe('consoles: sign-in through our own authorization server', function () {
     expect(await page.textContent('h1')).to.equal('Developer console');
     const admin = await page.goto(`${t.url}/admin`);
     expect(admin?.status()).to.equal(403);
-    expect(await page.textContent('main')).to.include('needs an ADMIN or ROOT account');
+    expect(await page.textContent('main')).to.include(
+      `The account ${student.email} cannot open this page. It needs the role Administrator or Root administrator.`,
+    );
+    // Not a dead end: the way back leads home and to the developer console (no admin console for a USER).
+    expect(await page.locator('main nav.way-back a').evaluateAll((links) => links.map((a) => a.getAttribute('href')))).to.deep.equal([
+      '/',
+      '/console',
+    ]);
     await screenshot(page, 'web-admin-refused-phone-en');
     await context.close();
   });

@@ -61,7 +61,7 @@ export async function buildTestApp(name: string, options: TestAppOptions = {}): 
     NEIS_SYNC_ENABLED: 'false',
     ...options.env,
   });
-  const logger = createLogger(config.logLevel, sink);
+  const logger = createLogger(config.logLevel ?? 'info', sink);
   const app = await createApp(
     { config, db, logger, ...(options.redis ? { redis: options.redis } : {}), ...(options.now ? { now: options.now } : {}) },
     options.surfaces ? { surfaces: options.surfaces } : {},

@@ -28,15 +28,18 @@ export const VIEWPORTS = { phone: { width: 390, height: 844 }, desktop: { width:
 export async function signIn(page: Page, baseUrl: string, path: string, account: { email: string; password: string }): Promise<void> {
   await page.goto(`${baseUrl}${path}`);
   if (page.url().includes('/v1/oauth/interaction/')) {
-    await page.fill('#email', account.email);
-    await page.fill('#password', account.password);
+    await page.fill('#f-email', account.email);
+    await page.fill('#f-password', account.password);
     await Promise.all([page.waitForURL((url) => !url.pathname.startsWith('/v1/oauth/')), page.click('button.primary')]);
   }
 }
 
-/** Saves a full-page screenshot under .data/screenshots/ (git-ignored) and returns its path. */
+/**
+ * Saves a full-page screenshot under .data/screenshots/ (git-ignored), or SCREENSHOTS_DIR when set
+ * (e.g. a directory to look at them from), and returns its path.
+ */
 export async function screenshot(page: Page, name: string): Promise<string> {
-  const dir = join('.data', 'screenshots');
+  const dir = process.env['SCREENSHOTS_DIR'] ?? join('.data', 'screenshots');
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `${name}.png`);
   await page.screenshot({ path: file, fullPage: true });

@@ -41,9 +41,14 @@ export function testDatabaseUri(name: string): string {
   return url.toString();
 }
 
-/** Opens an empty database of its own; `drop()` removes it. */
+/** What the suite runs on: the embedded FerretDB (over SQLite or PostgreSQL), or the server at MONGODB_URI. */
+export function testDatabaseEngine(): EmbeddedDatabase['engine'] | 'MONGODB_URI' {
+  return embedded?.engine ?? 'MONGODB_URI';
+}
+
+/** Opens an empty database of its own, indexed as `campus serve` indexes it; `drop()` removes it. */
 export async function createTestDatabase(name: string, options: ConnectOptions = {}): Promise<Database & { drop(): Promise<void> }> {
-  const db = await openDatabase(testDatabaseUri(name), options);
+  const db = await openDatabase(testDatabaseUri(name), { backendIndexes: embedded?.indexer, ...options });
   await db.ensureIndexes();
   return Object.assign(db, {
     async drop() {

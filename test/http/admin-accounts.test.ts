@@ -64,7 +64,7 @@ describe('admin console: accounts and API keys of every user', function () {
       back: '/admin/accounts?approval=PENDING',
     });
     expect(approved.res.headers.get('location')).to.equal('/admin/accounts?approval=PENDING');
-    expect(flashOf((await admin.get('/admin/accounts')).html)).to.equal('kimteacher@gsm.hs.kr을(를) 승인했습니다 (ADMIN).');
+    expect(flashOf((await admin.get('/admin/accounts')).html)).to.equal('kimteacher@gsm.hs.kr을(를) 승인했습니다 (관리자).');
     const stored = await t.db.models.accounts.findOne({ _id: ids['kimteacher'] }).lean();
     expect(stored).to.deep.include({ role: 'ADMIN', approval: 'APPROVED', approvalDecidedBy: ids['admin'] });
     const sent = await mail.waitFor(teacher.email);
@@ -83,9 +83,13 @@ describe('admin console: accounts and API keys of every user', function () {
     await admin.post(`/admin/accounts/${ids['dev']}/role`, { role: 'ADMIN' });
     expect((await t.db.models.accounts.findOne({ _id: ids['dev'] }).lean())?.role).to.equal('ADMIN');
     await admin.post(`/admin/accounts/${ids['dev']}/role`, { role: 'ROOT' });
-    expect(flashOf((await admin.get('/admin/accounts')).html)).to.equal('ROOT 역할은 ROOT 계정만 주거나 뺄 수 있습니다.');
+    expect(flashOf((await admin.get('/admin/accounts')).html)).to.equal(
+      '최고 관리자(ROOT) 역할은 최고 관리자 계정만 주거나 뺄 수 있습니다.',
+    );
     await admin.post(`/admin/accounts/${ids['root']}/role`, { role: 'USER' });
-    expect(flashOf((await admin.get('/admin/accounts')).html)).to.equal('ROOT 역할은 ROOT 계정만 주거나 뺄 수 있습니다.');
+    expect(flashOf((await admin.get('/admin/accounts')).html)).to.equal(
+      '최고 관리자(ROOT) 역할은 최고 관리자 계정만 주거나 뺄 수 있습니다.',
+    );
     await admin.post(`/admin/accounts/${ids['admin']}/role`, { role: 'USER' });
     expect(flashOf((await admin.get('/admin/accounts')).html)).to.equal('자신의 역할이나 신청은 바꿀 수 없습니다.');
     expect((await t.db.models.accounts.findOne({ _id: ids['admin'] }).lean())?.role).to.equal('ADMIN');

@@ -277,7 +277,8 @@ describe('data API: API keys, rate limits, conditional requests', () => {
           expect(await res.text()).to.equal('');
           expect(res.headers.get('etag')).to.equal(etag);
           expect(res.headers.get('cache-control')).to.equal('private, no-cache');
-          expect(res.headers.get('ratelimit-policy')).to.equal('"default";q=100000;w=60');
+          // Answered before the rate limit, which it does not spend (the next test).
+          expect(res.headers.get('ratelimit-policy')).to.equal(null);
         }
         for (const inm of ['"nope"', etag.slice(1, -1), `W/"x", "y"`, `${etag.slice(0, -2)}"`]) {
           const res = await get(path, { 'If-None-Match': inm });
@@ -287,6 +288,34 @@ describe('data API: API keys, rate limits, conditional requests', () => {
         }
       });
     }
+
+    it('a conditional request answered 304 spends nothing of the budget, however often it comes', async () => {
+      const small = await issueKey(t.db, { scopes: ['CLUB_READ'], rateLimit: { points: 3, durationSeconds: 60 } });
+      const call = (headers: Record<string, string> = {}) => t.request('/v1/clubs', { headers: { 'X-API-KEY': small, ...headers } });
+      const first = await call();
+      await expectOk(first);
+      expect(first.headers.get('x-ratelimit-remaining')).to.equal('2');
+      const etag = first.headers.get('etag') ?? '';
+      for (let i = 0; i < 10; i++) {
+        const res = await call({ 'If-None-Match': etag });
+        expect(res.status).to.equal(304);
+        expect(res.headers.get('x-ratelimit-remaining')).to.equal(null);
+      }
+      // The data version moves without changing this answer: the 304 is computed anew, after the
+      // rate limit, and the point it took is given back.
+      await t.db.versions.bump('data');
+      const recomputed = await call({ 'If-None-Match': etag });
+      expect(recomputed.status).to.equal(304);
+      expect(recomputed.headers.get('etag')).to.equal(etag);
+      expect(recomputed.headers.get('x-ratelimit-remaining')).to.equal('2');
+      const next = await call();
+      await expectOk(next);
+      expect(next.headers.get('x-ratelimit-remaining')).to.equal('1');
+      // A key without the scope gets its 403 the usual way, spending a point, If-None-Match or not.
+      const forbidden = await t.request('/v1/students', { headers: { 'X-API-KEY': small, 'If-None-Match': '*' } });
+      await expectEnvelope(forbidden, 403, 'FORBIDDEN');
+      expect(forbidden.headers.get('x-ratelimit-remaining')).to.equal('0');
+    });
 
     it('different answers have different ETags; an ETag of another query does not match', async () => {
       const all = await get('/v1/students');

@@ -276,11 +276,18 @@ describe('NEIS sync in the app: start-up sync and /v1/health', () => {
       env: { NEIS_SYNC_ENABLED: 'true', NEIS_BASE_URL: fake.url, NEIS_API_KEY: KEY },
     });
     try {
-      let neis: { lastSync: { outcome: string; trigger: string; window: unknown; time: string } | null; scheduler: unknown } | undefined;
-      for (let i = 0; i < 100 && !neis?.lastSync; i++) {
-        const health = await expectOk<{ neis: NonNullable<typeof neis> }>(await t.request('/v1/health'));
+      type Neis = {
+        lastSync: { outcome: string; trigger: string; window: unknown; time: string } | null;
+        scheduler: { nextRunAt?: string | null };
+      };
+      let neis: Neis | undefined;
+      // The sync records lastSync before the scheduler picks its next run (src/neis/scheduler.ts
+      // `startup`): wait for both.
+      const settled = (n: Neis | undefined) => Boolean(n?.lastSync && n.scheduler.nextRunAt);
+      for (let i = 0; i < 100 && !settled(neis); i++) {
+        const health = await expectOk<{ neis: Neis }>(await t.request('/v1/health'));
         neis = health.neis;
-        if (!neis.lastSync) await new Promise((r) => setTimeout(r, 50));
+        if (!settled(neis)) await new Promise((r) => setTimeout(r, 50));
       }
       expect(neis?.lastSync).to.deep.include({ outcome: 'ok', trigger: 'startup', window: { from: '2026-03-01', to: '2027-02-28' } });
       expect(neis?.scheduler).to.deep.equal({ enabled: true, nextRunAt: '2026-03-16T17:00:00.000Z', nextTrigger: 'daily' });
@@ -298,8 +305,9 @@ describe('NEIS sync in the app: start-up sync and /v1/health', () => {
 
   it('skips the start-up sync when the data is fresh, then syncs daily at NEIS_SYNC_TIME in NEIS_SYNC_TIMEZONE', async () => {
     const db = await createTestDatabase('neis-daily');
-    // A clock running from 01:59:59.2 in Seoul: the daily 02:00 run is due in 0.8 s.
-    const offset = new Date('2026-03-15T16:59:59.200Z').getTime() - Date.now();
+    // A clock running from 01:59:57 in Seoul: the daily 02:00 run is due in 3 s, time enough for
+    // the fresh sync and the app's start on a loaded machine (CI runs the suite on 2 cores).
+    const offset = new Date('2026-03-15T16:59:57.000Z').getTime() - Date.now();
     const now = () => new Date(Date.now() + offset);
     try {
       const fresh = await new NeisSync({
@@ -326,11 +334,14 @@ describe('NEIS sync in the app: start-up sync and /v1/health', () => {
       try {
         // (A cast, not an annotation: TypeScript would narrow an annotated `null` to never in the loop.)
         let lastSync = null as { trigger: string; outcome: string } | null;
-        let scheduler: unknown;
-        for (let i = 0; i < 100 && lastSync?.trigger !== 'daily'; i++) {
+        let scheduler = null as { nextRunAt?: string } | null;
+        // The sync records lastSync before the scheduler picks its next run (src/neis/scheduler.ts
+        // `fire`): wait for both, or a health read in between sees the run that just happened.
+        const firstRun = '2026-03-15T17:00:00.000Z';
+        for (let i = 0; i < 200 && (lastSync?.trigger !== 'daily' || scheduler?.nextRunAt === firstRun); i++) {
           await new Promise((r) => setTimeout(r, 50));
           ({ lastSync, scheduler } = (
-            await expectOk<{ neis: { lastSync: typeof lastSync; scheduler: unknown } }>(await t.request('/v1/health'))
+            await expectOk<{ neis: { lastSync: typeof lastSync; scheduler: typeof scheduler } }>(await t.request('/v1/health'))
           ).neis);
         }
         expect(lastSync).to.deep.include({ trigger: 'daily', outcome: 'ok' });

@@ -37,6 +37,8 @@ async function openLoginPage(
   expect(start.status).to.equal(303);
   const url = new URL(start.headers.get('location') ?? '', t.url).href + (init.query ?? '');
   const res = await fetch(url, { headers: { cookie: jar.header(), ...init.headers } });
+  // As a browser: a language chosen with ?lang= is remembered for the form's posts.
+  jar.store(res);
   const html = await res.clone().text();
   return {
     jar,
@@ -62,8 +64,11 @@ function post(
   });
 }
 
+/** The problem the form shows: the first line of its error summary (src/surfaces/web/components.ts). */
 function alertText(html: string): string | undefined {
-  return /<p id="form-error" class="error" role="alert">([^<]*)<\/p>/.exec(html)?.[1];
+  return /<div class="error-summary" role="alert"[^>]*>\s*<h2>[^<]*<\/h2>\s*<ul>\s*<li><a href="#f-[a-z]+">([^<]*)<\/a><\/li>/.exec(
+    html,
+  )?.[1];
 }
 
 describe('OAuth login and consent pages', () => {
@@ -83,15 +88,21 @@ describe('OAuth login and consent pages', () => {
     expect(page.res.status).to.equal(200);
     expect(page.res.headers.get('content-type')).to.equal('text/html; charset=utf-8');
     expect(page.html).to.include('<html lang="ko">');
-    expect(page.html).to.include('<label for="email">이메일</label>');
-    expect(page.html).to.include('<label for="password">비밀번호</label>');
-    expect(page.html).to.match(/<input id="email" name="email" type="email" autocomplete="username" required[^>]* autofocus>/);
+    expect(page.html).to.include('<label for="f-email">이메일</label> <span class="req" aria-hidden="true">*</span>');
+    expect(page.html).to.include('<label for="f-password">비밀번호</label> <span class="req" aria-hidden="true">*</span>');
+    expect(page.html).to.match(
+      /<input\s+id="f-email"\s+name="email"\s+type="email"\s+value=""\s+autocomplete="username"[^>]*\sautofocus required\s*\/>/,
+    );
     expect(page.html).to.include('동아리 출석부');
+    // The shell: the school's name and the language switch.
+    expect(page.html).to.include('<span class="school">광주소프트웨어마이스터고등학교</span>');
     expect(page.html).to.include('lang="en" hreflang="en">English</a>');
     expect(page.html).to.not.include('<script');
+    expect(page.html).to.not.include('<style');
     expect(page.res.headers.get('x-frame-options')).to.equal('DENY');
     expect(page.res.headers.get('content-security-policy')).to.match(/frame-ancestors 'none'/);
     expect(page.res.headers.get('content-security-policy')).to.match(/default-src 'none'/);
+    expect(page.res.headers.get('content-security-policy')).to.not.match(/script-src/);
     expect(page.res.headers.get('cache-control')).to.equal('no-store');
     expect(page.res.headers.get('referrer-policy')).to.equal('same-origin');
   });
@@ -99,7 +110,7 @@ describe('OAuth login and consent pages', () => {
   it('is English with ?lang=en or when the browser prefers English', async () => {
     const byQuery = await openLoginPage(t, clientId, { query: '?lang=en' });
     expect(byQuery.html).to.include('<html lang="en">');
-    expect(byQuery.html).to.include('<label for="email">Email</label>');
+    expect(byQuery.html).to.include('<label for="f-email">Email</label> <span class="req" aria-hidden="true">*</span>');
     expect(byQuery.html).to.include('lang="ko" hreflang="ko">한국어</a>');
     const byHeader = await openLoginPage(t, clientId, { headers: { 'accept-language': 'en-US,en;q=0.9,ko;q=0.5' } });
     expect(byHeader.html).to.include('<html lang="en">');
@@ -125,7 +136,10 @@ describe('OAuth login and consent pages', () => {
     expect(res.status).to.equal(400);
     const html = await res.text();
     expect(alertText(html)).to.equal('Enter both your email and your password.');
-    expect(html).to.match(/id="password"[^>]*aria-invalid="true" aria-describedby="form-error" autofocus>/);
+    expect(html).to.match(/id="f-password"[^>]*aria-invalid="true" aria-describedby="f-password-error"/);
+    expect(html).to.include('<p class="field-error" id="f-password-error">Enter both your email and your password.</p>');
+    // The summary takes the focus (it comes first, with autofocus).
+    expect(html).to.include('<div class="error-summary" role="alert" tabindex="-1" id="error-summary" autofocus>');
   });
 
   it("CSRF: a post without the form token, with another interaction's token, or from another origin is refused", async () => {

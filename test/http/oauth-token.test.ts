@@ -411,17 +411,57 @@ describe('OAuth token endpoint and authorization flow', () => {
   });
 
   describe('refresh tokens', () => {
-    it('refresh rotation: the old refresh token is refused, and its reuse revokes the whole grant', async () => {
+    it('refresh rotation: a rotated token presented after its successor was used is reuse, and revokes the whole grant', async () => {
       const first = await tokens(await exchange(await codeFor()));
       const second = await tokens(await refresh(first.refresh_token));
       expect(second.refresh_token).to.not.equal(first.refresh_token);
+      const third = await tokens(await refresh(second.refresh_token));
 
-      // Presenting the rotated token again is treated as theft...
+      // Presenting the rotated token again, once its successor is in use, is treated as theft...
       await expectOAuthError(await refresh(first.refresh_token), 400, 'invalid_grant', 'refresh token already used');
       // ...so the current refresh token and every access token of the grant stop working too.
+      await expectOAuthError(await refresh(third.refresh_token), 400, 'invalid_grant');
+      expect((await userinfo(third.access_token)).status).to.equal(401);
+      expect((await userinfo(first.access_token)).status).to.equal(401);
+    });
+
+    it('a rotated token presented again after the 60 s grace is reuse too, even with its successor unused', async () => {
+      const first = await tokens(await exchange(await codeFor()));
+      const second = await tokens(await refresh(first.refresh_token));
+      offsetMs = 61 * 1000;
+      await expectOAuthError(await refresh(first.refresh_token), 400, 'invalid_grant', 'refresh token already used');
       await expectOAuthError(await refresh(second.refresh_token), 400, 'invalid_grant');
       expect((await userinfo(second.access_token)).status).to.equal(401);
-      expect((await userinfo(first.access_token)).status).to.equal(401);
+    });
+
+    it('a refresh whose answer was lost is retried within the grace: a new pair, and the person stays signed in', async () => {
+      const first = await tokens(await exchange(await codeFor()));
+      // The answer to this refresh never reaches the client (the service died, the network broke).
+      const lost = await tokens(await refresh(first.refresh_token));
+      offsetMs = 30 * 1000;
+      const retried = await tokens(await refresh(first.refresh_token));
+      expect(retried.refresh_token).to.not.equal(lost.refresh_token);
+      expect(retried.refresh_token).to.not.equal(first.refresh_token);
+      expect((await userinfo(retried.access_token)).status).to.equal(200);
+      // Lost again and retried again: still within the grace of the first token's use.
+      offsetMs = 50 * 1000;
+      const again = await tokens(await refresh(first.refresh_token));
+      // The person is still signed in: the last pair works, and rotates as usual.
+      const next = await tokens(await refresh(again.refresh_token));
+      expect((await userinfo(next.access_token)).status).to.equal(200);
+      // Once its successor is in use, the first token is spent for good: reuse, the grant goes.
+      await expectOAuthError(await refresh(first.refresh_token), 400, 'invalid_grant', 'refresh token already used');
+      await expectOAuthError(await refresh(next.refresh_token), 400, 'invalid_grant');
+    });
+
+    it('the successor a retry replaced is dead: presented later it counts as reuse, and the grant goes', async () => {
+      const first = await tokens(await exchange(await codeFor()));
+      const lost = await tokens(await refresh(first.refresh_token));
+      const retried = await tokens(await refresh(first.refresh_token));
+      // Only someone who intercepted the lost answer can hold its refresh token.
+      await expectOAuthError(await refresh(lost.refresh_token), 400, 'invalid_grant', 'refresh token already used');
+      await expectOAuthError(await refresh(retried.refresh_token), 400, 'invalid_grant');
+      expect((await userinfo(retried.access_token)).status).to.equal(401);
     });
 
     it('a refresh token is still valid after 29 days (injected clock)', async () => {
@@ -564,6 +604,16 @@ describe('OAuth token endpoint and authorization flow', () => {
       const after = await postJson(t, '/v1/oauth/introspect', { token: body.refresh_token, ...auth });
       expect(await after.json()).to.deep.equal({ active: false });
       await expectOAuthError(await refresh(body.refresh_token), 400, 'invalid_grant');
+    });
+
+    it('introspection reports a rotated refresh token inactive and its successor active', async () => {
+      const first = await tokens(await exchange(await codeFor()));
+      const second = await tokens(await refresh(first.refresh_token));
+      const auth = { client_id: confidential.id, client_secret: confidential.secret };
+      const used = await postJson(t, '/v1/oauth/introspect', { token: first.refresh_token, ...auth });
+      expect(await used.json()).to.deep.equal({ active: false });
+      const current = await postJson(t, '/v1/oauth/introspect', { token: second.refresh_token, ...auth });
+      expect(await current.json()).to.include({ active: true, client_id: confidential.id });
     });
 
     it('introspects a JWT access token for its own client only', async () => {

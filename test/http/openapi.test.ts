@@ -228,7 +228,8 @@ describe('OpenAPI: the document', () => {
     for (const endpoint of ENDPOINTS) {
       const operation = operationOf(doc, endpoint.path);
       expect(operation.security, endpoint.path).to.deep.equal([{ apiKey: [endpoint.scope] }]);
-      expect(operation.summary).to.equal(endpoint.summary);
+      // Korean first, then English (src/rest/openapi.ts `bilingual`).
+      expect(operation.summary).to.equal(`${endpoint.summary.ko} / ${endpoint.summary.en}`);
       expect(operation.description).to.include(endpoint.scope);
     }
     expect(operationOf(doc, '/v1/health').security).to.deep.equal([]);
@@ -237,10 +238,11 @@ describe('OpenAPI: the document', () => {
   it("has every parameter of each row's zod schema, with its ranges, enums, formats, lengths and description", () => {
     for (const endpoint of ENDPOINTS) {
       const documented = new Map(operationOf(doc, endpoint.path).parameters.map((p) => [`${p.in} ${p.name}`, p]));
-      for (const [name, { description, ...schema }] of Object.entries(zodParameters(endpoint))) {
+      for (const [name, { description, ko, ...schema }] of Object.entries(zodParameters(endpoint))) {
         const parameter = documented.get(`query ${name}`);
         expect(parameter, `${endpoint.path} ${name}`).to.not.equal(undefined);
-        expect(parameter?.description, `${endpoint.path} ${name}`).to.equal(description);
+        expect(ko, `${endpoint.path} ${name}: a Korean description`).to.be.a('string');
+        expect(parameter?.description, `${endpoint.path} ${name}`).to.equal(`${String(ko)} / ${String(description)}`);
         const { default: _default, ...documentedSchema } = parameter?.schema ?? {};
         expect(documentedSchema, `${endpoint.path} ${name}`).to.deep.equal(schema);
       }

@@ -58,7 +58,8 @@ describe('campus command', function () {
   });
 
   it('seed --demo --students N loads a school of N students with progress on stderr; N out of 100-20000 is refused', async () => {
-    const big = await campus(uri, 'seed', '--demo', '--students', '1500', '--json');
+    // The database holds the demo school already: --reset replaces it (seed --demo alone keeps it).
+    const big = await campus(uri, 'seed', '--demo', '--students', '1500', '--reset', '--json');
     expect(big.code, big.stderr).to.equal(0);
     expect(JSON.parse(big.stdout)).to.include({
       students: 1500,
@@ -75,11 +76,12 @@ describe('campus command', function () {
       [['--demo', '--students', '99'], 'campus: --students must be a whole number from 100 to 20000 (got "99").'],
       [['--demo', '--students', '1e3'], 'campus: --students must be a whole number from 100 to 20000 (got "1e3").'],
       [['--students', '500'], 'campus: --students goes with --demo.'],
+      [['--reset'], 'campus: --reset goes with --demo.'],
     ] as const) {
       const refused = await campus(uri, 'seed', ...args);
       expect([refused.code, refused.stderr.trim()]).to.deep.equal([1, message]);
     }
-    expect((await campus(uri, 'seed', '--demo')).code).to.equal(0);
+    expect((await campus(uri, 'seed', '--demo', '--reset')).code).to.equal(0);
   });
 
   it('keys issue | list | renew | rotate | revoke, each taking effect at the API', async () => {

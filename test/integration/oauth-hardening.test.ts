@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { openDatabase, type Database } from '../../src/data/database.js';
-import { OAuthStore } from '../../src/data/oauth-store.js';
+import { OAuthStore, recordKey } from '../../src/data/oauth-store.js';
 import { AccountService, AccountValidationError } from '../../src/oauth/accounts.js';
 import { createAdapterFactory } from '../../src/oauth/adapter.js';
 import { ClientService } from '../../src/oauth/clients.js';
@@ -101,7 +101,7 @@ describe('OAuth hardening on the real database', () => {
       // Claims go with the sweep once their record would have expired.
       offsetMs = 3601 * 1000;
       await store.sweepExpired();
-      expect(await db.models.oauthClaims.countDocuments({ _id: 'RefreshToken:rt-1' })).to.equal(0);
+      expect(await db.models.oauthRecords.countDocuments({ _id: `${recordKey('RefreshToken', 'rt-1')}#claim` })).to.equal(0);
     });
 
     it('the adapter turns a lost claim into invalid_grant and revokes the grant', async () => {

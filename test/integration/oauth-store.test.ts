@@ -4,7 +4,7 @@ import { exportJWK, generateKeyPair } from 'jose';
 import { errors } from 'oidc-provider';
 import { loadConfig } from '../../src/config/index.js';
 import { openDatabase, type Database } from '../../src/data/database.js';
-import { hashStoredCredentials, OAuthStore } from '../../src/data/oauth-store.js';
+import { hashStoredCredentials, moveClaimsToRecords, OAuthStore } from '../../src/data/oauth-store.js';
 import { AccountService, DuplicateAccountError } from '../../src/oauth/accounts.js';
 import { createAdapterFactory } from '../../src/oauth/adapter.js';
 import { ClientService, ClientValidationError } from '../../src/oauth/clients.js';
@@ -102,8 +102,9 @@ describe('OAuth storage on the real database', () => {
       expect(await db.models.oauthRecords.countDocuments({ _id: 'Grant:g7' })).to.equal(1);
     });
 
-    it('the migration moves codes, refresh tokens and their claims stored under raw ids to their hashes', async () => {
-      const { oauthRecords, oauthClaims } = db.models;
+    it('the migrations move codes, refresh tokens and their claims stored under raw ids to their hashes, claims beside them', async () => {
+      const { oauthRecords } = db.models;
+      const oauthClaims = db.connection.collection<{ _id: string; expiresAt: Date | null; claimedAt: Date }>('oauth_claims');
       const raw = { kind: 'AuthorizationCode', grantId: 'g8', uid: null, userCode: null, clientId: null, accountId: '8' };
       await oauthRecords.insertMany([
         {
@@ -118,9 +119,17 @@ describe('OAuth storage on the real database', () => {
       await hashStoredCredentials(db);
       const hashed = `AuthorizationCode:sha256:${createHash('sha256').update('old-code-1').digest('base64url')}`;
       expect((await oauthRecords.find({ grantId: 'g8' }).lean()).map((doc) => doc._id)).to.deep.equal([hashed]);
-      expect((await oauthClaims.find({ _id: /^AuthorizationCode:/ }).lean()).map((doc) => doc._id))
+      expect((await oauthClaims.find({ _id: /^AuthorizationCode:/ }).toArray()).map((doc) => doc._id))
         .to.include(hashed)
         .and.not.include('AuthorizationCode:old-code-1');
+      await moveClaimsToRecords(db);
+      await moveClaimsToRecords(db);
+      expect(await oauthRecords.findOne({ _id: `${hashed}#claim` }).lean()).to.deep.include({
+        kind: 'Claim',
+        grantId: null,
+        successor: null,
+      });
+      expect((await db.client.db().listCollections({ name: 'oauth_claims' }).toArray()).length).to.equal(0);
       // Claimed before the migration: found as used, and still spent.
       const found = await adapter('AuthorizationCode').find('old-code-1');
       expect(found).to.deep.include({ kind: 'AuthorizationCode', jti: 'old-code-1', grantId: 'g8' });

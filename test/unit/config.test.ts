@@ -33,6 +33,15 @@ describe('config: loadConfig', () => {
     expect(config.neis.syncEnabled).to.equal(false);
   });
 
+  it('SQLITE_SYNCHRONOUS is normal by default, may be full, and nothing less durable', () => {
+    expect(loadConfig({}).sqliteSynchronous).to.equal('normal');
+    expect(loadConfig({ SQLITE_SYNCHRONOUS: 'full' }).sqliteSynchronous).to.equal('full');
+    expect(() => loadConfig({ SQLITE_SYNCHRONOUS: 'off' }))
+      .to.throw(ConfigError)
+      .with.property('problems')
+      .that.deep.equals(['SQLITE_SYNCHRONOUS: Invalid option: expected one of "normal"|"full"']);
+  });
+
   it('lists every problem in one error', () => {
     let error: unknown;
     try {

@@ -47,15 +47,15 @@ describe('unit: README parameter tables', () => {
     const timetables = document.paths['/v1/neis/timetables']?.get.parameters.filter((p) => p.in === 'query') ?? [];
     const students = document.paths['/v1/students']?.get.parameters.filter((p) => p.in === 'query') ?? [];
     const lines = [...parameterTable(timetables).split('\n'), ...parameterTable(students).split('\n')];
-    expect(lines).to.include('| `grade` | integer | 1 to 3 | required | Grade (required). |');
-    expect(lines).to.include('| `size` | integer | 1 to 1,000 | `300` | Records per page. |');
-    expect(lines).to.include('| `sex` | `MAN`, `WOMAN` |  |  | Sex. |');
-    expect(lines).to.include('| `studentId` | integer | at least 1 |  | The student with this id. |');
+    expect(lines).to.include('| `grade` | integer | 1 to 3 | required | 학년 (필수). / Grade (required). |');
+    expect(lines).to.include('| `size` | integer | 1 to 1,000 | `300` | 한 쪽의 레코드 수. / Records per page. |');
+    expect(lines).to.include('| `sex` | `MAN`, `WOMAN` |  |  | 성별. / Sex. |');
+    expect(lines).to.include('| `studentId` | integer | at least 1 |  | 이 ID의 학생. / The student with this id. |');
     expect(lines).to.include(
-      '| `name` | text | at most 100 characters |  | Names containing this text (case-insensitive for Latin letters). |',
+      '| `name` | text | at most 100 characters |  | 이 글자가 들어간 이름 (로마자는 대소문자 무시). / Names containing this text (case-insensitive for Latin letters). |',
     );
     expect(lines).to.include(
-      '| `date` | date, `YYYY-MM-DD` |  |  | One day; with neither date nor a range: today in the school time zone. |',
+      '| `date` | date, `YYYY-MM-DD` |  |  | 하루; 날짜도 기간도 없으면 학교 시간대의 오늘. / One day; with neither date nor a range: today in the school time zone. |',
     );
   });
 });

@@ -18,6 +18,7 @@ export function registerDb(program: Command): void {
         preferredPort: config.embeddedDbPort,
         progress: (line) => process.stderr.write(`${line}\n`),
         postgresqlUrl: config.postgresqlUrl,
+        sqliteSynchronous: config.sqliteSynchronous,
       });
       output(options.json, { uri: db.uri, engine: db.engine, dataDir: config.dataDir, alreadyRunning: !db.owned }, () =>
         [

@@ -6,7 +6,9 @@ import { cliConfig, output, progress, withDatabase } from '../runtime.js';
 export function registerMigrate(program: Command): void {
   program
     .command('migrate')
-    .description('bring the database schema to this version (serve and every writing command do it too, under a lock)')
+    .description(
+      'bring the database schema to this version (serve and every writing command do it too, under a lock) and make the indexes it needs',
+    )
     .option(
       '--status',
       'only show the schema version of the database and of this code, what is pending and what was applied; change nothing',
@@ -15,6 +17,9 @@ export function registerMigrate(program: Command): void {
     .action(async (options: { status?: boolean; json?: boolean }) => {
       const result = await withDatabase(cliConfig(), async ({ db }) => {
         const applied = options.status ? undefined : await migrate(db, { progress });
+        // Also the storage indexes of a FerretDB of one's own over PostgreSQL, which only this
+        // command and `campus serve` make (README "Running in production", step 3).
+        if (!options.status) await db.ensureIndexes();
         return { ...(await schemaStatus(db)), ...(applied ? { applied } : {}) };
       });
       output(options.json, result, () => describe(result, result.applied));

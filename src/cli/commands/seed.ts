@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { ApiKeyService, API_SCOPES, hashApiKey } from '../../data/api-keys.js';
 import type { Database } from '../../data/database.js';
-import { DEMO_API_KEY, DEMO_STUDENTS, seedDemoSchool } from '../../data/seed/demo.js';
+import { DEMO_API_KEY, DEMO_STUDENTS, loadDemoSchool, type DemoSchoolLoad, type SchoolSize } from '../../data/seed/demo.js';
 import { seedDemoNeis } from '../../neis/seed.js';
 import { removeDemoCredentials, seedDemoOAuth, type RemovedDemoCredentials } from '../../oauth/seed.js';
 import { CliError, WRITES, cliConfig, output, progress, withDatabase } from '../runtime.js';
@@ -12,9 +12,16 @@ export function registerSeed(program: Command): void {
   program
     .command('seed')
     .description(
-      'load data; --demo loads the deterministic demo school (running it twice leaves the same data); --remove-demo removes the demo credentials',
+      'load data; --demo loads the deterministic demo school into a database without a school (a school that is there is kept; --reset replaces it), and the demo credentials; --remove-demo removes the demo credentials',
     )
-    .option('--demo', 'load the demo school, demo accounts and clients, NEIS demo data and the demo API key')
+    .option(
+      '--demo',
+      'load the demo school (unless the database holds a school), demo accounts and clients, NEIS demo data and the demo API key',
+    )
+    .option(
+      '--reset',
+      'with --demo: replace the school that is there with the demo school (recorded in the audit log; earlier changes read as superseded)',
+    )
     .option(
       '--remove-demo',
       'remove the demo API key, the demo clients and the demo account with their grants and tokens; school data stays (works in production)',
@@ -24,9 +31,10 @@ export function registerSeed(program: Command): void {
       `with --demo: a school of n students (${DEMO_STUDENTS.min} to ${DEMO_STUDENTS.max}), for benchmarks; beyond 216 enrolled seats the rest are alumni`,
     )
     .option('--json', 'print the summary as JSON')
-    .action(async (options: { demo?: boolean; removeDemo?: boolean; students?: string; json?: boolean }) => {
+    .action(async (options: { demo?: boolean; reset?: boolean; removeDemo?: boolean; students?: string; json?: boolean }) => {
       if (options.demo && options.removeDemo) throw new CliError('Give either --demo or --remove-demo, not both.');
       if (options.students !== undefined && !options.demo) throw new CliError('--students goes with --demo.');
+      if (options.reset && !options.demo) throw new CliError('--reset goes with --demo.');
       const size = options.students === undefined ? undefined : studentCount(options.students);
       if (options.removeDemo) return removeDemo(options.json);
       if (!options.demo)
@@ -38,23 +46,44 @@ export function registerSeed(program: Command): void {
       const summary = await withDatabase(
         config,
         async ({ db }) => {
-          const school = await seedDemoSchool(db, size === undefined ? {} : { students: size, onProgress: tenthsReporter() });
+          const school = await loadDemoSchool(db, {
+            ...(options.reset ? { reset: true } : {}),
+            ...(size === undefined ? {} : { students: size, onProgress: tenthsReporter() }),
+          });
           const key = await ensureDemoKey(db);
           const oauth = await seedDemoOAuth(db, config);
           const neis = await seedDemoNeis(db, config);
-          return { ...school, apiKey: key, oauth, neis };
+          // The school now in the database at the top (students, clubs, projects), then what happened to it.
+          const { school: current, ...happened } = school;
+          return { ...current, ...happened, school, apiKey: key, oauth, neis };
         },
         WRITES,
       );
       output(options.json, summary, () =>
         [
-          `Demo school loaded: ${summary.students} students, ${summary.clubs} clubs, ${summary.projects} projects.`,
+          ...describeSchool(summary.school),
           `Demo API key (scopes ${API_SCOPES.join(', ')}): ${summary.apiKey}`,
           ...describe(summary.oauth),
           ...describe(summary.neis),
         ].join('\n'),
       );
     });
+}
+
+const sizeText = (s: SchoolSize) => `${s.students} students, ${s.clubs} clubs, ${s.projects} projects`;
+
+/** What happened to the school, in words (the lines that come first in the command's answer). */
+function describeSchool(load: DemoSchoolLoad): string[] {
+  if (load.outcome === 'loaded') return [`Demo school loaded: ${sizeText(load.school)}.`];
+  if (load.outcome === 'kept')
+    return [
+      `The database already holds a school (${sizeText(load.school)}): kept as it is, with every import and edit.`,
+      'To replace it with the demo school, run `campus seed --demo --reset` (recorded in the audit log).',
+    ];
+  return [
+    `Demo school loaded: ${sizeText(load.school)}; it replaced ${sizeText(load.replaced)}.`,
+    `The reset is in the audit log (batch ${load.batchId}); earlier changes it superseded: ${load.superseded}.`,
+  ];
 }
 
 function studentCount(text: string): number {

@@ -74,7 +74,10 @@ export const SchoolEntity = {
 } as const;
 
 export type SchoolEntity = typeof SchoolEntity[keyof typeof SchoolEntity];
-/** What caused a change: a form action, an import, the school-year rollover, or an undo. */
+/**
+ * What caused a change: a form action, an import, the school-year rollover, an undo, or a reset of
+ * the whole school to the demo school (`campus seed --demo --reset`, development only).
+ */
 export const AuditAction = {
   Create: 'CREATE',
   Update: 'UPDATE',
@@ -87,7 +90,8 @@ export const AuditAction = {
   Reopen: 'REOPEN',
   Import: 'IMPORT',
   Rollover: 'ROLLOVER',
-  Undo: 'UNDO'
+  Undo: 'UNDO',
+  Reset: 'RESET'
 } as const;
 
 export type AuditAction = typeof AuditAction[keyof typeof AuditAction];
@@ -103,13 +107,15 @@ export type RecordOperation = typeof RecordOperation[keyof typeof RecordOperatio
 /**
  * APPLYING while a change is being written (or was interrupted: the next change rolls it back),
  * APPLIED when it took effect, ROLLED_BACK when it failed and every write it made was undone,
- * UNDONE when an undo restored its before-images.
+ * UNDONE when an undo restored its before-images, SUPERSEDED when a later reset replaced the whole
+ * school (its records are gone, so it can no longer be undone).
  */
 export const AuditStatus = {
   Applying: 'APPLYING',
   Applied: 'APPLIED',
   RolledBack: 'ROLLED_BACK',
-  Undone: 'UNDONE'
+  Undone: 'UNDONE',
+  Superseded: 'SUPERSEDED'
 } as const;
 
 export type AuditStatus = typeof AuditStatus[keyof typeof AuditStatus];

@@ -1,6 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -19,8 +19,16 @@ export interface EmbeddedDatabase {
   readonly engine: 'ferretdb' | 'ferretdb-postgresql' | 'mongod';
   /** False when another command started it; stop() then leaves it running. */
   readonly owned: boolean;
+  /** Makes the indexes FerretDB's own queries can use in one database; absent for mongod (see ferretDbIndexer). */
+  readonly indexer: BackendIndexer | undefined;
   stop(): Promise<void>;
 }
+
+/** Makes, in the named database, the indexes its storage needs beyond the ones MongoDB's commands make. */
+export type BackendIndexer = (databaseName: string) => Promise<void>;
+
+/** Where a FerretDB keeps its data: SQLite files in a directory, or a PostgreSQL database. */
+export type FerretDbStorage = { readonly sqliteDir: string } | { readonly postgresqlUrl: string };
 
 export interface EmbeddedOptions {
   dataDir: string;
@@ -29,6 +37,8 @@ export interface EmbeddedOptions {
   progress?: (line: string) => void;
   /** FerretDB keeps its data in this PostgreSQL database instead of SQLite files (FERRETDB_POSTGRESQL_URL). */
   postgresqlUrl?: string | undefined;
+  /** SQLite's `synchronous` over SQLite files (SQLITE_SYNCHRONOUS); `normal` by default. */
+  sqliteSynchronous?: 'normal' | 'full' | undefined;
 }
 
 export class EmbeddedDatabaseError extends MisconfiguredError {}
@@ -61,7 +71,7 @@ export async function acquireEmbeddedDatabase(options: EmbeddedOptions): Promise
           `the embedded database of ${dataDir} already runs as ${running.engine}, not over PostgreSQL; stop it or use another DATA_DIR`,
         );
       }
-      return { ...running, owned: false, stop: async () => {} };
+      return { ...running, owned: false, indexer: indexerOf(running.engine, dataDir, options), stop: async () => {} };
     }
     return await startEmbedded(options, dataDir, stateFile);
   } finally {
@@ -77,6 +87,7 @@ async function startEmbedded(options: EmbeddedOptions, dataDir: string, stateFil
     : await startFerretDb(await ensureFerretDbBinary(options.progress ?? (() => {})), port, {
         sqliteDir: join(dataDir, 'ferretdb'),
         postgresqlUrl: options.postgresqlUrl,
+        sqliteSynchronous: options.sqliteSynchronous ?? 'normal',
       });
 
   const state: StateFile = { pid: started.child.pid ?? 0, uri: started.uri, engine: started.engine };
@@ -85,8 +96,39 @@ async function startEmbedded(options: EmbeddedOptions, dataDir: string, stateFil
     uri: started.uri,
     engine: started.engine,
     owned: true,
+    indexer: indexerOf(started.engine, dataDir, options),
     stop: () => stopChild(started.child, stateFile),
   };
+}
+
+function indexerOf(engine: EmbeddedDatabase['engine'], dataDir: string, options: EmbeddedOptions): BackendIndexer | undefined {
+  if (engine === 'ferretdb') return ferretDbIndexer({ sqliteDir: join(dataDir, 'ferretdb') }, options.progress);
+  // A FerretDB over PostgreSQL started by another command without the URL at hand here: it
+  // indexed what existed when it started (tools/ferretdb/main.go).
+  if (engine === 'ferretdb-postgresql' && options.postgresqlUrl)
+    return ferretDbIndexer({ postgresqlUrl: options.postgresqlUrl }, options.progress);
+  return undefined;
+}
+
+/**
+ * FerretDB 1.24 cannot use the indexes it makes for its own lookups by `_id` (over SQLite) or its
+ * equality filters (over PostgreSQL), so every update and delete scanned the whole collection:
+ * its launcher makes indexes those queries can use (tools/ferretdb/indexes.go says which and
+ * why). A real MongoDB needs none of this. Runs once per call; an index that exists is skipped.
+ */
+export function ferretDbIndexer(storage: FerretDbStorage, progress: (line: string) => void = () => {}): BackendIndexer {
+  return async (databaseName) => {
+    const binary = await ensureFerretDbBinary(progress);
+    const args = 'sqliteDir' in storage ? ['--handler', 'sqlite', '--sqlite-dir', storage.sqliteDir] : ['--handler', 'postgresql'];
+    await run(binary, ['index', ...args, '--database', databaseName], FERRETDB_SOURCE, () => {}, postgresqlEnv(storage));
+  };
+}
+
+/** The PostgreSQL URL reaches FerretDB through its environment, so it stays out of `ps` (it may hold a password). */
+function postgresqlEnv(storage: FerretDbStorage | { postgresqlUrl: string | undefined }): NodeJS.ProcessEnv {
+  return 'postgresqlUrl' in storage && storage.postgresqlUrl
+    ? { ...process.env, FERRETDB_POSTGRESQL_URL: storage.postgresqlUrl }
+    : process.env;
 }
 
 /**
@@ -178,13 +220,14 @@ interface Started {
 async function startFerretDb(
   binary: string,
   port: number,
-  backend: { sqliteDir: string; postgresqlUrl: string | undefined },
+  backend: { sqliteDir: string; postgresqlUrl: string | undefined; sqliteSynchronous: 'normal' | 'full' },
 ): Promise<Started> {
-  const storage = backend.postgresqlUrl ? ['--handler', 'postgresql'] : ['--handler', 'sqlite', '--sqlite-dir', backend.sqliteDir];
+  const storage = backend.postgresqlUrl
+    ? ['--handler', 'postgresql']
+    : ['--handler', 'sqlite', '--sqlite-dir', backend.sqliteDir, '--sqlite-synchronous', backend.sqliteSynchronous];
   const child = spawn(binary, ['--listen-addr', `127.0.0.1:${port}`, ...storage, '--exit-on-stdin-close', '--log-level', 'error'], {
     stdio: ['pipe', 'pipe', 'pipe'],
-    // The URL may hold a password: FerretDB reads it from its environment, so it stays out of `ps`.
-    env: backend.postgresqlUrl ? { ...process.env, FERRETDB_POSTGRESQL_URL: backend.postgresqlUrl } : process.env,
+    env: postgresqlEnv(backend),
   });
   await waitForLine(child, /^ready /, 30000);
   return { child, uri: `mongodb://127.0.0.1:${port}/campus`, engine: backend.postgresqlUrl ? 'ferretdb-postgresql' : 'ferretdb' };
@@ -240,12 +283,12 @@ async function waitFor(check: () => Promise<boolean>, child: ChildProcess, timeo
   throw new EmbeddedDatabaseError(`mongod did not start in ${timeoutMs} ms`);
 }
 
-function run(command: string, args: string[], cwd: string, onLine: (line: string) => void): Promise<void> {
+function run(command: string, args: string[], cwd: string, onLine: (line: string) => void, env = process.env): Promise<void> {
   return new Promise((done, fail) => {
     const child = spawn(command, args, {
       cwd,
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, GOFLAGS: '-mod=mod -buildvcs=false' },
+      env: { ...env, GOFLAGS: '-mod=mod -buildvcs=false' },
     });
     const tail: string[] = [];
     for (const stream of [child.stdout, child.stderr]) {
@@ -268,7 +311,8 @@ function cacheDir(): string {
 
 function sourceHash(): string {
   const hash = createHash('sha256');
-  for (const file of ['main.go', 'go.mod', 'go.sum']) hash.update(readFileSync(join(FERRETDB_SOURCE, file)));
+  const files = readdirSync(FERRETDB_SOURCE).filter((file) => file.endsWith('.go') || file === 'go.mod' || file === 'go.sum');
+  for (const file of files.sort()) hash.update(readFileSync(join(FERRETDB_SOURCE, file)));
   return hash.digest('hex').slice(0, 12);
 }
 

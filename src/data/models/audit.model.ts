@@ -24,6 +24,8 @@ const auditBatchSchema = new Schema(
     error: { type: String, default: null },
     undoneBy: { type: String, default: null },
     undoes: { type: String, default: null },
+    /** The reset (src/data/seed/demo.ts) that replaced the whole school after this change. */
+    supersededBy: { type: String, default: null },
   },
   { versionKey: false, collection: 'audit_batches' },
 );

@@ -3,7 +3,8 @@ import { defineModel } from './define.js';
 
 const oauthRecordSchema = new Schema(
   {
-    // `${kind}:${id}`, e.g. "Grant:abc...", or for codes and tokens "RefreshToken:sha256:<hash of the id>" (src/data/oauth-store.ts).
+    // `${kind}:${id}`, e.g. "Grant:abc...", or for codes and tokens "RefreshToken:sha256:<hash of the id>";
+    // the claim of a code or token (its first use) is "<its _id>#claim" (src/data/oauth-store.ts).
     _id: { type: String, required: true },
     kind: { type: String, required: true },
     // The provider's artifact as a JSON string: its keys (resource URLs) may hold dots, which
@@ -16,8 +17,12 @@ const oauthRecordSchema = new Schema(
     accountId: { type: String, default: null },
     // Checked on every read and swept periodically: FerretDB has no TTL indexes.
     expiresAt: { type: Date, default: null },
-    // A record is never updated when used: its first use is a claim (oauth_claims), an insert,
-    // which FerretDB does several times faster than an update.
+    // A record is never updated when used: its first use is a claim, a record of its own (kind
+    // "Claim") inserted under a key only one caller can insert. These two are a claim's: when it
+    // was made, and the refresh token that replaced the claimed one (null for a code, or a token
+    // used up without a successor).
+    claimedAt: { type: Date, default: null },
+    successor: { type: String, default: null },
   },
   { versionKey: false, collection: 'oauth_records' },
 );
@@ -39,10 +44,10 @@ export function oauthRecordModel(connection: Connection): OAuthRecordModel {
 
 /**
  * Logins in progress (the provider's interactions), stored as records in a collection of their
- * own: each login updates and deletes its interaction, and FerretDB over SQLite scans the whole
- * collection for every update and delete, even by `_id` (README "Benchmarks"). Apart from the
- * grants, sessions and tokens that pile up until they expire, that scan covers only the logins
- * under way, so a login does not slow down as more people are signed in.
+ * own: each login updates and deletes its interaction, and FerretDB over SQLite scanned the whole
+ * collection for every update and delete until the launcher made it an index it can use
+ * (tools/ferretdb/indexes.go). Apart from the grants, sessions and tokens that pile up until
+ * they expire, a login's writes touch only the logins under way.
  */
 export function oauthInteractionModel(connection: Connection): OAuthRecordModel {
   return defineModel<OAuthRecordDoc>(connection, 'OAuthInteraction', oauthRecordSchema.clone().set('collection', 'oauth_interactions'));

@@ -1,12 +1,11 @@
 import type { Connection } from 'mongoose';
 import { accountIdClaimModel, accountModel } from './account.model.js';
 import { emailCodeModel } from './email-code.model.js';
-import { oauthClaimModel } from './oauth-claim.model.js';
 import { oauthClientModel } from './oauth-client.model.js';
 import { oauthKeyModel } from './oauth-key.model.js';
 import { oauthInteractionModel, oauthRecordModel } from './oauth-record.model.js';
 
-/** The models of the OAuth domain (accounts and their id counter, email codes, clients, provider artifacts, logins in progress and claims, development keys). */
+/** The models of the OAuth domain (accounts and their id counter, email codes, clients, provider artifacts and their claims, logins in progress, development keys). */
 export function oauthModels(connection: Connection) {
   return {
     accounts: accountModel(connection),
@@ -15,7 +14,6 @@ export function oauthModels(connection: Connection) {
     oauthClients: oauthClientModel(connection),
     oauthRecords: oauthRecordModel(connection),
     oauthInteractions: oauthInteractionModel(connection),
-    oauthClaims: oauthClaimModel(connection),
     oauthKeys: oauthKeyModel(connection),
   };
 }

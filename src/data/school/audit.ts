@@ -28,7 +28,8 @@ export const MAX_AUDIT_EXPORT = 20_000;
 
 /**
  * The query of an audit filter. Without a batch, only changes that took effect are listed
- * (applied, or applied and later undone); a batch shows all its entries whatever their status.
+ * (applied, or applied and later undone or superseded by a reset); a batch shows all its entries
+ * whatever their status.
  */
 export function auditQuery(c: AuditCriteria, timeZone: string): Record<string, unknown> {
   const q: Record<string, unknown> = {};
@@ -36,7 +37,7 @@ export function auditQuery(c: AuditCriteria, timeZone: string): Record<string, u
   if (c.recordId != null) q['recordId'] = c.recordId;
   if (c.action) q['action'] = c.action;
   if (c.batchId) q['batchId'] = c.batchId;
-  else q['status'] = { $in: ['APPLIED', 'UNDONE'] satisfies AuditStatus[] };
+  else q['status'] = { $in: ['APPLIED', 'UNDONE', 'SUPERSEDED'] satisfies AuditStatus[] };
   const actor = c.actor?.trim();
   if (actor) {
     if (actor.toUpperCase() === 'CLI') q['actorKind'] = 'CLI';
@@ -70,17 +71,21 @@ export async function listAudit(
   return { entries, total };
 }
 
-export async function recentBatches(db: Database, limit: number): Promise<AuditBatchDoc[]> {
-  return db.models.auditBatches.find({}).sort({ at: -1, _id: -1 }).limit(limit).lean<AuditBatchDoc[]>();
+export async function recentBatches(db: Database, limit: number, action?: AuditAction | null): Promise<AuditBatchDoc[]> {
+  return db.models.auditBatches
+    .find(action ? { action } : {})
+    .sort({ at: -1, _id: -1 })
+    .limit(limit)
+    .lean<AuditBatchDoc[]>();
 }
 
 export async function findBatch(db: Database, id: string): Promise<AuditBatchDoc | null> {
   return db.models.auditBatches.findById(id).lean<AuditBatchDoc>();
 }
 
-/** Whether undo may be tried: an applied change (undoing checks that nothing changed since). */
-export function isUndoable(batch: Pick<AuditBatchDoc, 'status'>): boolean {
-  return batch.status === 'APPLIED';
+/** Whether undo may be tried: an applied change (undoing checks that nothing changed since), not a reset. */
+export function isUndoable(batch: Pick<AuditBatchDoc, 'status' | 'action'>): boolean {
+  return batch.status === 'APPLIED' && batch.action !== 'RESET';
 }
 
 /** How an actor is shown: the account's email, or CLI. */
@@ -102,6 +107,8 @@ export async function undoBatch(
   return withSchoolLock(db, async () => {
     const batch = await findBatch(db, batchId);
     if (!batch) return { batchId: null, issues: [{ field: 'batchId', code: 'NOT_FOUND', params: { entity: 'batch', id: batchId } }] };
+    if (batch.status === 'SUPERSEDED') return { batchId: null, issues: [await supersededIssue(db, batch)] };
+    if (batch.action === 'RESET') return { batchId: null, issues: [{ field: 'batchId', code: 'RESET_FINAL' }] };
     if (!isUndoable(batch)) {
       return {
         batchId: null,
@@ -202,4 +209,11 @@ export async function exportAudit(
   ]);
   const stamp = formatInstant(now, timeZone).slice(0, 10).replace(/-/g, '');
   return { fileName: `audit-${stamp}.${format}`, contentType: CONTENT_TYPES[format], content, rows: rows.length };
+}
+
+/** Why a superseded change cannot be undone: the reset that replaced the school, and when (UTC). */
+async function supersededIssue(db: Database, batch: AuditBatchDoc): Promise<Issue> {
+  const reset = batch.supersededBy ? await findBatch(db, batch.supersededBy) : null;
+  const at = reset ? `${reset.at.toISOString().slice(0, 16).replace('T', ' ')} UTC` : '?';
+  return { field: 'batchId', code: 'SUPERSEDED', params: { at, by: batch.supersededBy ?? '' } };
 }

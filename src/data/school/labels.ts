@@ -65,6 +65,7 @@ export const ACTION_LABELS: Labels<AuditAction> = {
   IMPORT: { ko: '가져오기', en: 'Import' },
   ROLLOVER: { ko: '학년도 전환', en: 'Rollover' },
   UNDO: { ko: '되돌리기', en: 'Undo' },
+  RESET: { ko: '데모 학교로 초기화', en: 'Reset to the demo school' },
 };
 
 export const OPERATION_LABELS: Labels<RecordOperation> = {
@@ -79,6 +80,7 @@ export const STATUS_LABELS: Labels<AuditStatus> = {
   APPLIED: { ko: '적용됨', en: 'Applied' },
   ROLLED_BACK: { ko: '취소됨(실패)', en: 'Rolled back' },
   UNDONE: { ko: '되돌려짐', en: 'Undone' },
+  SUPERSEDED: { ko: '초기화로 대체됨', en: 'Superseded by a reset' },
 };
 
 /** Labels of record fields, for messages and forms (a file's own header wins in import messages). */

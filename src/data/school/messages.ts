@@ -155,6 +155,16 @@ const MESSAGES: Readonly<Record<IssueCode, { readonly ko: Text; readonly en: Tex
     ko: (q) => `새 학년은 ${p(q, 'expected')}이어야 합니다 (입력: ${p(q, 'got')})`,
     en: (q) => `the new grade must be ${p(q, 'expected')} (got ${p(q, 'got')})`,
   },
+  SUPERSEDED: {
+    ko: (q) =>
+      `${p(q, 'at')}에 학교 데이터 전체가 데모 학교로 초기화되어(campus seed --demo --reset) 이 변경은 대체되었습니다; 되돌릴 수 없습니다`,
+    en: (q) =>
+      `was superseded when the whole school was reset to the demo school on ${p(q, 'at')} (campus seed --demo --reset); it cannot be undone`,
+  },
+  RESET_FINAL: {
+    ko: () => '초기화는 되돌릴 수 없습니다; 이전 데이터는 백업에서 복원하세요 (campus restore)',
+    en: () => 'a reset cannot be undone; restore the earlier data from a backup (campus restore)',
+  },
   CHANGED_SINCE: {
     ko: (q) => `${p(q, 'label')}이(가) 그 뒤에 바뀌었습니다; 되돌릴 수 없습니다`,
     en: (q) => `${p(q, 'label')} changed after this change, so it cannot be undone`,

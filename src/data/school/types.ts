@@ -141,5 +141,7 @@ export type IssueCode =
   | 'ROLLOVER_NOT_MOVING'
   | 'ROLLOVER_GRADE'
   | 'CHANGED_SINCE'
+  | 'SUPERSEDED'
+  | 'RESET_FINAL'
   | 'UPLOAD_GONE'
   | 'CONCURRENT';

@@ -1,7 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import type { Database } from '../database.js';
 import type { ClubDoc } from '../models/club.model.js';
 import type { ProjectDoc } from '../models/project.model.js';
 import { toStudentRecord, type StudentDoc, type StudentInput } from '../models/student.model.js';
+import { withSchoolLock } from '../school/engine.js';
 
 /**
  * A deterministic demo school: 3 grades x 4 classes of up to 18 students, graduates and
@@ -334,22 +336,108 @@ const INSERT_CHUNK = 500;
 
 /**
  * Replaces students, clubs and projects with the demo school (of `options.students` students
- * when given) and bumps the data version. `onProgress` hears the students written so far.
+ * when given) and bumps the data version. `onProgress` hears the students written so far. For
+ * fresh databases (tests, benchmarks); `campus seed --demo` calls loadDemoSchool, which keeps a
+ * school that is there.
  */
 export async function seedDemoSchool(
   db: Database,
   options: { students?: number; onProgress?: (written: number, total: number) => void } = {},
 ): Promise<{ students: number; clubs: number; projects: number }> {
-  const school = options.students === undefined ? buildDemoSchool() : buildDemoSchoolOfSize(options.students);
+  return writeSchool(db, options.students === undefined ? buildDemoSchool() : buildDemoSchoolOfSize(options.students), options.onProgress);
+}
+
+/** Writes a school in place of the one there (no audit: seedDemoSchool's and loadDemoSchool's common part). */
+async function writeSchool(db: Database, school: DemoSchool, onProgress?: (written: number, total: number) => void): Promise<SchoolSize> {
   await db.ensureIndexes();
   const { students, clubs, projects } = db.models;
   await Promise.all([students.deleteMany({}), clubs.deleteMany({}), projects.deleteMany({})]);
   for (let i = 0; i < school.students.length; i += INSERT_CHUNK) {
     await students.insertMany(school.students.slice(i, i + INSERT_CHUNK));
-    options.onProgress?.(Math.min(i + INSERT_CHUNK, school.students.length), school.students.length);
+    onProgress?.(Math.min(i + INSERT_CHUNK, school.students.length), school.students.length);
   }
   for (let i = 0; i < school.clubs.length; i += INSERT_CHUNK) await clubs.insertMany(school.clubs.slice(i, i + INSERT_CHUNK));
   for (let i = 0; i < school.projects.length; i += INSERT_CHUNK) await projects.insertMany(school.projects.slice(i, i + INSERT_CHUNK));
   await db.versions.bump('data');
   return { students: school.students.length, clubs: school.clubs.length, projects: school.projects.length };
+}
+
+/** How many students, clubs and projects a database holds. */
+export interface SchoolSize {
+  readonly students: number;
+  readonly clubs: number;
+  readonly projects: number;
+}
+
+/** What `campus seed --demo` did with the school's data. */
+export type DemoSchoolLoad =
+  /** The database held no school: the demo school was loaded. */
+  | { readonly outcome: 'loaded'; readonly school: SchoolSize }
+  /** The database held a school and no reset was asked for: it was left as it is. */
+  | { readonly outcome: 'kept'; readonly school: SchoolSize }
+  /** `--reset`: the school was replaced, as a RESET batch of the audit log that supersedes every applied change before it. */
+  | {
+      readonly outcome: 'reset';
+      readonly school: SchoolSize;
+      readonly replaced: SchoolSize;
+      readonly batchId: string;
+      readonly superseded: number;
+    };
+
+async function schoolSize(db: Database): Promise<SchoolSize> {
+  const [students, clubs, projects] = await Promise.all([
+    db.models.students.countDocuments({}),
+    db.models.clubs.countDocuments({}),
+    db.models.projects.countDocuments({}),
+  ]);
+  return { students, clubs, projects };
+}
+
+const sizeText = (s: SchoolSize) => `${s.students} students, ${s.clubs} clubs, ${s.projects} projects`;
+
+/**
+ * `campus seed --demo`: loads the demo school into a database without one, and leaves a school
+ * that is there as it is (imports, edits: the work of whoever runs the demo). With `reset`, it
+ * replaces it on purpose, under the school's write lock, and says so in the audit log: a RESET
+ * batch, and every change applied before it marked SUPERSEDED by it (its records are gone, so its
+ * undo would be meaningless; src/data/school/audit.ts refuses it and says why).
+ */
+export async function loadDemoSchool(
+  db: Database,
+  options: { reset?: boolean; students?: number; onProgress?: (written: number, total: number) => void; now?: Date } = {},
+): Promise<DemoSchoolLoad> {
+  const build = () => (options.students === undefined ? buildDemoSchool() : buildDemoSchoolOfSize(options.students));
+  const before = await schoolSize(db);
+  if (before.students + before.clubs + before.projects === 0)
+    return { outcome: 'loaded', school: await writeSchool(db, build(), options.onProgress) };
+  if (!options.reset) return { outcome: 'kept', school: before };
+  return withSchoolLock(db, async () => {
+    const replaced = await schoolSize(db);
+    const batchId = randomUUID();
+    const at = options.now ?? new Date();
+    const school = build();
+    const loaded = { students: school.students.length, clubs: school.clubs.length, projects: school.projects.length };
+    await db.models.auditBatches.create({
+      _id: batchId,
+      at,
+      actorKind: 'CLI',
+      action: 'RESET',
+      summary: `Demo school loaded (${sizeText(loaded)}), replacing ${sizeText(replaced)}`,
+      source: 'campus seed --demo --reset',
+      status: 'APPLIED',
+      records: replaced.students + replaced.clubs + replaced.projects,
+    });
+    const superseded = await db.models.auditBatches.updateMany(
+      { status: 'APPLIED', _id: { $ne: batchId } },
+      { $set: { status: 'SUPERSEDED', supersededBy: batchId } },
+    );
+    await db.models.auditEntries.updateMany({ status: 'APPLIED' }, { $set: { status: 'SUPERSEDED' } });
+    return {
+      outcome: 'reset',
+      school: await writeSchool(db, school, options.onProgress),
+      replaced,
+      batchId,
+      superseded: superseded.modifiedCount,
+    };
+  });
 }

@@ -67,7 +67,7 @@ export type Query = {
   projects: ProjectPage;
   /** ADMIN or ROOT. The audit log, newest first; size 1 to 200. */
   auditLog: AuditPage;
-  /** ADMIN or ROOT. The most recent changes as a whole (imports, rollovers, form actions). */
+  /** ADMIN or ROOT. The most recent changes as a whole (imports, rollovers, form actions), or only those of one action. */
   auditBatches: Array<AuditBatch>;
   /** ADMIN or ROOT. */
   auditBatch?: Maybe<AuditBatch>;
@@ -160,6 +160,7 @@ export type QueryAuditLogArgs = {
  */
 export type QueryAuditBatchesArgs = {
   limit?: InputMaybe<Scalars['Int']['input']>;
+  action?: InputMaybe<AuditAction>;
 };
 
 
@@ -543,7 +544,10 @@ export type SchoolEntity =
   | 'CLUB'
   | 'PROJECT';
 
-/** What caused a change: a form action, an import, the school-year rollover, or an undo. */
+/**
+ * What caused a change: a form action, an import, the school-year rollover, an undo, or a reset of
+ * the whole school to the demo school (`campus seed --demo --reset`, development only).
+ */
 export type AuditAction =
   | 'CREATE'
   | 'UPDATE'
@@ -556,7 +560,8 @@ export type AuditAction =
   | 'REOPEN'
   | 'IMPORT'
   | 'ROLLOVER'
-  | 'UNDO';
+  | 'UNDO'
+  | 'RESET';
 
 /** What happened to one record. */
 export type RecordOperation =
@@ -568,13 +573,15 @@ export type RecordOperation =
 /**
  * APPLYING while a change is being written (or was interrupted: the next change rolls it back),
  * APPLIED when it took effect, ROLLED_BACK when it failed and every write it made was undone,
- * UNDONE when an undo restored its before-images.
+ * UNDONE when an undo restored its before-images, SUPERSEDED when a later reset replaced the whole
+ * school (its records are gone, so it can no longer be undone).
  */
 export type AuditStatus =
   | 'APPLYING'
   | 'APPLIED'
   | 'ROLLED_BACK'
-  | 'UNDONE';
+  | 'UNDONE'
+  | 'SUPERSEDED';
 
 export type Language =
   | 'KO'
@@ -852,6 +859,8 @@ export type AuditBatch = {
   records: Scalars['Int']['output'];
   undoneBy?: Maybe<Scalars['ID']['output']>;
   undoes?: Maybe<Scalars['ID']['output']>;
+  /** The reset that superseded this change (status SUPERSEDED). */
+  supersededBy?: Maybe<Scalars['ID']['output']>;
   /** Whether undo may be tried (APPLIED and not an interrupted write). */
   undoable: Scalars['Boolean']['output'];
 };
@@ -1404,6 +1413,7 @@ export type AuditBatchResolvers<ContextType = GraphQLContext, ParentType extends
   records?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   undoneBy?: Resolver<Maybe<ResolversTypes['ID']>, ParentType, ContextType>;
   undoes?: Resolver<Maybe<ResolversTypes['ID']>, ParentType, ContextType>;
+  supersededBy?: Resolver<Maybe<ResolversTypes['ID']>, ParentType, ContextType>;
   undoable?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
 };
 

@@ -221,11 +221,11 @@ export const schoolAdminResolvers: Resolvers = {
       const { entries, total } = await listAudit(ctx.db, criteria(filter), p, s, ctx.timeZone);
       return { entries, totalElements: total, totalPages: Math.ceil(total / s) };
     },
-    async auditBatches(_p, { limit }, ctx) {
+    async auditBatches(_p, { limit, action }, ctx) {
       staff(ctx);
       const n = limit ?? 10;
       checkRange('limit', n, { min: 1, max: 100 });
-      return recentBatches(ctx.db, n);
+      return recentBatches(ctx.db, n, action);
     },
     async auditBatch(_p, { id }, ctx) {
       staff(ctx);

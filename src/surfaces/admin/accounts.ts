@@ -1,248 +1,152 @@
-import Router from '@koa/router';
-import { STAFF_ROLES } from '../../auth/principal.js';
-import { ACCOUNT_ROLES, APPROVAL_STATES, type ApprovalState } from '../../data/accounts.js';
-import type { AppContext, AppMiddleware, RequestState } from '../../http/context.js';
-import { html } from '../../http/web/html.js';
-import type { Lang } from '../../http/web/lang.js';
-import { AccountRuleError, type AccountRuleProblem, type AccountSummary } from '../../oauth/accounts.js';
+import { z } from 'zod';
+import { ACCOUNT_ROLES, APPROVAL_STATES } from '../../data/accounts.js';
+import { AccountRuleError, type AccountSummary } from '../../oauth/accounts.js';
 import { approvalMail } from '../../oauth/mail-texts.js';
-import { pageRenderer, redirectWithFlash, when } from '../console/nav.js';
-import { consoleServices } from '../console/services.js';
-import { csrfField } from '../console/ui.js';
-import type { AppDeps } from '../types.js';
-import type { WebKit } from '../web/index.js';
-import { adminShell } from './nav.js';
-import { anyOption, backToList, inputField, listPage, listTable, queryInt, queryText, selectField, withQuery } from './ui.js';
+import { anyOption, csrfField, field, listPage, select, table, when, withQuery } from '../web/components.js';
+import { oneOf, text } from '../web/forms.js';
+import { html } from '../web/html.js';
+import { page, redirect, type Handler, type PageRequest } from '../web/routes.js';
+import type { AdminDeps } from './deps.js';
+import { backToList, queryInt } from './ui.js';
 
 /** Accounts per page of the list. */
 const PAGE_SIZE = 50;
 const LIST = '/admin/accounts';
 
-const TEXT = {
-  ko: {
-    title: '계정',
-    intro:
-      '역할을 바꾸고, 교사 가입 신청을 승인합니다. 승인하면 계정이 ADMIN이 되어 관리자 콘솔을 쓸 수 있습니다. ROOT 역할은 ROOT만 주거나 뺄 수 있습니다.',
-    search: '이메일·이름·부서 찾기',
-    approvalFilter: '교사 신청',
-    pending: (n: number) => `승인을 기다리는 교사 신청이 ${n}건 있습니다.`,
-    showPending: '대기 중만 보기',
-    id: 'ID',
-    email: '이메일',
-    role: '역할',
-    teacher: '교사 신청',
-    student: '학생',
-    created: '가입',
-    actions: '관리',
-    yes: '예',
-    no: '아니요',
-    approval: { PENDING: '승인 대기', APPROVED: '승인됨', REJECTED: '거절됨' } as Record<ApprovalState, string>,
-    roleLabel: (email: string) => `${email}의 역할`,
-    change: '역할 바꾸기',
-    approve: '승인',
-    reject: '거절',
-    approveLabel: (email: string) => `${email} 승인`,
-    rejectLabel: (email: string) => `${email} 거절`,
-    changed: (email: string, role: string) => `${email}의 역할을 ${role}(으)로 바꿨습니다.`,
-    approved: (email: string) => `${email}을(를) 승인했습니다 (ADMIN).`,
-    rejected: (email: string) => `${email}의 신청을 거절했습니다.`,
-    unchanged: '역할이 같아 바꾸지 않았습니다.',
-    problems: {
-      unknown_account: '그 계정이 없습니다.',
-      own_role: '자신의 역할이나 신청은 바꿀 수 없습니다.',
-      root_only: 'ROOT 역할은 ROOT 계정만 주거나 뺄 수 있습니다.',
-      not_pending: '승인을 기다리는 신청이 아닙니다.',
-    } as Record<AccountRuleProblem, string>,
-  },
-  en: {
-    title: 'Accounts',
-    intro:
-      'Change roles and approve teachers’ sign-ups. Approval makes the account ADMIN, with the admin console. Only ROOT gives or takes the ROOT role.',
-    search: 'Find by email, name or department',
-    approvalFilter: 'Teacher sign-up',
-    pending: (n: number) => `${n} teacher sign-up${n === 1 ? ' is' : 's are'} waiting for approval.`,
-    showPending: 'Show only those',
-    id: 'ID',
-    email: 'Email',
-    role: 'Role',
-    teacher: 'Teacher sign-up',
-    student: 'Student',
-    created: 'Signed up',
-    actions: 'Manage',
-    yes: 'yes',
-    no: 'no',
-    approval: { PENDING: 'waiting', APPROVED: 'approved', REJECTED: 'rejected' } as Record<ApprovalState, string>,
-    roleLabel: (email: string) => `Role of ${email}`,
-    change: 'Change role',
-    approve: 'Approve',
-    reject: 'Reject',
-    approveLabel: (email: string) => `Approve ${email}`,
-    rejectLabel: (email: string) => `Reject ${email}`,
-    changed: (email: string, role: string) => `The role of ${email} is now ${role}.`,
-    approved: (email: string) => `${email} has been approved (ADMIN).`,
-    rejected: (email: string) => `The sign-up of ${email} has been rejected.`,
-    unchanged: 'The role is the same; nothing changed.',
-    problems: {
-      unknown_account: 'There is no such account.',
-      own_role: 'You cannot change your own role or sign-up.',
-      root_only: 'Only a ROOT account may give or take the ROOT role.',
-      not_pending: 'That sign-up is not waiting for approval.',
-    } as Record<AccountRuleProblem, string>,
-  },
-} as const;
+const roleForm = z.object({ role: oneOf(ACCOUNT_ROLES), back: text() });
+const approvalForm = z.object({ decision: oneOf(['approve', 'reject'] as const), back: text() });
 
 /** The admin console's accounts (ADMIN and ROOT): search, change a role, approve or reject a teacher's sign-up. */
-export function adminAccountPages(_deps: AppDeps, kit: WebKit): AppMiddleware {
-  const services = consoleServices(kit);
-  const render = pageRenderer(kit, services, adminShell);
-  const staff = kit.requireAccount(STAFF_ROLES);
-  const router = new Router<RequestState>({ prefix: '/admin/accounts' });
-
-  router.get('/', staff, async (ctx) => {
-    const lang = kit.lang(ctx);
-    const t = TEXT[lang];
-    const q = queryText(ctx, 'q');
-    const approval = APPROVAL_STATES.find((s) => s === ctx.query['approval']);
-    const page = queryInt(ctx, 'page', 0, 10_000) ?? 0;
-    const [found, pending] = await Promise.all([
-      services.accounts.search({ text: q, ...(approval ? { approval } : {}), skip: page * PAGE_SIZE, limit: PAGE_SIZE }),
-      services.accounts.search({ approval: 'PENDING', skip: 0, limit: 1 }),
-    ]);
-    const here = withQuery(LIST, { q, approval, page: page || null });
-    render(
-      ctx,
-      200,
-      t.title,
-      listPage(lang, {
-        path: LIST,
-        before: html`<p>${t.intro}</p>
-          ${
-            pending.total > 0
-              ? html`<p class="flash ok" role="status">
-                  ${t.pending(pending.total)} <a href="/admin/accounts?approval=PENDING">${t.showPending}</a>
-                </p>`
-              : ''
-          }`,
-        filters: [
-          inputField({ name: 'q', label: t.search, value: q, errors: new Map(), type: 'search' }),
-          selectField({
-            name: 'approval',
-            label: t.approvalFilter,
-            value: approval,
-            errors: new Map(),
-            options: anyOption(
-              lang,
-              APPROVAL_STATES.map((s) => ({ value: s, label: t.approval[s] })),
-            ),
-          }),
-        ],
-        table: listTable(lang, null, [t.id, t.email, t.role, t.teacher, t.student, t.created, t.actions], found.accounts, (a) =>
-          row(ctx, lang, a, here),
-        ),
-        page,
-        totalPages: Math.ceil(found.total / PAGE_SIZE),
-        params: { q, approval },
-      }),
-    );
-  });
-
-  const row = (ctx: AppContext, lang: Lang, a: AccountSummary, back: string) => {
-    const t = TEXT[lang];
-    const self = a.id === ctx.state.account?.accountId;
-    return html`<tr class="${a.approval === 'PENDING' ? 'pending' : ''}">
-      <td>${String(a.id)}</td>
-      <td>${a.email}</td>
-      <td>${a.role}</td>
-      <td>${a.approval ? html`${a.name ?? ''} · ${a.department ?? ''}<br /><span class="tag">${t.approval[a.approval]}</span>` : '—'}</td>
-      <td>${a.isStudent ? t.yes : t.no}</td>
-      <td>${when(services, lang, a.createdAt)}</td>
-      <td>
+export const accountList: Handler<AdminDeps> = async (req, deps) => {
+  const { t } = req;
+  const a = t.admin.accounts;
+  const q = req.query('q');
+  const approval = APPROVAL_STATES.find((s) => s === req.query('approval'));
+  const pageNumber = queryInt(req, 'page', 0, 10_000) ?? 0;
+  const [found, pending] = await Promise.all([
+    deps.accounts.search({ text: q, ...(approval ? { approval } : {}), skip: pageNumber * PAGE_SIZE, limit: PAGE_SIZE }),
+    deps.accounts.search({ approval: 'PENDING', skip: 0, limit: 1 }),
+  ]);
+  const here = withQuery(LIST, { q, approval, page: pageNumber || null });
+  return page(
+    a.title,
+    listPage(t, {
+      path: LIST,
+      before: html`<p>${a.intro}</p>
         ${
-          self
-            ? '—'
-            : html`<form method="post" action="/admin/accounts/${String(a.id)}/role" class="inline">
-                  ${csrfField(kit.csrf(ctx))}
-                  <input type="hidden" name="back" value="${back}" />
-                  <label class="visually-hidden" for="role-${String(a.id)}">${t.roleLabel(a.email)}</label>
-                  <select id="role-${String(a.id)}" name="role">
-                    ${ACCOUNT_ROLES.map((r) => html`<option value="${r}" ${a.role === r ? html`selected` : ''}>${r}</option>`)}
-                  </select>
-                  <button type="submit" class="secondary">${t.change}</button>
-                </form>
-                ${
-                  a.approval === 'PENDING'
-                    ? html`<form method="post" action="/admin/accounts/${String(a.id)}/approval" class="inline">
-                        ${csrfField(kit.csrf(ctx))}
-                        <input type="hidden" name="back" value="${back}" />
-                        <button type="submit" name="decision" value="approve" aria-label="${t.approveLabel(a.email)}">${t.approve}</button>
-                        <button type="submit" name="decision" value="reject" class="danger" aria-label="${t.rejectLabel(a.email)}">
-                          ${t.reject}
-                        </button>
-                      </form>`
-                    : ''
-                }`
-        }
-      </td>
-    </tr>`;
-  };
+          pending.total > 0
+            ? html`<p class="flash ok" role="status">
+                ${a.pending(pending.total)} <a href="${LIST}?approval=PENDING">${a.showPending}</a>
+              </p>`
+            : ''
+        }`,
+      filters: [
+        field({ name: 'q', label: a.search, value: q, type: 'search' }),
+        select({
+          name: 'approval',
+          label: a.approvalFilter,
+          value: approval,
+          options: anyOption(
+            t,
+            APPROVAL_STATES.map((s) => ({ value: s, label: a.approval[s] })),
+          ),
+        }),
+      ],
+      table: table(t, {
+        columns: [a.id, a.email, a.role, a.teacher, a.student, a.created, a.actions],
+        rows: found.accounts,
+        rowClass: (account) => (account.approval === 'PENDING' ? 'pending' : ''),
+        cells: (account) => [
+          account.id,
+          { content: account.email, rowHeader: true },
+          t.roles[account.role],
+          account.approval
+            ? html`${account.name ?? ''} · ${account.department ?? ''}<br /><span class="tag">${a.approval[account.approval]}</span>`
+            : '—',
+          account.isStudent ? a.yes : a.no,
+          when(deps, t, account.createdAt),
+          actions(req, account, here),
+        ],
+      }),
+      page: pageNumber,
+      totalPages: Math.ceil(found.total / PAGE_SIZE),
+      params: { q, approval },
+    }),
+  );
+};
 
-  router.post('/:id/role', staff, kit.form, async (ctx) => {
-    const lang = kit.lang(ctx);
-    const t = TEXT[lang];
-    const fields = kit.fields(ctx);
-    const back = backToList(LIST, fields['back']);
-    const actor = ctx.state.account;
-    const role = ACCOUNT_ROLES.find((r) => r === fields['role']);
-    if (!actor || !role) return redirectWithFlash(ctx, services, back, { kind: 'error', text: t.problems.unknown_account });
-    try {
-      const { before, after } = await services.accounts.changeRole(actor, Number(ctx.params['id']), role);
-      if (before.role === after.role) return redirectWithFlash(ctx, services, back, { kind: 'ok', text: t.unchanged });
-      // No audit log of account changes exists yet (src/data/audit.ts): the change is logged.
-      ctx.state.log.info(
-        { event: 'admin.role_changed', actorId: actor.accountId, accountId: after.id, from: before.role, to: after.role },
-        'account role changed',
-      );
-      redirectWithFlash(ctx, services, back, { kind: 'ok', text: t.changed(after.email, after.role) });
-    } catch (err) {
-      if (!(err instanceof AccountRuleError)) throw err;
-      redirectWithFlash(ctx, services, back, { kind: 'error', text: t.problems[err.problem] });
-    }
-  });
-
-  router.post('/:id/approval', staff, kit.form, async (ctx) => {
-    const lang = kit.lang(ctx);
-    const t = TEXT[lang];
-    const fields = kit.fields(ctx);
-    const back = backToList(LIST, fields['back']);
-    const actor = ctx.state.account;
-    const decision = fields['decision'];
-    if (!actor || (decision !== 'approve' && decision !== 'reject'))
-      return redirectWithFlash(ctx, services, back, { kind: 'error', text: t.problems.unknown_account });
-    try {
-      const account = await services.accounts.decideTeacher(actor, Number(ctx.params['id']), decision === 'approve');
-      ctx.state.log.info(
-        { event: 'admin.teacher_decided', actorId: actor.accountId, accountId: account.id, decision },
-        'teacher sign-up decided',
-      );
-      // The decision stands whether or not the mail goes out.
-      await services.mailer
-        .send(approvalMail(account.email, decision === 'approve', `${services.config.urls.auth}/admin`))
-        .catch((err: unknown) => {
-          ctx.state.log.warn(
-            { event: 'admin.approval_mail_failed', accountId: account.id, reason: err instanceof Error ? err.name : 'error' },
-            'could not mail the decision',
-          );
-        });
-      redirectWithFlash(ctx, services, back, {
-        kind: 'ok',
-        text: decision === 'approve' ? t.approved(account.email) : t.rejected(account.email),
-      });
-    } catch (err) {
-      if (!(err instanceof AccountRuleError)) throw err;
-      redirectWithFlash(ctx, services, back, { kind: 'error', text: t.problems[err.problem] });
-    }
-  });
-
-  const routes = router.routes();
-  return (ctx, next) => routes(ctx as Parameters<typeof routes>[0], next);
+/** An account's actions in the list: its role, and a waiting teacher's approval (none on one's own row). */
+function actions(req: PageRequest, account: AccountSummary, back: string) {
+  const a = req.t.admin.accounts;
+  if (account.id === req.account?.accountId) return '—';
+  return html`<form method="post" action="${LIST}/${account.id}/role" class="inline">
+      ${csrfField(req.csrf)}
+      <input type="hidden" name="back" value="${back}" />
+      <label class="visually-hidden" for="role-${account.id}">${a.roleLabel(account.email)}</label>
+      <select id="role-${account.id}" name="role">
+        ${ACCOUNT_ROLES.map((r) => html`<option value="${r}" ${account.role === r ? html`selected` : ''}>${req.t.roles[r]}</option>`)}
+      </select>
+      <button type="submit" class="secondary">${a.change}</button>
+    </form>
+    ${
+      account.approval === 'PENDING'
+        ? html`<form method="post" action="${LIST}/${account.id}/approval" class="inline">
+            ${csrfField(req.csrf)}
+            <input type="hidden" name="back" value="${back}" />
+            <button type="submit" name="decision" value="approve" aria-label="${a.approveLabel(account.email)}">${a.approve}</button>
+            <button type="submit" name="decision" value="reject" class="danger" aria-label="${a.rejectLabel(account.email)}">
+              ${a.reject}
+            </button>
+          </form>`
+        : ''
+    }`;
 }
+
+export const changeRole: Handler<AdminDeps> = async (req, deps) => {
+  const { t } = req;
+  const a = t.admin.accounts;
+  const form = roleForm.parse(req.form);
+  const back = backToList(LIST, form.back);
+  const actor = req.account;
+  if (!actor || !form.role) return redirect(back, { kind: 'error', text: a.problems.unknown_account });
+  try {
+    const { before, after } = await deps.accounts.changeRole(actor, Number(req.param('id')), form.role);
+    if (before.role === after.role) return redirect(back, { kind: 'ok', text: a.unchanged });
+    // No audit log of account changes exists yet (src/data/school/audit.ts is the school data's): the change is logged.
+    req.ctx.state.log.info(
+      { event: 'admin.role_changed', actorId: actor.accountId, accountId: after.id, from: before.role, to: after.role },
+      'account role changed',
+    );
+    return redirect(back, { kind: 'ok', text: a.changed(after.email, t.roles[after.role]) });
+  } catch (err) {
+    if (!(err instanceof AccountRuleError)) throw err;
+    return redirect(back, { kind: 'error', text: a.problems[err.problem] });
+  }
+};
+
+export const decideTeacher: Handler<AdminDeps> = async (req, deps) => {
+  const a = req.t.admin.accounts;
+  const form = approvalForm.parse(req.form);
+  const back = backToList(LIST, form.back);
+  const actor = req.account;
+  if (!actor || !form.decision) return redirect(back, { kind: 'error', text: a.problems.unknown_account });
+  const approve = form.decision === 'approve';
+  try {
+    const account = await deps.accounts.decideTeacher(actor, Number(req.param('id')), approve);
+    req.ctx.state.log.info(
+      { event: 'admin.teacher_decided', actorId: actor.accountId, accountId: account.id, decision: form.decision },
+      'teacher sign-up decided',
+    );
+    // The decision stands whether or not the mail goes out.
+    await deps.mailer.send(approvalMail(account.email, approve, `${deps.config.urls.auth}/admin`)).catch((err: unknown) => {
+      req.ctx.state.log.warn(
+        { event: 'admin.approval_mail_failed', accountId: account.id, reason: err instanceof Error ? err.name : 'error' },
+        'could not mail the decision',
+      );
+    });
+    return redirect(back, { kind: 'ok', text: approve ? a.approved(account.email) : a.rejected(account.email) });
+  } catch (err) {
+    if (!(err instanceof AccountRuleError)) throw err;
+    return redirect(back, { kind: 'error', text: a.problems[err.problem] });
+  }
+};

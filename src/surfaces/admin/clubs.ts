@@ -1,12 +1,24 @@
-import Router from '@koa/router';
-import { STAFF_ROLES } from '../../auth/principal.js';
+import { z } from 'zod';
 import { ClubStatus, ClubType } from '../../data/__generated__/enums.js';
-import { CLUB_STATUS_LABELS, CLUB_TYPE_LABELS, labelOf, type Lang } from '../../data/school/labels.js';
 import { splitList } from '../../data/school/columns.js';
+import { CLUB_STATUS_LABELS, CLUB_TYPE_LABELS, labelOf } from '../../data/school/labels.js';
 import { NotFoundError } from '../../errors/index.js';
-import type { AppContext, AppMiddleware, RequestState } from '../../http/context.js';
-import { html, type Html } from '../../http/web/html.js';
-import type { WebKit } from '../web/index.js';
+import {
+  anyOption,
+  csrfField,
+  errorSummary,
+  field,
+  linkButton,
+  listPage,
+  select,
+  table,
+  textArea,
+  type FieldError,
+} from '../web/components.js';
+import { oneOf, parseForm, text, textOrNull } from '../web/forms.js';
+import { html, type Html } from '../web/html.js';
+import type { Lang } from '../web/lang.js';
+import { page, redirect, type Handler, type Outcome, type PageRequest } from '../web/routes.js';
 import type {
   AbolishClubMutation,
   AbolishClubMutationVariables,
@@ -23,232 +35,169 @@ import type {
   UpdateClubMutation,
   UpdateClubMutationVariables,
 } from './__generated__/operations.js';
-import { adminShell } from './nav.js';
+import type { AdminDeps } from './deps.js';
 import { ABOLISH_CLUB, ADMIN_CLUB, ADMIN_CLUBS, CREATE_CLUB, DELETE_CLUB, UPDATE_CLUB } from './operations/clubs.js';
-import {
-  anyOption,
-  csrfField,
-  doneFlash,
-  errorsByField,
-  errorSummary,
-  type FieldMessage,
-  formInts,
-  formLabel,
-  idParam,
-  inputField,
-  language,
-  listPage,
-  listTable,
-  op,
-  queryInt,
-  queryText,
-  recordActions,
-  seeOther,
-  selectField,
-  textareaField,
-  unconfirmed,
-  withFlash,
-} from './ui.js';
+import { atInputs, formLabel, formValues, idParam, intField, language, queryInt, recordActions, unconfirmed } from './ui.js';
 
 const PAGE_SIZE = 50;
-
-const TEXT = {
-  ko: {
-    title: '동아리',
-    newTitle: '동아리 추가',
-    editTitle: (name: string) => `동아리: ${name}`,
-    add: '동아리 추가',
-    search: '동아리 이름',
-    count: (n: number) => `${n}개`,
-    columns: ['이름', '종류', '상태', '부장', '부원 수', '설립연도'],
-    choose: '선택하세요',
-    leaderHint: '이메일, 네 자리 학번(예: 3101) 또는 #ID. 비우면 부장 없음',
-    membersHint: '한 줄에 한 명씩: 이메일, 네 자리 학번 또는 #ID. 다른 같은 종류 동아리의 부원은 이 동아리로 옮겨집니다.',
-    save: '저장',
-    create: '추가',
-    actions: '상태 바꾸기',
-    abolish: '폐지',
-    abolishHint: '부장과 부원이 모두 빠지고, 폐지연도가 올해로 기록됩니다.',
-    delete: '삭제',
-    deleteHint:
-      '동아리를 지웁니다. 부원은 동아리에서 빠지고, 이 동아리의 프로젝트는 동아리가 없어집니다. 변경 기록에서 되돌릴 수 있습니다.',
-    history: '이 동아리의 변경 기록',
-    back: '동아리 목록',
-    done: {
-      created: '동아리를 추가했습니다.',
-      updated: '저장했습니다.',
-      unchanged: '바뀐 것이 없습니다.',
-      abolished: '동아리를 폐지했습니다.',
-      deleted: '동아리를 삭제했습니다.',
-    },
-  },
-  en: {
-    title: 'Clubs',
-    newTitle: 'Add a club',
-    editTitle: (name: string) => `Club: ${name}`,
-    add: 'Add a club',
-    search: 'Club name',
-    count: (n: number) => `${n} ${n === 1 ? 'club' : 'clubs'}`,
-    columns: ['Name', 'Type', 'Status', 'Leader', 'Members', 'Founded'],
-    choose: 'Choose',
-    leaderHint: 'An email, a four-digit student number (e.g. 3101) or #id; empty: no leader',
-    membersHint: 'One per line: an email, a four-digit student number or #id. Members of another club of the same type move to this one.',
-    save: 'Save',
-    create: 'Add',
-    actions: 'Change the status',
-    abolish: 'Abolish',
-    abolishHint: 'Removes the leader and every member and records this year as the year it was abolished.',
-    delete: 'Delete',
-    deleteHint: 'Deletes the club; its members leave it and its projects lose their club. It can be undone from the audit log.',
-    history: "This club's changes",
-    back: 'All clubs',
-    done: {
-      created: 'The club was added.',
-      updated: 'Saved.',
-      unchanged: 'Nothing changed.',
-      abolished: 'The club was abolished.',
-      deleted: 'The club was deleted.',
-    },
-  },
-} as const;
-
+const LIST = '/admin/clubs';
 const INPUTS = ['name', 'type', 'status', 'leader', 'members', 'foundedYear'];
 type Values = Readonly<Record<string, string>>;
-
-/** The clubs' pages: list, add, edit, abolish, delete. */
-export function clubPages(kit: WebKit): AppMiddleware {
-  const router = new Router<RequestState>();
-  const staff = kit.requireAccount(STAFF_ROLES);
-
-  router.get('/admin/clubs', staff, async (ctx) => {
-    const lang = kit.lang(ctx);
-    const t = TEXT[lang];
-    const q = queryText(ctx, 'q');
-    const type = Object.values(ClubType).find((v) => v === queryText(ctx, 'type')) ?? null;
-    const status = Object.values(ClubStatus).find((v) => v === queryText(ctx, 'status')) ?? null;
-    const page = queryInt(ctx, 'page', 0, 100000) ?? 0;
-    const filter: ClubFilter = {
-      ...(q ? { clubName: q } : {}),
-      ...(type ? { clubType: type } : {}),
-      ...(status ? { clubStatus: status } : {}),
-    };
-    const data = await op<AdminClubsQuery, AdminClubsQueryVariables>(kit, ctx, ADMIN_CLUBS, { filter, page, size: PAGE_SIZE });
-    kit.page(ctx, 200, {
-      ...adminShell(lang),
-      title: t.title,
-      ...withFlash(doneFlash(ctx, t.done)),
-      content: listPage(lang, {
-        path: '/admin/clubs',
-        before: html`<p><a class="button" href="/admin/clubs/new">${t.add}</a></p>`,
-        filters: [
-          inputField({ name: 'q', label: t.search, value: q, errors: new Map(), type: 'search' }),
-          selectField({
-            name: 'type',
-            label: formLabel('type', lang),
-            value: type,
-            errors: new Map(),
-            options: anyOption(
-              lang,
-              Object.values(ClubType).map((v) => ({ value: v, label: CLUB_TYPE_LABELS[v][lang] })),
-            ),
-          }),
-          selectField({
-            name: 'status',
-            label: formLabel('status', lang),
-            value: status,
-            errors: new Map(),
-            options: anyOption(
-              lang,
-              Object.values(ClubStatus).map((v) => ({ value: v, label: CLUB_STATUS_LABELS[v][lang] })),
-            ),
-          }),
-        ],
-        status: t.count(data.clubs.totalElements),
-        table: clubTable(lang, data.clubs.clubs),
-        page,
-        totalPages: data.clubs.totalPages,
-        params: { q, type, status },
-      }),
-    });
-  });
-
-  router.get('/admin/clubs/new', staff, async (ctx) => {
-    renderForm(kit, ctx, 200, { values: { type: '', status: 'ACTIVE' }, errors: new Map(), club: null });
-  });
-
-  router.post('/admin/clubs', staff, kit.form, async (ctx) => {
-    const lang = kit.lang(ctx);
-    const values = kit.fields(ctx);
-    const { input, errors } = clubInput(lang, values);
-    if (errors.length === 0) {
-      const result = await op<CreateClubMutation, CreateClubMutationVariables>(kit, ctx, CREATE_CLUB, { input, lang: language(lang) });
-      const created = result.createClub.club;
-      if (result.createClub.errors.length === 0 && created) return seeOther(ctx, `/admin/clubs/${created.id}?done=created`);
-      errors.push(...result.createClub.errors);
-    }
-    renderForm(kit, ctx, 422, { values, errors: errorsByField(errors), club: null });
-  });
-
-  router.get('/admin/clubs/:id', staff, async (ctx) => {
-    const club = await loadClub(kit, ctx);
-    renderForm(kit, ctx, 200, { values: valuesOf(club), errors: new Map(), club, flash: doneFlash(ctx, TEXT[kit.lang(ctx)].done) });
-  });
-
-  router.post('/admin/clubs/:id', staff, kit.form, async (ctx) => {
-    const lang = kit.lang(ctx);
-    const club = await loadClub(kit, ctx);
-    const values = kit.fields(ctx);
-    const { input, errors } = clubInput(lang, values, valuesOf(club));
-    if (errors.length === 0) {
-      const result = await op<UpdateClubMutation, UpdateClubMutationVariables>(kit, ctx, UPDATE_CLUB, {
-        id: club.id,
-        input,
-        lang: language(lang),
-      });
-      if (result.updateClub.errors.length === 0)
-        return seeOther(ctx, `/admin/clubs/${club.id}?done=${result.updateClub.batchId ? 'updated' : 'unchanged'}`);
-      errors.push(...result.updateClub.errors);
-    }
-    renderForm(kit, ctx, 422, { values, errors: errorsByField(errors), club });
-  });
-
-  router.post('/admin/clubs/:id/abolish', staff, kit.form, async (ctx) => {
-    const lang = kit.lang(ctx);
-    const club = await loadClub(kit, ctx);
-    const result = await op<AbolishClubMutation, AbolishClubMutationVariables>(kit, ctx, ABOLISH_CLUB, {
-      id: club.id,
-      lang: language(lang),
-    });
-    if (result.abolishClub.errors.length === 0) return seeOther(ctx, `/admin/clubs/${club.id}?done=abolished`);
-    renderForm(kit, ctx, 422, { values: valuesOf(club), errors: errorsByField(result.abolishClub.errors), club });
-  });
-
-  router.post('/admin/clubs/:id/delete', staff, kit.form, async (ctx) => {
-    const lang = kit.lang(ctx);
-    const club = await loadClub(kit, ctx);
-    let errors = unconfirmed(lang, kit.fields(ctx));
-    if (errors.length === 0) {
-      errors = (await op<DeleteClubMutation, DeleteClubMutationVariables>(kit, ctx, DELETE_CLUB, { id: club.id, lang: language(lang) }))
-        .deleteClub.errors;
-      if (errors.length === 0) return seeOther(ctx, '/admin/clubs?done=deleted');
-    }
-    renderForm(kit, ctx, 422, { values: valuesOf(club), errors: errorsByField(errors), club });
-  });
-
-  const routes = router.routes();
-  return (ctx, next) => routes(ctx as Parameters<typeof routes>[0], next);
-}
-
 type Club = AdminClubQuery['clubs']['clubs'][number];
 
-const NOT_FOUND = 'No such club.';
+const clubForm = (lang: Lang) =>
+  z.object({
+    name: textOrNull(),
+    type: oneOf(Object.values(ClubType)),
+    status: oneOf(Object.values(ClubStatus)),
+    foundedYear: intField(lang, 'foundedYear'),
+    leader: text(),
+    members: text({ trim: false }).transform(splitList),
+  });
 
-async function loadClub(kit: WebKit, ctx: AppContext): Promise<Club> {
-  const id = idParam(ctx, NOT_FOUND);
-  const [club] = (await op<AdminClubQuery, AdminClubQueryVariables>(kit, ctx, ADMIN_CLUB, { id })).clubs.clubs;
-  if (!club) throw new NotFoundError(NOT_FOUND);
+/**
+ * The mutation input of a submitted form. On an edit, the leader and members are sent only when
+ * they differ from what the form showed, so saving a club whose recorded leader has graduated
+ * does not clear that record by accident.
+ */
+export function clubInput(form: z.infer<ReturnType<typeof clubForm>>, shown?: Values): ClubInput {
+  const input: ClubInput = { name: form.name, type: form.type, status: form.status, foundedYear: form.foundedYear };
+  if (!shown || form.leader !== shown['leader']) input.leader = form.leader || null;
+  if (!shown || form.members.join('\n') !== splitList(shown['members'] ?? '').join('\n')) input.members = form.members;
+  if (input.status === 'ABOLISHED' && shown?.['status'] !== 'ABOLISHED') {
+    // Abolishing through the form clears the leader and members as the abolish action does.
+    delete input.leader;
+    delete input.members;
+  }
+  return input;
+}
+
+export const clubList: Handler<AdminDeps> = async (req, deps) => {
+  const { t, lang } = req;
+  const c = t.admin.clubs;
+  const q = req.query('q');
+  const type = Object.values(ClubType).find((v) => v === req.query('type')) ?? null;
+  const status = Object.values(ClubStatus).find((v) => v === req.query('status')) ?? null;
+  const pageNumber = queryInt(req, 'page', 0, 100000) ?? 0;
+  const filter: ClubFilter = {
+    ...(q ? { clubName: q } : {}),
+    ...(type ? { clubType: type } : {}),
+    ...(status ? { clubStatus: status } : {}),
+  };
+  const data = await deps.school.run<AdminClubsQuery, AdminClubsQueryVariables>(req, ADMIN_CLUBS, {
+    filter,
+    page: pageNumber,
+    size: PAGE_SIZE,
+  });
+  return page(
+    c.title,
+    listPage(t, {
+      path: LIST,
+      before: html`<p>${linkButton('/admin/clubs/new', c.add)}</p>`,
+      filters: [
+        field({ name: 'q', label: c.search, value: q, type: 'search' }),
+        select({
+          name: 'type',
+          label: formLabel('type', lang),
+          value: type,
+          options: anyOption(
+            t,
+            Object.values(ClubType).map((v) => ({ value: v, label: CLUB_TYPE_LABELS[v][lang] })),
+          ),
+        }),
+        select({
+          name: 'status',
+          label: formLabel('status', lang),
+          value: status,
+          options: anyOption(
+            t,
+            Object.values(ClubStatus).map((v) => ({ value: v, label: CLUB_STATUS_LABELS[v][lang] })),
+          ),
+        }),
+      ],
+      status: c.count(data.clubs.totalElements),
+      table: clubTable(req, data.clubs.clubs),
+      page: pageNumber,
+      totalPages: data.clubs.totalPages,
+      params: { q, type, status },
+    }),
+  );
+};
+
+export const newClub: Handler<AdminDeps> = async (req) => clubPage(req, { values: { type: '', status: 'ACTIVE' }, errors: [], club: null });
+
+export const createClub: Handler<AdminDeps> = async (req, deps) => {
+  const { lang } = req;
+  const form = parseForm(clubForm(lang), req.form);
+  let errors: FieldError[] = form.ok ? [] : form.errors;
+  if (form.ok) {
+    const result = await deps.school.run<CreateClubMutation, CreateClubMutationVariables>(req, CREATE_CLUB, {
+      input: clubInput(form.value),
+      lang: language(lang),
+    });
+    const created = result.createClub.club;
+    if (result.createClub.errors.length === 0 && created)
+      return redirect(`/admin/clubs/${created.id}`, { kind: 'ok', text: req.t.admin.clubs.done.created });
+    errors = atInputs(result.createClub.errors);
+  }
+  return clubPage(req, { values: formValues(req), errors, club: null }, 422);
+};
+
+async function loadClub(req: PageRequest, deps: AdminDeps): Promise<Club> {
+  const [club] = (await deps.school.run<AdminClubQuery, AdminClubQueryVariables>(req, ADMIN_CLUB, { id: idParam(req) })).clubs.clubs;
+  if (!club) throw new NotFoundError('No such club.');
   return club;
 }
+
+export const clubDetail: Handler<AdminDeps> = async (req, deps) => {
+  const club = await loadClub(req, deps);
+  return clubPage(req, { values: valuesOf(club), errors: [], club });
+};
+
+export const updateClub: Handler<AdminDeps> = async (req, deps) => {
+  const { t, lang } = req;
+  const club = await loadClub(req, deps);
+  const form = parseForm(clubForm(lang), req.form);
+  let errors: FieldError[] = form.ok ? [] : form.errors;
+  if (form.ok) {
+    const result = await deps.school.run<UpdateClubMutation, UpdateClubMutationVariables>(req, UPDATE_CLUB, {
+      id: club.id,
+      input: clubInput(form.value, valuesOf(club)),
+      lang: language(lang),
+    });
+    if (result.updateClub.errors.length === 0)
+      return redirect(`/admin/clubs/${club.id}`, {
+        kind: 'ok',
+        text: result.updateClub.batchId ? t.admin.clubs.done.updated : t.admin.clubs.done.unchanged,
+      });
+    errors = atInputs(result.updateClub.errors);
+  }
+  return clubPage(req, { values: formValues(req), errors, club }, 422);
+};
+
+export const abolishClub: Handler<AdminDeps> = async (req, deps) => {
+  const club = await loadClub(req, deps);
+  const result = await deps.school.run<AbolishClubMutation, AbolishClubMutationVariables>(req, ABOLISH_CLUB, {
+    id: club.id,
+    lang: language(req.lang),
+  });
+  if (result.abolishClub.errors.length === 0)
+    return redirect(`/admin/clubs/${club.id}`, { kind: 'ok', text: req.t.admin.clubs.done.abolished });
+  return clubPage(req, { values: valuesOf(club), errors: atInputs(result.abolishClub.errors), club }, 422);
+};
+
+export const deleteClub: Handler<AdminDeps> = async (req, deps) => {
+  const club = await loadClub(req, deps);
+  let errors = unconfirmed(req.t, req);
+  if (errors.length === 0) {
+    errors = atInputs(
+      (await deps.school.run<DeleteClubMutation, DeleteClubMutationVariables>(req, DELETE_CLUB, { id: club.id, lang: language(req.lang) }))
+        .deleteClub.errors,
+    );
+    if (errors.length === 0) return redirect(LIST, { kind: 'ok', text: req.t.admin.clubs.done.deleted });
+  }
+  return clubPage(req, { values: valuesOf(club), errors, club }, 422);
+};
 
 function valuesOf(c: Club): Values {
   return {
@@ -261,96 +210,61 @@ function valuesOf(c: Club): Values {
   };
 }
 
-/**
- * The mutation input of a submitted form. On an edit, the leader and members are sent only when
- * they differ from what the form showed, so saving a club whose recorded leader has graduated
- * does not clear that record by accident.
- */
-export function clubInput(lang: Lang, v: Values, shown?: Values): { input: ClubInput; errors: FieldMessage[] } {
-  const errors: FieldMessage[] = [];
-  const input: ClubInput = {
-    name: (v['name'] ?? '').trim() || null,
-    type: Object.values(ClubType).find((t) => t === v['type']) ?? null,
-    status: Object.values(ClubStatus).find((s) => s === v['status']) ?? null,
-    foundedYear: formInts(lang, v, errors)('foundedYear'),
-  };
-  const leader = (v['leader'] ?? '').trim();
-  if (!shown || leader !== shown['leader']) input.leader = leader || null;
-  const members = splitList(v['members'] ?? '');
-  if (!shown || members.join('\n') !== splitList(shown['members'] ?? '').join('\n')) input.members = members;
-  if (input.status === 'ABOLISHED' && shown?.['status'] !== 'ABOLISHED') {
-    // Abolishing through the form clears the leader and members as the abolish action does.
-    delete input.leader;
-    delete input.members;
-  }
-  return { input, errors };
+function clubTable(req: PageRequest, clubs: AdminClubsQuery['clubs']['clubs']): Html {
+  const { t, lang } = req;
+  return table(t, {
+    columns: t.admin.clubs.columns,
+    rows: clubs,
+    cells: (c) => [
+      { content: html`<a href="/admin/clubs/${c.id}">${c.name}</a>`, rowHeader: true },
+      labelOf(CLUB_TYPE_LABELS, c.type, lang),
+      `${labelOf(CLUB_STATUS_LABELS, c.status, lang)}${c.abolishedYear ? ` (${c.abolishedYear})` : ''}`,
+      c.recordedLeader ? `${c.recordedLeader.name}${c.recordedLeader.studentNumber ? ` (${c.recordedLeader.studentNumber})` : ''}` : '—',
+      c.members.length,
+      c.foundedYear ?? '—',
+    ],
+  });
 }
 
-function clubTable(lang: Lang, clubs: AdminClubsQuery['clubs']['clubs']): Html {
-  return listTable(
-    lang,
-    'list',
-    TEXT[lang].columns,
-    clubs,
-    (c) =>
-      html`<tr>
-        <th scope="row"><a href="/admin/clubs/${c.id}">${c.name}</a></th>
-        <td>${labelOf(CLUB_TYPE_LABELS, c.type, lang)}</td>
-        <td>${labelOf(CLUB_STATUS_LABELS, c.status, lang)}${c.abolishedYear ? ` (${c.abolishedYear})` : ''}</td>
-        <td>
-          ${c.recordedLeader ? `${c.recordedLeader.name}${c.recordedLeader.studentNumber ? ` (${c.recordedLeader.studentNumber})` : ''}` : '—'}
-        </td>
-        <td>${c.members.length}</td>
-        <td>${c.foundedYear ?? '—'}</td>
-      </tr>`,
-  );
-}
-
-function renderForm(
-  kit: WebKit,
-  ctx: AppContext,
-  status: number,
-  form: { values: Values; errors: ReadonlyMap<string, string[]>; club: Club | null; flash?: { kind: 'ok'; text: string } | undefined },
-): void {
-  const lang = kit.lang(ctx);
-  const t = TEXT[lang];
+function clubPage(req: PageRequest, form: { values: Values; errors: readonly FieldError[]; club: Club | null }, status = 200): Outcome {
+  const { t, lang } = req;
+  const c = t.admin.clubs;
   const v = form.values;
-  const e = form.errors;
-  const label = (field: string) => formLabel(field, lang);
+  const errors = form.errors;
+  const label = (name: string) => formLabel(name, lang);
   const club = form.club;
-  const mainForm = html`<form method="post" action="${club ? `/admin/clubs/${club.id}` : '/admin/clubs'}" class="card" novalidate>
-    ${csrfField(kit, ctx)} ${inputField({ name: 'name', label: label('name'), value: v['name'], errors: e, required: true, hint: '1~30' })}
-    ${selectField({ name: 'type', label: label('type'), value: v['type'], errors: e, required: true, options: [{ value: '', label: t.choose }, ...Object.values(ClubType).map((x) => ({ value: x, label: CLUB_TYPE_LABELS[x][lang] }))] })}
-    ${selectField({ name: 'status', label: label('status'), value: v['status'], errors: e, options: Object.values(ClubStatus).map((x) => ({ value: x, label: CLUB_STATUS_LABELS[x][lang] })) })}
-    ${inputField({ name: 'leader', label: label('leader'), value: v['leader'], errors: e, hint: t.leaderHint })}
-    ${textareaField({ name: 'members', label: label('members'), value: v['members'], errors: e, rows: 6, hint: t.membersHint })}
-    ${inputField({ name: 'foundedYear', label: label('foundedYear'), value: v['foundedYear'], errors: e, type: 'number', inputmode: 'numeric', min: 1900, max: 2100 })}
-    <div class="actions"><button type="submit">${club ? t.save : t.create}</button></div>
+  const mainForm = html`<form method="post" action="${club ? `/admin/clubs/${club.id}` : LIST}" class="card" novalidate>
+    ${csrfField(req.csrf)} ${field({ name: 'name', label: label('name'), value: v['name'], errors, required: true, hint: c.nameHint })}
+    ${select({ name: 'type', label: label('type'), value: v['type'], errors, required: true, options: [{ value: '', label: c.choose }, ...Object.values(ClubType).map((x) => ({ value: x, label: CLUB_TYPE_LABELS[x][lang] }))] })}
+    ${select({ name: 'status', label: label('status'), value: v['status'], errors, options: Object.values(ClubStatus).map((x) => ({ value: x, label: CLUB_STATUS_LABELS[x][lang] })) })}
+    ${field({ name: 'leader', label: label('leader'), value: v['leader'], errors, hint: c.leaderHint })}
+    ${textArea({ name: 'members', label: label('members'), value: v['members'], errors, rows: 6, hint: c.membersHint })}
+    ${field({ name: 'foundedYear', label: label('foundedYear'), value: v['foundedYear'], errors, type: 'number', inputmode: 'numeric', min: 1900, max: 2100 })}
+    <div class="actions"><button type="submit">${club ? c.save : c.create}</button></div>
   </form>`;
   const states = club
-    ? recordActions(kit, ctx, lang, {
+    ? recordActions(req, {
         path: `/admin/clubs/${club.id}`,
         entity: 'CLUB',
         recordId: club.id,
-        heading: t.actions,
+        heading: c.actions,
         body:
           club.status === 'ACTIVE'
             ? html`<form method="post" action="/admin/clubs/${club.id}/abolish">
-                ${csrfField(kit, ctx)}
-                <p class="hint">${t.abolishHint}</p>
-                <div class="actions"><button type="submit" class="secondary">${t.abolish}</button></div>
+                ${csrfField(req.csrf)}
+                <p class="hint">${c.abolishHint}</p>
+                <div class="actions"><button type="submit" class="secondary">${c.abolish}</button></div>
               </form>`
-            : '',
-        deleteLabel: t.delete,
-        deleteHint: t.deleteHint,
-        history: t.history,
+            : html``,
+        deleteLabel: c.delete,
+        deleteHint: c.deleteHint,
+        history: c.history,
       })
     : '';
-  kit.page(ctx, status, {
-    ...adminShell(lang),
-    title: club ? t.editTitle(club.name) : t.newTitle,
-    ...withFlash(form.flash),
-    content: html`<p><a href="/admin/clubs">← ${t.back}</a></p>
-      ${errorSummary(lang, e, INPUTS)} ${mainForm} ${states}`,
-  });
+  return page(
+    club ? c.editTitle(club.name) : c.newTitle,
+    html`<p><a href="${LIST}">← ${c.back}</a></p>
+      ${errorSummary(t, errors, INPUTS)} ${mainForm} ${states}`,
+    status,
+  );
 }

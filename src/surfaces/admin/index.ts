@@ -1,16 +1,92 @@
-import compose from 'koa-compose';
-import type { AppMiddleware } from '../../http/context.js';
-import type { AppDeps } from '../types.js';
-import type { WebKit } from '../web/index.js';
-import { adminAccountPages } from './accounts.js';
-import { adminKeyPages } from './keys.js';
-import { schoolPages } from './school.js';
+import { STAFF_ROLES } from '../../auth/principal.js';
+import type { RouteTable } from '../web/routes.js';
+import type { Web } from '../web/web.js';
+import { accountList, changeRole, decideTeacher } from './accounts.js';
+import { auditExport, auditList, auditUndo } from './audit.js';
+import { abolishClub, clubDetail, clubList, createClub, deleteClub, newClub, updateClub } from './clubs.js';
+import type { AdminDeps } from './deps.js';
+import { adminHome } from './home.js';
+import { keyList, renewKey, revokeKey } from './keys.js';
+import {
+  createProject,
+  deleteProject,
+  endProject,
+  newProject,
+  projectDetail,
+  projectList,
+  reopenProject,
+  updateProject,
+} from './projects.js';
+import { schoolYearApply, schoolYearPreview, schoolYearStart } from './school-year.js';
+import {
+  createStudent,
+  deleteStudent,
+  graduateStudent,
+  newStudent,
+  reactivateStudent,
+  studentDetail,
+  studentList,
+  updateStudent,
+  withdrawStudent,
+} from './students.js';
+import { exportFile, exportStart, importApply, importPreview, importStart } from './transfer.js';
+import { adminSection } from './ui.js';
 
 /**
  * The admin console at /admin (ADMIN and ROOT accounts only): school data (students, clubs,
- * projects, import and export, the school year, the audit log) and the accounts and API keys of
- * every user. Each part is a router of its own; adminShell (./nav.ts) is their common frame.
+ * projects, import and export, the school year, the audit log) through GraphQL, and the accounts
+ * and API keys of every user through their services (docs/web.md). One route table: a page is a
+ * line here, a handler and its view in the part's file, and its texts.
  */
-export function createAdminConsole(deps: AppDeps, kit: WebKit): AppMiddleware {
-  return compose([schoolPages(deps, kit), adminAccountPages(deps, kit), adminKeyPages(deps, kit)]);
+export function adminRoutes(web: Web): RouteTable<AdminDeps> {
+  return {
+    access: STAFF_ROLES,
+    csrf: web.sessionForms,
+    section: adminSection,
+    prefix: '/admin',
+    routes: [
+      { method: 'GET', path: '/admin', handler: adminHome },
+      { method: 'GET', path: '/admin/students', handler: studentList },
+      { method: 'GET', path: '/admin/students/new', handler: newStudent },
+      { method: 'POST', path: '/admin/students', handler: createStudent },
+      { method: 'GET', path: '/admin/students/:id', handler: studentDetail },
+      { method: 'POST', path: '/admin/students/:id', handler: updateStudent },
+      { method: 'POST', path: '/admin/students/:id/graduate', handler: graduateStudent },
+      { method: 'POST', path: '/admin/students/:id/withdraw', handler: withdrawStudent },
+      { method: 'POST', path: '/admin/students/:id/reactivate', handler: reactivateStudent },
+      { method: 'POST', path: '/admin/students/:id/delete', handler: deleteStudent },
+      { method: 'GET', path: '/admin/clubs', handler: clubList },
+      { method: 'GET', path: '/admin/clubs/new', handler: newClub },
+      { method: 'POST', path: '/admin/clubs', handler: createClub },
+      { method: 'GET', path: '/admin/clubs/:id', handler: clubDetail },
+      { method: 'POST', path: '/admin/clubs/:id', handler: updateClub },
+      { method: 'POST', path: '/admin/clubs/:id/abolish', handler: abolishClub },
+      { method: 'POST', path: '/admin/clubs/:id/delete', handler: deleteClub },
+      { method: 'GET', path: '/admin/projects', handler: projectList },
+      { method: 'GET', path: '/admin/projects/new', handler: newProject },
+      { method: 'POST', path: '/admin/projects', handler: createProject },
+      { method: 'GET', path: '/admin/projects/:id', handler: projectDetail },
+      { method: 'POST', path: '/admin/projects/:id', handler: updateProject },
+      { method: 'POST', path: '/admin/projects/:id/end', handler: endProject },
+      { method: 'POST', path: '/admin/projects/:id/reopen', handler: reopenProject },
+      { method: 'POST', path: '/admin/projects/:id/delete', handler: deleteProject },
+      { method: 'GET', path: '/admin/import', handler: importStart },
+      { method: 'POST', path: '/admin/import', handler: importPreview, upload: true },
+      { method: 'POST', path: '/admin/import/apply', handler: importApply },
+      { method: 'GET', path: '/admin/export', handler: exportStart },
+      { method: 'GET', path: '/admin/export/file', handler: exportFile },
+      { method: 'GET', path: '/admin/school-year', handler: schoolYearStart },
+      { method: 'POST', path: '/admin/school-year', handler: schoolYearPreview, upload: true },
+      { method: 'POST', path: '/admin/school-year/apply', handler: schoolYearApply },
+      { method: 'GET', path: '/admin/audit', handler: auditList },
+      { method: 'GET', path: '/admin/audit/export', handler: auditExport },
+      { method: 'POST', path: '/admin/audit/undo', handler: auditUndo },
+      { method: 'GET', path: '/admin/accounts', handler: accountList },
+      { method: 'POST', path: '/admin/accounts/:id/role', handler: changeRole },
+      { method: 'POST', path: '/admin/accounts/:id/approval', handler: decideTeacher },
+      { method: 'GET', path: '/admin/keys', handler: keyList },
+      { method: 'POST', path: '/admin/keys/:id/renew', handler: renewKey },
+      { method: 'POST', path: '/admin/keys/:id/revoke', handler: revokeKey },
+    ],
+  };
 }

@@ -1,12 +1,24 @@
-import Router from '@koa/router';
-import { STAFF_ROLES } from '../../auth/principal.js';
+import { z } from 'zod';
 import { ProjectStatus } from '../../data/__generated__/enums.js';
 import { splitList } from '../../data/school/columns.js';
-import { CLUB_STATUS_LABELS, PROJECT_STATUS_LABELS, labelOf, type Lang } from '../../data/school/labels.js';
+import { CLUB_STATUS_LABELS, PROJECT_STATUS_LABELS, labelOf } from '../../data/school/labels.js';
 import { NotFoundError } from '../../errors/index.js';
-import type { AppContext, AppMiddleware, RequestState } from '../../http/context.js';
-import { html, type Html } from '../../http/web/html.js';
-import type { WebKit } from '../web/index.js';
+import {
+  anyOption,
+  csrfField,
+  errorSummary,
+  field,
+  linkButton,
+  listPage,
+  select,
+  table,
+  textArea,
+  type FieldError,
+} from '../web/components.js';
+import { oneOf, parseForm, text, textOrNull } from '../web/forms.js';
+import { html, type Html } from '../web/html.js';
+import type { Lang } from '../web/lang.js';
+import { page, redirect, type Handler, type Outcome, type PageRequest } from '../web/routes.js';
 import type {
   AdminClubChoicesQuery,
   AdminClubChoicesQueryVariables,
@@ -27,7 +39,7 @@ import type {
   UpdateProjectMutation,
   UpdateProjectMutationVariables,
 } from './__generated__/operations.js';
-import { adminShell } from './nav.js';
+import type { AdminDeps } from './deps.js';
 import { ADMIN_CLUB_CHOICES } from './operations/students.js';
 import {
   ADMIN_PROJECT,
@@ -38,264 +50,182 @@ import {
   REOPEN_PROJECT,
   UPDATE_PROJECT,
 } from './operations/projects.js';
-import {
-  anyOption,
-  csrfField,
-  doneFlash,
-  errorsByField,
-  errorSummary,
-  type FieldMessage,
-  formInts,
-  formLabel,
-  idParam,
-  inputField,
-  language,
-  listPage,
-  listTable,
-  op,
-  queryInt,
-  queryText,
-  recordActions,
-  seeOther,
-  selectField,
-  textareaField,
-  unconfirmed,
-  withFlash,
-} from './ui.js';
+import { atInputs, formLabel, formValues, idParam, intField, language, queryInt, recordActions, unconfirmed } from './ui.js';
 
 const PAGE_SIZE = 50;
-
-const TEXT = {
-  ko: {
-    title: '프로젝트',
-    newTitle: '프로젝트 추가',
-    editTitle: (name: string) => `프로젝트: ${name}`,
-    add: '프로젝트 추가',
-    search: '프로젝트 이름',
-    count: (n: number) => `${n}개`,
-    columns: ['이름', '동아리', '상태', '기간', '참여자 수'],
-    noClub: '동아리 없음',
-    participantsHint: '한 줄에 한 명씩: 이메일, 네 자리 학번 또는 #ID',
-    endYearHint: '종료된 프로젝트만; 시작연도보다 앞설 수 없습니다',
-    save: '저장',
-    create: '추가',
-    actions: '상태 바꾸기',
-    end: '종료',
-    endHint: '종료연도(비우면 올해)와 함께 종료로 바꿉니다.',
-    reopen: '다시 진행',
-    reopenHint: '진행 중으로 되돌리고 종료연도를 지웁니다.',
-    delete: '삭제',
-    deleteHint: '프로젝트를 지웁니다. 변경 기록에서 되돌릴 수 있습니다.',
-    history: '이 프로젝트의 변경 기록',
-    back: '프로젝트 목록',
-    done: {
-      created: '프로젝트를 추가했습니다.',
-      updated: '저장했습니다.',
-      unchanged: '바뀐 것이 없습니다.',
-      ended: '프로젝트를 종료했습니다.',
-      reopened: '프로젝트를 다시 진행합니다.',
-      deleted: '프로젝트를 삭제했습니다.',
-    },
-  },
-  en: {
-    title: 'Projects',
-    newTitle: 'Add a project',
-    editTitle: (name: string) => `Project: ${name}`,
-    add: 'Add a project',
-    search: 'Project name',
-    count: (n: number) => `${n} ${n === 1 ? 'project' : 'projects'}`,
-    columns: ['Name', 'Club', 'Status', 'Years', 'Participants'],
-    noClub: 'No club',
-    participantsHint: 'One per line: an email, a four-digit student number or #id',
-    endYearHint: 'Ended projects only; not before the start year',
-    save: 'Save',
-    create: 'Add',
-    actions: 'Change the status',
-    end: 'End',
-    endHint: 'Marks the project ended in the given year (empty: this year).',
-    reopen: 'Reopen',
-    reopenHint: 'Makes the project active again and clears its end year.',
-    delete: 'Delete',
-    deleteHint: 'Deletes the project. It can be undone from the audit log.',
-    history: "This project's changes",
-    back: 'All projects',
-    done: {
-      created: 'The project was added.',
-      updated: 'Saved.',
-      unchanged: 'Nothing changed.',
-      ended: 'The project has ended.',
-      reopened: 'The project is active again.',
-      deleted: 'The project was deleted.',
-    },
-  },
-} as const;
-
+const LIST = '/admin/projects';
 const INPUTS = ['name', 'description', 'clubId', 'participants', 'startYear', 'status', 'endYear'];
 type Values = Readonly<Record<string, string>>;
 type ClubChoice = AdminClubChoicesQuery['clubs']['clubs'][number];
 type Project = AdminProjectQuery['projects']['projects'][number];
 
-/** The projects' pages: list, add, edit, end, reopen, delete. */
-export function projectPages(kit: WebKit): AppMiddleware {
-  const router = new Router<RequestState>();
-  const staff = kit.requireAccount(STAFF_ROLES);
-
-  router.get('/admin/projects', staff, async (ctx) => {
-    const lang = kit.lang(ctx);
-    const t = TEXT[lang];
-    const q = queryText(ctx, 'q');
-    const status = Object.values(ProjectStatus).find((v) => v === queryText(ctx, 'status')) ?? null;
-    const clubId = queryInt(ctx, 'clubId', 1, Number.MAX_SAFE_INTEGER);
-    const page = queryInt(ctx, 'page', 0, 100000) ?? 0;
-    const filter: ProjectFilter = { ...(q ? { projectName: q } : {}), ...(status ? { status } : {}), ...(clubId ? { clubId } : {}) };
-    const [data, choices] = await Promise.all([
-      op<AdminProjectsQuery, AdminProjectsQueryVariables>(kit, ctx, ADMIN_PROJECTS, { filter, page, size: PAGE_SIZE }),
-      op<AdminClubChoicesQuery, AdminClubChoicesQueryVariables>(kit, ctx, ADMIN_CLUB_CHOICES, {}),
-    ]);
-    kit.page(ctx, 200, {
-      ...adminShell(lang),
-      title: t.title,
-      ...withFlash(doneFlash(ctx, t.done)),
-      content: listPage(lang, {
-        path: '/admin/projects',
-        before: html`<p><a class="button" href="/admin/projects/new">${t.add}</a></p>`,
-        filters: [
-          inputField({ name: 'q', label: t.search, value: q, errors: new Map(), type: 'search' }),
-          selectField({
-            name: 'clubId',
-            label: formLabel('clubId', lang),
-            value: clubId,
-            errors: new Map(),
-            options: anyOption(
-              lang,
-              choices.clubs.clubs.map((c) => ({ value: String(c.id), label: c.name })),
-            ),
-          }),
-          selectField({
-            name: 'status',
-            label: formLabel('status', lang),
-            value: status,
-            errors: new Map(),
-            options: anyOption(
-              lang,
-              Object.values(ProjectStatus).map((v) => ({ value: v, label: PROJECT_STATUS_LABELS[v][lang] })),
-            ),
-          }),
-        ],
-        status: t.count(data.projects.totalElements),
-        table: projectTable(lang, data.projects.projects),
-        page,
-        totalPages: data.projects.totalPages,
-        params: { q, status, clubId },
-      }),
-    });
+const projectForm = (lang: Lang) =>
+  z.object({
+    name: textOrNull(),
+    description: text(),
+    clubId: intField(lang, 'clubId'),
+    startYear: intField(lang, 'startYear'),
+    status: oneOf(Object.values(ProjectStatus)),
+    endYear: intField(lang, 'endYear'),
+    participants: text({ trim: false }).transform(splitList),
   });
 
-  const clubChoices = async (ctx: AppContext) =>
-    (await op<AdminClubChoicesQuery, AdminClubChoicesQueryVariables>(kit, ctx, ADMIN_CLUB_CHOICES, {})).clubs.clubs;
-
-  router.get('/admin/projects/new', staff, async (ctx) => {
-    renderForm(kit, ctx, 200, { values: { status: 'ACTIVE' }, errors: new Map(), project: null, clubs: await clubChoices(ctx) });
-  });
-
-  router.post('/admin/projects', staff, kit.form, async (ctx) => {
-    const lang = kit.lang(ctx);
-    const values = kit.fields(ctx);
-    const { input, errors } = projectInput(lang, values);
-    if (errors.length === 0) {
-      const result = await op<CreateProjectMutation, CreateProjectMutationVariables>(kit, ctx, CREATE_PROJECT, {
-        input,
-        lang: language(lang),
-      });
-      const created = result.createProject.project;
-      if (result.createProject.errors.length === 0 && created) return seeOther(ctx, `/admin/projects/${created.id}?done=created`);
-      errors.push(...result.createProject.errors);
-    }
-    renderForm(kit, ctx, 422, { values, errors: errorsByField(errors), project: null, clubs: await clubChoices(ctx) });
-  });
-
-  router.get('/admin/projects/:id', staff, async (ctx) => {
-    const { project, clubs } = await loadProject(kit, ctx);
-    renderForm(kit, ctx, 200, {
-      values: valuesOf(project),
-      errors: new Map(),
-      project,
-      clubs,
-      flash: doneFlash(ctx, TEXT[kit.lang(ctx)].done),
-    });
-  });
-
-  router.post('/admin/projects/:id', staff, kit.form, async (ctx) => {
-    const lang = kit.lang(ctx);
-    const { project, clubs } = await loadProject(kit, ctx);
-    const values = kit.fields(ctx);
-    const { input, errors } = projectInput(lang, values, valuesOf(project));
-    if (errors.length === 0) {
-      const result = await op<UpdateProjectMutation, UpdateProjectMutationVariables>(kit, ctx, UPDATE_PROJECT, {
-        id: project.id,
-        input,
-        lang: language(lang),
-      });
-      if (result.updateProject.errors.length === 0)
-        return seeOther(ctx, `/admin/projects/${project.id}?done=${result.updateProject.batchId ? 'updated' : 'unchanged'}`);
-      errors.push(...result.updateProject.errors);
-    }
-    renderForm(kit, ctx, 422, { values, errors: errorsByField(errors), project, clubs });
-  });
-
-  router.post('/admin/projects/:id/end', staff, kit.form, async (ctx) => {
-    const lang = kit.lang(ctx);
-    const { project, clubs } = await loadProject(kit, ctx);
-    let errors: FieldMessage[] = [];
-    const year = formInts(lang, kit.fields(ctx), errors)('endedIn', 'endYear');
-    if (errors.length === 0) {
-      errors = (
-        await op<EndProjectMutation, EndProjectMutationVariables>(kit, ctx, END_PROJECT, {
-          id: project.id,
-          endYear: year,
-          lang: language(lang),
-        })
-      ).endProject.errors;
-      if (errors.length === 0) return seeOther(ctx, `/admin/projects/${project.id}?done=ended`);
-    }
-    renderForm(kit, ctx, 422, { values: valuesOf(project), errors: errorsByField(errors), project, clubs });
-  });
-
-  router.post('/admin/projects/:id/reopen', staff, kit.form, async (ctx) => {
-    const lang = kit.lang(ctx);
-    const { project, clubs } = await loadProject(kit, ctx);
-    const errors = (
-      await op<ReopenProjectMutation, ReopenProjectMutationVariables>(kit, ctx, REOPEN_PROJECT, { id: project.id, lang: language(lang) })
-    ).reopenProject.errors;
-    if (errors.length === 0) return seeOther(ctx, `/admin/projects/${project.id}?done=reopened`);
-    renderForm(kit, ctx, 422, { values: valuesOf(project), errors: errorsByField(errors), project, clubs });
-  });
-
-  router.post('/admin/projects/:id/delete', staff, kit.form, async (ctx) => {
-    const lang = kit.lang(ctx);
-    const { project, clubs } = await loadProject(kit, ctx);
-    let errors = unconfirmed(lang, kit.fields(ctx));
-    if (errors.length === 0) {
-      errors = (
-        await op<DeleteProjectMutation, DeleteProjectMutationVariables>(kit, ctx, DELETE_PROJECT, { id: project.id, lang: language(lang) })
-      ).deleteProject.errors;
-      if (errors.length === 0) return seeOther(ctx, '/admin/projects?done=deleted');
-    }
-    renderForm(kit, ctx, 422, { values: valuesOf(project), errors: errorsByField(errors), project, clubs });
-  });
-
-  const routes = router.routes();
-  return (ctx, next) => routes(ctx as Parameters<typeof routes>[0], next);
+/** The mutation input of a submitted form (participants sent only when changed, on an edit). */
+function projectInput(form: z.infer<ReturnType<typeof projectForm>>, shown?: Values): ProjectInput {
+  const { participants, ...input } = form;
+  const changed = !shown || participants.join('\n') !== splitList(shown['participants'] ?? '').join('\n');
+  return changed ? { ...input, participants } : input;
 }
 
-const NOT_FOUND = 'No such project.';
+export const projectList: Handler<AdminDeps> = async (req, deps) => {
+  const { t, lang } = req;
+  const p = t.admin.projects;
+  const q = req.query('q');
+  const status = Object.values(ProjectStatus).find((v) => v === req.query('status')) ?? null;
+  const clubId = queryInt(req, 'clubId', 1, Number.MAX_SAFE_INTEGER);
+  const pageNumber = queryInt(req, 'page', 0, 100000) ?? 0;
+  const filter: ProjectFilter = { ...(q ? { projectName: q } : {}), ...(status ? { status } : {}), ...(clubId ? { clubId } : {}) };
+  const [data, clubs] = await Promise.all([
+    deps.school.run<AdminProjectsQuery, AdminProjectsQueryVariables>(req, ADMIN_PROJECTS, { filter, page: pageNumber, size: PAGE_SIZE }),
+    clubChoices(req, deps),
+  ]);
+  return page(
+    p.title,
+    listPage(t, {
+      path: LIST,
+      before: html`<p>${linkButton('/admin/projects/new', p.add)}</p>`,
+      filters: [
+        field({ name: 'q', label: p.search, value: q, type: 'search' }),
+        select({
+          name: 'clubId',
+          label: formLabel('clubId', lang),
+          value: clubId,
+          options: anyOption(
+            t,
+            clubs.map((c) => ({ value: String(c.id), label: c.name })),
+          ),
+        }),
+        select({
+          name: 'status',
+          label: formLabel('status', lang),
+          value: status,
+          options: anyOption(
+            t,
+            Object.values(ProjectStatus).map((v) => ({ value: v, label: PROJECT_STATUS_LABELS[v][lang] })),
+          ),
+        }),
+      ],
+      status: p.count(data.projects.totalElements),
+      table: projectTable(req, data.projects.projects),
+      page: pageNumber,
+      totalPages: data.projects.totalPages,
+      params: { q, status, clubId },
+    }),
+  );
+};
 
-async function loadProject(kit: WebKit, ctx: AppContext): Promise<{ project: Project; clubs: ClubChoice[] }> {
-  const data = await op<AdminProjectQuery, AdminProjectQueryVariables>(kit, ctx, ADMIN_PROJECT, { id: idParam(ctx, NOT_FOUND) });
+async function clubChoices(req: PageRequest, deps: AdminDeps): Promise<readonly ClubChoice[]> {
+  return (await deps.school.run<AdminClubChoicesQuery, AdminClubChoicesQueryVariables>(req, ADMIN_CLUB_CHOICES, {})).clubs.clubs;
+}
+
+export const newProject: Handler<AdminDeps> = async (req, deps) =>
+  projectPage(req, { values: { status: 'ACTIVE' }, errors: [], project: null, clubs: await clubChoices(req, deps) });
+
+export const createProject: Handler<AdminDeps> = async (req, deps) => {
+  const { lang } = req;
+  const form = parseForm(projectForm(lang), req.form);
+  let errors: FieldError[] = form.ok ? [] : form.errors;
+  if (form.ok) {
+    const result = await deps.school.run<CreateProjectMutation, CreateProjectMutationVariables>(req, CREATE_PROJECT, {
+      input: projectInput(form.value),
+      lang: language(lang),
+    });
+    const created = result.createProject.project;
+    if (result.createProject.errors.length === 0 && created)
+      return redirect(`/admin/projects/${created.id}`, { kind: 'ok', text: req.t.admin.projects.done.created });
+    errors = atInputs(result.createProject.errors);
+  }
+  return projectPage(req, { values: formValues(req), errors, project: null, clubs: await clubChoices(req, deps) }, 422);
+};
+
+async function loadProject(req: PageRequest, deps: AdminDeps): Promise<{ project: Project; clubs: readonly ClubChoice[] }> {
+  const data = await deps.school.run<AdminProjectQuery, AdminProjectQueryVariables>(req, ADMIN_PROJECT, { id: idParam(req) });
   const [project] = data.projects.projects;
-  if (!project) throw new NotFoundError(NOT_FOUND);
+  if (!project) throw new NotFoundError('No such project.');
   return { project, clubs: data.clubs.clubs };
 }
+
+export const projectDetail: Handler<AdminDeps> = async (req, deps) => {
+  const { project, clubs } = await loadProject(req, deps);
+  return projectPage(req, { values: valuesOf(project), errors: [], project, clubs });
+};
+
+export const updateProject: Handler<AdminDeps> = async (req, deps) => {
+  const { t, lang } = req;
+  const { project, clubs } = await loadProject(req, deps);
+  const form = parseForm(projectForm(lang), req.form);
+  let errors: FieldError[] = form.ok ? [] : form.errors;
+  if (form.ok) {
+    const result = await deps.school.run<UpdateProjectMutation, UpdateProjectMutationVariables>(req, UPDATE_PROJECT, {
+      id: project.id,
+      input: projectInput(form.value, valuesOf(project)),
+      lang: language(lang),
+    });
+    if (result.updateProject.errors.length === 0)
+      return redirect(`/admin/projects/${project.id}`, {
+        kind: 'ok',
+        text: result.updateProject.batchId ? t.admin.projects.done.updated : t.admin.projects.done.unchanged,
+      });
+    errors = atInputs(result.updateProject.errors);
+  }
+  return projectPage(req, { values: formValues(req), errors, project, clubs }, 422);
+};
+
+export const endProject: Handler<AdminDeps> = async (req, deps) => {
+  const { lang } = req;
+  const { project, clubs } = await loadProject(req, deps);
+  const form = parseForm(z.object({ endedIn: intField(lang, 'endYear') }), req.form);
+  let errors: FieldError[] = form.ok ? [] : atInputs(form.errors, { endedIn: 'endYear' });
+  if (form.ok) {
+    const result = await deps.school.run<EndProjectMutation, EndProjectMutationVariables>(req, END_PROJECT, {
+      id: project.id,
+      endYear: form.value.endedIn,
+      lang: language(lang),
+    });
+    if (result.endProject.errors.length === 0)
+      return redirect(`/admin/projects/${project.id}`, { kind: 'ok', text: req.t.admin.projects.done.ended });
+    errors = atInputs(result.endProject.errors);
+  }
+  return projectPage(req, { values: valuesOf(project), errors, project, clubs }, 422);
+};
+
+export const reopenProject: Handler<AdminDeps> = async (req, deps) => {
+  const { project, clubs } = await loadProject(req, deps);
+  const result = await deps.school.run<ReopenProjectMutation, ReopenProjectMutationVariables>(req, REOPEN_PROJECT, {
+    id: project.id,
+    lang: language(req.lang),
+  });
+  if (result.reopenProject.errors.length === 0)
+    return redirect(`/admin/projects/${project.id}`, { kind: 'ok', text: req.t.admin.projects.done.reopened });
+  return projectPage(req, { values: valuesOf(project), errors: atInputs(result.reopenProject.errors), project, clubs }, 422);
+};
+
+export const deleteProject: Handler<AdminDeps> = async (req, deps) => {
+  const { project, clubs } = await loadProject(req, deps);
+  let errors = unconfirmed(req.t, req);
+  if (errors.length === 0) {
+    errors = atInputs(
+      (
+        await deps.school.run<DeleteProjectMutation, DeleteProjectMutationVariables>(req, DELETE_PROJECT, {
+          id: project.id,
+          lang: language(req.lang),
+        })
+      ).deleteProject.errors,
+    );
+    if (errors.length === 0) return redirect(LIST, { kind: 'ok', text: req.t.admin.projects.done.deleted });
+  }
+  return projectPage(req, { values: valuesOf(project), errors, project, clubs }, 422);
+};
 
 function valuesOf(p: Project): Values {
   const text = (v: string | number | null | undefined) => (v == null ? '' : String(v));
@@ -310,109 +240,77 @@ function valuesOf(p: Project): Values {
   };
 }
 
-/** The mutation input of a submitted form (participants sent only when changed, on an edit). */
-export function projectInput(lang: Lang, v: Values, shown?: Values): { input: ProjectInput; errors: FieldMessage[] } {
-  const errors: FieldMessage[] = [];
-  const int = formInts(lang, v, errors);
-  const input: ProjectInput = {
-    name: (v['name'] ?? '').trim() || null,
-    description: (v['description'] ?? '').trim(),
-    clubId: int('clubId'),
-    startYear: int('startYear'),
-    status: Object.values(ProjectStatus).find((s) => s === v['status']) ?? null,
-    endYear: int('endYear'),
-  };
-  const participants = splitList(v['participants'] ?? '');
-  if (!shown || participants.join('\n') !== splitList(shown['participants'] ?? '').join('\n')) input.participants = participants;
-  return { input, errors };
+function projectTable(req: PageRequest, projects: AdminProjectsQuery['projects']['projects']): Html {
+  const { t, lang } = req;
+  return table(t, {
+    columns: t.admin.projects.columns,
+    rows: projects,
+    cells: (p) => [
+      { content: html`<a href="/admin/projects/${p.id}">${p.name}</a>`, rowHeader: true },
+      p.club?.name ?? '—',
+      labelOf(PROJECT_STATUS_LABELS, p.status, lang),
+      `${p.startYear ?? '?'}–${p.endYear ?? ''}`,
+      p.participants.length,
+    ],
+  });
 }
 
-function projectTable(lang: Lang, projects: AdminProjectsQuery['projects']['projects']): Html {
-  return listTable(
-    lang,
-    'list',
-    TEXT[lang].columns,
-    projects,
-    (p) =>
-      html`<tr>
-        <th scope="row"><a href="/admin/projects/${p.id}">${p.name}</a></th>
-        <td>${p.club?.name ?? '—'}</td>
-        <td>${labelOf(PROJECT_STATUS_LABELS, p.status, lang)}</td>
-        <td>${p.startYear ?? '?'}–${p.endYear ?? ''}</td>
-        <td>${p.participants.length}</td>
-      </tr>`,
-  );
-}
-
-function renderForm(
-  kit: WebKit,
-  ctx: AppContext,
-  status: number,
-  form: {
-    values: Values;
-    errors: ReadonlyMap<string, string[]>;
-    project: Project | null;
-    clubs: readonly ClubChoice[];
-    flash?: { kind: 'ok'; text: string } | undefined;
-  },
-): void {
-  const lang = kit.lang(ctx);
-  const t = TEXT[lang];
+function projectPage(
+  req: PageRequest,
+  form: { values: Values; errors: readonly FieldError[]; project: Project | null; clubs: readonly ClubChoice[] },
+  status = 200,
+): Outcome {
+  const { t, lang } = req;
+  const p = t.admin.projects;
   const v = form.values;
-  const e = form.errors;
-  const label = (field: string) => formLabel(field, lang);
+  const errors = form.errors;
+  const label = (name: string) => formLabel(name, lang);
   const project = form.project;
   const clubOptions = [
-    { value: '', label: t.noClub },
+    { value: '', label: p.noClub },
     ...form.clubs.map((c) => ({
       value: String(c.id),
       label: c.status === 'ACTIVE' ? c.name : `${c.name} (${labelOf(CLUB_STATUS_LABELS, c.status, lang)})`,
     })),
   ];
-  const mainForm = html`<form
-    method="post"
-    action="${project ? `/admin/projects/${project.id}` : '/admin/projects'}"
-    class="card"
-    novalidate
-  >
-    ${csrfField(kit, ctx)} ${inputField({ name: 'name', label: label('name'), value: v['name'], errors: e, required: true, hint: '1~100' })}
-    ${textareaField({ name: 'description', label: label('description'), value: v['description'], errors: e, rows: 4, hint: lang === 'ko' ? '500자 이하' : 'At most 500 characters' })}
-    ${selectField({ name: 'clubId', label: label('clubId'), value: v['clubId'], errors: e, options: clubOptions })}
-    ${textareaField({ name: 'participants', label: label('participants'), value: v['participants'], errors: e, rows: 5, hint: t.participantsHint })}
-    ${inputField({ name: 'startYear', label: label('startYear'), value: v['startYear'], errors: e, type: 'number', inputmode: 'numeric', min: 1900, max: 2100 })}
-    ${selectField({ name: 'status', label: label('status'), value: v['status'], errors: e, options: Object.values(ProjectStatus).map((x) => ({ value: x, label: PROJECT_STATUS_LABELS[x][lang] })) })}
-    ${inputField({ name: 'endYear', label: label('endYear'), value: v['endYear'], errors: e, type: 'number', inputmode: 'numeric', min: 1900, max: 2100, hint: t.endYearHint })}
-    <div class="actions"><button type="submit">${project ? t.save : t.create}</button></div>
+  const mainForm = html`<form method="post" action="${project ? `/admin/projects/${project.id}` : LIST}" class="card" novalidate>
+    ${csrfField(req.csrf)} ${field({ name: 'name', label: label('name'), value: v['name'], errors, required: true, hint: p.nameHint })}
+    ${textArea({ name: 'description', label: label('description'), value: v['description'], errors, rows: 4, hint: p.descriptionHint })}
+    ${select({ name: 'clubId', label: label('clubId'), value: v['clubId'], errors, options: clubOptions })}
+    ${textArea({ name: 'participants', label: label('participants'), value: v['participants'], errors, rows: 5, hint: p.participantsHint })}
+    ${field({ name: 'startYear', label: label('startYear'), value: v['startYear'], errors, type: 'number', inputmode: 'numeric', min: 1900, max: 2100 })}
+    ${select({ name: 'status', label: label('status'), value: v['status'], errors, options: Object.values(ProjectStatus).map((x) => ({ value: x, label: PROJECT_STATUS_LABELS[x][lang] })) })}
+    ${field({ name: 'endYear', label: label('endYear'), value: v['endYear'], errors, type: 'number', inputmode: 'numeric', min: 1900, max: 2100, hint: p.endYearHint })}
+    <div class="actions"><button type="submit">${project ? p.save : p.create}</button></div>
   </form>`;
   const states = project
-    ? recordActions(kit, ctx, lang, {
+    ? recordActions(req, {
         path: `/admin/projects/${project.id}`,
         entity: 'PROJECT',
         recordId: project.id,
-        heading: t.actions,
+        heading: p.actions,
         body:
           project.status === 'ACTIVE'
             ? html`<form method="post" action="/admin/projects/${project.id}/end" novalidate>
-                ${csrfField(kit, ctx)}
-                <p class="hint">${t.endHint}</p>
-                ${inputField({ name: 'endedIn', label: label('endYear'), value: '', errors: new Map(), type: 'number', inputmode: 'numeric', min: 1900, max: 2100 })}
-                <div class="actions"><button type="submit" class="secondary">${t.end}</button></div>
+                ${csrfField(req.csrf)}
+                <p class="hint">${p.endHint}</p>
+                ${field({ name: 'endedIn', label: label('endYear'), value: '', type: 'number', inputmode: 'numeric', min: 1900, max: 2100 })}
+                <div class="actions"><button type="submit" class="secondary">${p.end}</button></div>
               </form>`
             : html`<form method="post" action="/admin/projects/${project.id}/reopen">
-                ${csrfField(kit, ctx)}
-                <p class="hint">${t.reopenHint}</p>
-                <div class="actions"><button type="submit" class="secondary">${t.reopen}</button></div>
+                ${csrfField(req.csrf)}
+                <p class="hint">${p.reopenHint}</p>
+                <div class="actions"><button type="submit" class="secondary">${p.reopen}</button></div>
               </form>`,
-        deleteLabel: t.delete,
-        deleteHint: t.deleteHint,
-        history: t.history,
+        deleteLabel: p.delete,
+        deleteHint: p.deleteHint,
+        history: p.history,
       })
     : '';
-  kit.page(ctx, status, {
-    ...adminShell(lang),
-    title: project ? t.editTitle(project.name) : t.newTitle,
-    ...withFlash(form.flash),
-    content: html`<p><a href="/admin/projects">← ${t.back}</a></p>
-      ${errorSummary(lang, e, INPUTS)} ${mainForm} ${states}`,
-  });
+  return page(
+    project ? p.editTitle(project.name) : p.newTitle,
+    html`<p><a href="${LIST}">← ${p.back}</a></p>
+      ${errorSummary(t, errors, INPUTS)} ${mainForm} ${states}`,
+    status,
+  );
 }

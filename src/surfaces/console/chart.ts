@@ -1,6 +1,7 @@
-import { html, type Html } from '../../http/web/html.js';
-import type { Lang } from '../../http/web/lang.js';
 import type { KeyUsageDay } from '../../data/api-keys.js';
+import { table } from '../web/components.js';
+import { html, type Html } from '../web/html.js';
+import type { Texts } from '../web/texts/index.js';
 
 /** One day of the chart; days without requests have zeros. */
 export interface UsageBar {
@@ -28,9 +29,11 @@ const TOP = 10;
  * named in the legend). The SVG is an image with a text summary; the same numbers follow as a
  * table for screen readers and for reading exact values.
  */
-export function usageChart(lang: Lang, bars: readonly UsageBar[]): Html {
-  const ko = lang === 'ko';
-  const max = Math.max(1, ...bars.map((b) => b.requests));
+export function usageChart(t: Texts, bars: readonly UsageBar[]): Html {
+  const c = t.console.chart;
+  const busiest = Math.max(0, ...bars.map((b) => b.requests));
+  // The scale needs a height even when no day had a request.
+  const max = Math.max(1, busiest);
   const plotWidth = WIDTH - LEFT - 8;
   const plotHeight = HEIGHT - TOP - BOTTOM;
   const step = plotWidth / Math.max(1, bars.length);
@@ -46,9 +49,10 @@ export function usageChart(lang: Lang, bars: readonly UsageBar[]): Html {
   );
   const first = bars[0]?.day ?? '';
   const last = bars[bars.length - 1]?.day ?? '';
-  const summary = ko
-    ? `${first}부터 ${last}까지 ${bars.length}일 동안 요청 ${totals.requests}건, 그중 4xx ${totals.clientErrors}건 (429 ${totals.throttled}건). 가장 많은 날 ${max}건.`
-    : `${totals.requests} requests from ${first} to ${last} (${bars.length} days), of which ${totals.clientErrors} were 4xx (${totals.throttled} were 429). Busiest day: ${max}.`;
+  const summary =
+    totals.requests === 0
+      ? c.empty(first, last, bars.length)
+      : c.summary(first, last, bars.length, totals.requests, totals.clientErrors, totals.throttled, busiest);
   const segments = bars.map((bar, index) => {
     const x = LEFT + index * step + 1.5;
     const ok = bar.requests - bar.clientErrors;
@@ -81,7 +85,7 @@ export function usageChart(lang: Lang, bars: readonly UsageBar[]): Html {
   });
   return html`<figure class="chart">
       <svg viewBox="0 0 ${WIDTH} ${HEIGHT}" role="img" aria-labelledby="chart-title chart-desc" class="usage" focusable="false">
-        <title id="chart-title">${ko ? '최근 30일 일별 요청 수' : 'Requests per day, last 30 days'}</title>
+        <title id="chart-title">${c.title}</title>
         <desc id="chart-desc">${summary}</desc>
         <line class="axis-line" x1="${LEFT}" y1="${TOP + plotHeight}" x2="${WIDTH - 8}" y2="${TOP + plotHeight}" />
         <line class="grid" x1="${LEFT}" y1="${TOP}" x2="${WIDTH - 8}" y2="${TOP}" />
@@ -90,39 +94,20 @@ export function usageChart(lang: Lang, bars: readonly UsageBar[]): Html {
         ${segments}
       </svg>
       <figcaption>
-        <span class="legend"><span class="swatch bar-ok"></span>${ko ? '성공 (2xx·3xx)' : 'Answered (2xx, 3xx)'}</span>
-        <span class="legend"><span class="swatch bar-4xx"></span>${ko ? '4xx (429 제외)' : '4xx (other than 429)'}</span>
-        <span class="legend"><span class="swatch bar-429"></span>${ko ? '429 (한도 초과)' : '429 (rate limited)'}</span>
+        <span class="legend"><span class="swatch bar-ok"></span>${c.ok}</span>
+        <span class="legend"><span class="swatch bar-4xx"></span>${c.other4xx}</span>
+        <span class="legend"><span class="swatch bar-429"></span>${c.throttled}</span>
         <span class="muted">${summary}</span>
       </figcaption>
     </figure>
     <details>
-      <summary>${ko ? '표로 보기' : 'Show as a table'}</summary>
-      <div class="table-wrap">
-        <table>
-          <caption class="visually-hidden">
-            ${ko ? '일별 요청 수' : 'Requests per day'}
-          </caption>
-          <thead>
-            <tr>
-              <th scope="col">${ko ? '날짜' : 'Day'}</th>
-              <th scope="col">${ko ? '요청' : 'Requests'}</th>
-              <th scope="col">4xx</th>
-              <th scope="col">429</th>
-            </tr>
-          </thead>
-          <tbody>
-            ${[...bars].reverse().map(
-              (b) =>
-                html`<tr>
-                  <th scope="row">${b.day}</th>
-                  <td>${String(b.requests)}</td>
-                  <td>${String(b.clientErrors)}</td>
-                  <td>${String(b.throttled)}</td>
-                </tr>`,
-            )}
-          </tbody>
-        </table>
-      </div>
+      <summary>${c.asTable}</summary>
+      ${table(t, {
+        caption: c.tableCaption,
+        compact: true,
+        columns: [c.day, c.requests, '4xx', '429'],
+        rows: [...bars].reverse(),
+        cells: (b) => [{ content: b.day, rowHeader: true }, b.requests, b.clientErrors, b.throttled],
+      })}
     </details>`;
 }

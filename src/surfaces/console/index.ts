@@ -1,59 +1,91 @@
-import Router from '@koa/router';
-import compose from 'koa-compose';
 import { MAX_ACTIVE_KEYS_PER_ACCOUNT } from '../../data/api-keys.js';
-import type { AppMiddleware, RequestState } from '../../http/context.js';
-import { html } from '../../http/web/html.js';
 import { MAX_APPS_PER_ACCOUNT } from '../../oauth/clients.js';
 import { connectedApps } from '../../oauth/connected-apps.js';
-import type { AppDeps } from '../types.js';
-import { WEB_CLIENT_ID, type WebKit } from '../web/index.js';
-import { accountPages } from './account.js';
-import { appPages } from './apps.js';
-import { connectedPages } from './connected.js';
-import { keyPages } from './keys.js';
-import { consoleShell, pageRenderer } from './nav.js';
-import { consoleServices } from './services.js';
+import { html } from '../web/html.js';
+import { page, type Handler, type RouteTable } from '../web/routes.js';
+import type { Section } from '../web/shell.js';
+import { WEB_CLIENT_ID } from '../web/signin.js';
+import type { Texts } from '../web/texts/index.js';
+import type { Web } from '../web/web.js';
+import { changePassword, deleteAccount, myAccount, signOutEverywhere } from './account.js';
+import { appDetail, appList, createApp, deleteApp, newApp, rotateAppSecret, updateApp } from './apps.js';
+import { connectedList, disconnect } from './connected.js';
+import type { ConsoleDeps } from './deps.js';
+import { createKey, keyDetail, keyList, renewKey, revokeKey, rotateKey } from './keys.js';
+
+/** The developer console's name and navigation. */
+export function consoleSection(t: Texts): Section {
+  const nav = t.console.nav;
+  return {
+    label: t.console.title,
+    home: '/console',
+    nav: [
+      { href: '/console/keys', label: nav.keys },
+      { href: '/console/apps', label: nav.apps },
+      { href: '/console/connected', label: nav.connected },
+      { href: '/console/account', label: nav.account },
+    ],
+  };
+}
+
+/** GET /console: a card per part, with its counts. */
+const consoleHome: Handler<ConsoleDeps> = async (req, deps) => {
+  const { t } = req;
+  const accountId = req.account?.accountId ?? 0;
+  const [keys, apps, connected] = await Promise.all([
+    deps.apiKeys.countActiveOwnedBy(accountId, deps.now()),
+    deps.clients.listOwnedBy(accountId),
+    connectedApps(deps.db, accountId, [WEB_CLIENT_ID]),
+  ]);
+  const card = (href: string, title: string, text: string) =>
+    html`<li class="card">
+      <h2><a href="${href}">${title}</a></h2>
+      <p>${text}</p>
+    </li>`;
+  return page(
+    t.console.title,
+    html`<ul class="cards">
+      ${card('/console/keys', t.console.nav.keys, t.console.home.keys(keys, MAX_ACTIVE_KEYS_PER_ACCOUNT))}
+      ${card('/console/apps', t.console.nav.apps, t.console.home.apps(apps.length, MAX_APPS_PER_ACCOUNT))}
+      ${card('/console/connected', t.console.nav.connected, t.console.home.connected(connected.length))}
+      ${card('/console/account', t.console.nav.account, t.console.home.account)}
+      ${card(deps.web.links.docs, t.shell.docs, t.console.home.docs)}
+    </ul>`,
+  );
+};
 
 /**
  * The developer console at /console (any signed-in account): API keys, OAuth apps, connected
- * apps, my account. Each part is a router of its own (./keys.ts, ./apps.ts, ./connected.ts,
- * ./account.ts); the services they share are built by src/surfaces/consoles.ts.
+ * apps, my account. One route table: a page is a line here, a handler and its view in the part's
+ * file (./keys.ts, ./apps.ts, ./connected.ts, ./account.ts), and its texts (docs/web.md).
  */
-export function createDeveloperConsole(_deps: AppDeps, kit: WebKit): AppMiddleware {
-  const services = consoleServices(kit);
-  const render = pageRenderer(kit, services, consoleShell);
-  const router = new Router<RequestState>({ prefix: '/console' });
-  router.get('/', kit.requireAccount(), async (ctx) => {
-    const ko = kit.lang(ctx) === 'ko';
-    const accountId = ctx.state.account?.accountId ?? 0;
-    const [keys, apps, connected] = await Promise.all([
-      services.apiKeys.countActiveOwnedBy(accountId, services.now()),
-      services.clients.listOwnedBy(accountId),
-      connectedApps(services.db, accountId, [WEB_CLIENT_ID]),
-    ]);
-    const card = (href: string, title: string, text: string) =>
-      html`<li class="card">
-        <h2><a href="${href}">${title}</a></h2>
-        <p>${text}</p>
-      </li>`;
-    render(
-      ctx,
-      200,
-      ko ? '개발자 콘솔' : 'Developer console',
-      html`<ul class="cards">
-        ${card('/console/keys', ko ? 'API 키' : 'API keys', ko ? `활성 키 ${keys} / ${MAX_ACTIVE_KEYS_PER_ACCOUNT}개` : `${keys} of ${MAX_ACTIVE_KEYS_PER_ACCOUNT} active keys`)}
-        ${card('/console/apps', ko ? 'OAuth 앱' : 'OAuth apps', ko ? `등록한 앱 ${apps.length} / ${MAX_APPS_PER_ACCOUNT}개` : `${apps.length} of ${MAX_APPS_PER_ACCOUNT} apps`)}
-        ${card('/console/connected', ko ? '연결된 앱' : 'Connected apps', ko ? `내 계정을 쓰는 앱 ${connected.length}개` : `${connected.length} apps use your account`)}
-        ${card('/console/account', ko ? '내 계정' : 'My account', ko ? '비밀번호, 로그아웃, 계정 삭제' : 'Password, sign-out, deletion')}
-      </ul>`,
-    );
-  });
-  const routes = router.routes();
-  return compose([
-    (ctx, next) => routes(ctx as Parameters<typeof routes>[0], next),
-    keyPages(kit, services),
-    appPages(kit, services),
-    connectedPages(kit, services),
-    accountPages(kit, services),
-  ]);
+export function consoleRoutes(web: Web): RouteTable<ConsoleDeps> {
+  return {
+    access: 'signed-in',
+    csrf: web.sessionForms,
+    section: consoleSection,
+    prefix: '/console',
+    routes: [
+      { method: 'GET', path: '/console', handler: consoleHome },
+      { method: 'GET', path: '/console/keys', handler: keyList },
+      { method: 'POST', path: '/console/keys', handler: createKey },
+      { method: 'GET', path: '/console/keys/:id', handler: keyDetail },
+      { method: 'POST', path: '/console/keys/:id/renew', handler: renewKey },
+      { method: 'POST', path: '/console/keys/:id/rotate', handler: rotateKey },
+      { method: 'POST', path: '/console/keys/:id/revoke', handler: revokeKey },
+      { method: 'GET', path: '/console/apps', handler: appList },
+      { method: 'GET', path: '/console/apps/new', handler: newApp },
+      { method: 'POST', path: '/console/apps', handler: createApp },
+      { method: 'GET', path: '/console/apps/:id', handler: appDetail },
+      { method: 'POST', path: '/console/apps/:id', handler: updateApp },
+      { method: 'POST', path: '/console/apps/:id/secret', handler: rotateAppSecret },
+      { method: 'POST', path: '/console/apps/:id/delete', handler: deleteApp },
+      { method: 'GET', path: '/console/connected', handler: connectedList },
+      { method: 'POST', path: '/console/connected/:clientId/revoke', handler: disconnect },
+      { method: 'GET', path: '/console/account', handler: myAccount },
+      { method: 'POST', path: '/console/account/password', handler: changePassword },
+      { method: 'POST', path: '/console/account/sign-out-everywhere', handler: signOutEverywhere },
+      { method: 'POST', path: '/console/account/delete', handler: deleteAccount },
+    ],
+  };
 }

@@ -43,7 +43,10 @@ export type SchoolEntity =
   | 'CLUB'
   | 'PROJECT';
 
-/** What caused a change: a form action, an import, the school-year rollover, or an undo. */
+/**
+ * What caused a change: a form action, an import, the school-year rollover, an undo, or a reset of
+ * the whole school to the demo school (`campus seed --demo --reset`, development only).
+ */
 export type AuditAction =
   | 'CREATE'
   | 'UPDATE'
@@ -56,7 +59,8 @@ export type AuditAction =
   | 'REOPEN'
   | 'IMPORT'
   | 'ROLLOVER'
-  | 'UNDO';
+  | 'UNDO'
+  | 'RESET';
 
 /** What happened to one record. */
 export type RecordOperation =
@@ -68,13 +72,15 @@ export type RecordOperation =
 /**
  * APPLYING while a change is being written (or was interrupted: the next change rolls it back),
  * APPLIED when it took effect, ROLLED_BACK when it failed and every write it made was undone,
- * UNDONE when an undo restored its before-images.
+ * UNDONE when an undo restored its before-images, SUPERSEDED when a later reset replaced the whole
+ * school (its records are gone, so it can no longer be undone).
  */
 export type AuditStatus =
   | 'APPLYING'
   | 'APPLIED'
   | 'ROLLED_BACK'
-  | 'UNDONE';
+  | 'UNDONE'
+  | 'SUPERSEDED';
 
 export type Language =
   | 'KO'
@@ -239,7 +245,7 @@ export type AuditLogQueryVariables = Exact<{
 }>;
 
 
-export type AuditLogQuery = { auditLog: { totalPages: number, totalElements: number, entries: Array<{ id: string, batchId: string, at: string, actor: string, action: AuditAction, entity: SchoolEntity, recordId: number, label: string, operation: RecordOperation, status: AuditStatus, changes: Array<{ field: string, before: string | null, after: string | null }> }> }, auditBatch?: { id: string, at: string, actor: string, action: AuditAction, summary: string, source: string | null, status: AuditStatus, records: number, undoneBy: string | null, undoes: string | null, undoable: boolean } | null };
+export type AuditLogQuery = { auditLog: { totalPages: number, totalElements: number, entries: Array<{ id: string, batchId: string, at: string, actor: string, action: AuditAction, entity: SchoolEntity, recordId: number, label: string, operation: RecordOperation, status: AuditStatus, changes: Array<{ field: string, before: string | null, after: string | null }> }> }, auditBatch?: { id: string, at: string, actor: string, action: AuditAction, summary: string, source: string | null, status: AuditStatus, records: number, undoneBy: string | null, undoes: string | null, supersededBy: string | null, undoable: boolean } | null, resets: Array<{ id: string, at: string, actor: string, summary: string }> };
 
 export type UndoAuditBatchMutationVariables = Exact<{
   batchId: string | number;

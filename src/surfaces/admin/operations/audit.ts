@@ -33,7 +33,14 @@ export const AUDIT_LOG = /* GraphQL */ `
       records
       undoneBy
       undoes
+      supersededBy
       undoable
+    }
+    resets: auditBatches(limit: 1, action: RESET) {
+      id
+      at
+      actor
+      summary
     }
   }
 `;

@@ -19,7 +19,7 @@ const uploads = new WeakMap<AppContext, { file: UploadedFile | null; tooLarge: b
  * the file comes as a form field). No parsing library is added: Node's own WHATWG `Response`
  * (undici) parses multipart bodies; this middleware only bounds the body first, so a file past
  * the limit is reported (tooLarge) instead of read into memory. The string fields become the
- * request body, so the CSRF check of `kit.form` that runs next sees them.
+ * request body, so the CSRF check that runs next (./csrf.ts) sees them.
  */
 export function multipartForm(): AppMiddleware {
   return async (ctx, next) => {

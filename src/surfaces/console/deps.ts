@@ -1,0 +1,23 @@
+import type { Config } from '../../config/index.js';
+import type { ApiKeyService } from '../../data/api-keys.js';
+import type { Database } from '../../data/database.js';
+import type { AccountService } from '../../oauth/accounts.js';
+import type { ClientService } from '../../oauth/clients.js';
+import type { SelfService } from '../../oauth/self-service.js';
+import type { Web } from '../web/web.js';
+
+/**
+ * What the developer console's pages are given (src/surfaces/auth.ts builds it): the services
+ * of accounts, keys and apps they call (docs/web.md: consoles call services for people and their
+ * credentials, GraphQL for school data), the web layer (the session a page ends), the clock.
+ */
+export interface ConsoleDeps {
+  readonly config: Config;
+  readonly db: Database;
+  readonly web: Web;
+  readonly apiKeys: ApiKeyService;
+  readonly clients: ClientService;
+  readonly accounts: AccountService;
+  readonly selfService: SelfService;
+  readonly now: () => Date;
+}

@@ -1,0 +1,282 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type Provider from 'oidc-provider';
+import { errors, type Interaction } from 'oidc-provider';
+import { z } from 'zod';
+import type { AppContext } from '../../http/context.js';
+import { MAX_EMAIL_LENGTH, type AccountService } from '../../oauth/accounts.js';
+import { SERVICE_NAME } from '../../oauth/clients.js';
+import { ACCOUNT_PATHS, OAUTH_PATHS } from '../../oauth/constants.js';
+import type { LoginThrottle } from '../../oauth/throttle.js';
+import { csrfField, errorSummary, field, type FieldError } from './components.js';
+import type { CsrfBinding } from './csrf.js';
+import { text, ticked } from './forms.js';
+import { html, type Html } from './html.js';
+import { page, SENT, type Outcome, type PageRequest, type RouteTable } from './routes.js';
+
+export interface LoginDeps {
+  readonly provider: Provider;
+  readonly accounts: AccountService;
+  readonly throttle: LoginThrottle;
+}
+
+/** The shape of oidc-provider's interaction ids. */
+const UID = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** The forms of a login in progress are bound to its interaction (the id in their address). */
+const interactionForms: CsrfBinding = {
+  name: 'interaction',
+  value: (ctx) => {
+    const uid: unknown = ctx.params['uid'];
+    return typeof uid === 'string' && UID.test(uid) ? uid : undefined;
+  },
+};
+
+/** The interaction of a request, read once (the language hints and the handler both need it). */
+const loaded = new WeakMap<object, Promise<Interaction>>();
+function interactionOf(ctx: AppContext, provider: Provider): Promise<Interaction> {
+  let details = loaded.get(ctx);
+  if (!details) {
+    details = provider.interactionDetails(ctx.req, ctx.res);
+    loaded.set(ctx, details);
+  }
+  return details;
+}
+
+/** A login in progress that is gone (expired, or another browser's): its own page. */
+class LoginExpired extends Error {}
+
+type Step = (req: PageRequest, deps: LoginDeps, interaction: Interaction) => Promise<Outcome>;
+
+/**
+ * Runs a step with this browser's interaction, which must be the one in the address; a lost login
+ * or the provider's refusal is a page.
+ */
+function loginStep(step: Step) {
+  return async (req: PageRequest, deps: LoginDeps): Promise<Outcome> => {
+    const { t } = req;
+    try {
+      const interaction = await interactionOf(req.ctx, deps.provider);
+      if (interaction.uid !== req.param('uid')) throw new LoginExpired();
+      return await step(req, deps, interaction);
+    } catch (err) {
+      if (err instanceof LoginExpired || err instanceof errors.SessionNotFound)
+        return page(t.errors.badRequestTitle, html`<p role="alert">${t.errors.sessionExpired}</p>`, 400);
+      if (err instanceof errors.OIDCProviderError && err.expose)
+        return page(
+          t.errors.badRequestTitle,
+          html`<p role="alert" lang="en">${err.error_description ?? err.error}</p>
+            <p>${t.errors.oauthCode}: <code>${err.error}</code></p>
+            <p>${t.errors.oauthHint}</p>`,
+          err.status,
+        );
+      throw err;
+    }
+  };
+}
+
+const showInteraction: Step = async (req, deps, interaction) => {
+  const names = await clientNamesOf(deps.provider, interaction);
+  if (interaction.prompt.name === 'login') return loginForm(req, names, { email: '', remember: false }, []);
+  if (interaction.prompt.name === 'consent') {
+    const account = await deps.accounts.findById(Number(interaction.session?.accountId));
+    if (!account) throw new LoginExpired();
+    return consentForm(req, names, account.email, requestedScopes(interaction));
+  }
+  throw new LoginExpired();
+};
+
+const submitLogin: Step = async (req, deps, interaction) => {
+  if (interaction.prompt.name !== 'login') throw new LoginExpired();
+  const { t, ctx } = req;
+  const form = z.object({ email: text(), password: text({ trim: false }), remember: ticked() }).parse(req.form);
+  const names = await clientNamesOf(deps.provider, interaction);
+  // The problem shows at the field to fill in again: the email when it is missing or wrong, else the password.
+  const again = (status: number, message: string, field: 'email' | 'password' = 'password') =>
+    loginForm(req, names, { email: form.email.slice(0, MAX_EMAIL_LENGTH), remember: form.remember }, [{ field, message }], status);
+  if (!form.email || !form.password) return again(400, t.login.missing, form.email ? 'password' : 'email');
+  // No account has a longer email; refused before any pattern or budget looks at it.
+  if (form.email.length > MAX_EMAIL_LENGTH) return again(400, t.login.emailTooLong, 'email');
+  const decision = await deps.throttle.reserve(form.email, ctx.ip);
+  if (decision.refused) {
+    ctx.set('Retry-After', String(decision.retryAfterSeconds));
+    ctx.state.log.warn({ event: 'login.throttled' }, 'login refused: too many failed attempts');
+    return again(429, t.login.throttled(Math.max(1, Math.ceil(decision.retryAfterSeconds / 60))));
+  }
+  if (decision.delayMs > 0) {
+    // Many recent failures on this account (from anywhere): every attempt waits, none is refused.
+    ctx.state.log.info({ event: 'login.delayed', delayMs: decision.delayMs }, 'login slowed: many failed attempts on this account');
+    await sleep(decision.delayMs);
+  }
+  const account = await deps.accounts.verifyLogin(form.email, form.password);
+  if (!account) {
+    ctx.state.log.info({ event: 'login.failed' }, 'login failed');
+    return again(401, t.login.invalid);
+  }
+  await deps.throttle.succeeded(form.email, ctx.ip);
+  ctx.state.log.info({ event: 'login.succeeded', accountId: account._id, remember: form.remember }, 'login succeeded');
+  // Not remembered: a transient session, whose cookie ends with the browser (src/oauth/provider.ts, sessionTtl).
+  return finish(ctx, deps.provider, { login: { accountId: String(account._id), remember: form.remember } }, false);
+};
+
+const submitConsent: Step = async (req, deps, interaction) => {
+  if (interaction.prompt.name !== 'consent') throw new LoginExpired();
+  if (req.form['decision'] !== 'allow')
+    return finish(req.ctx, deps.provider, { error: 'access_denied', error_description: 'the user denied the request' }, false);
+  const grantId = await grantRequested(deps.provider, interaction);
+  return finish(req.ctx, deps.provider, { consent: interaction.grantId ? {} : { grantId } }, true);
+};
+
+const abort: Step = async (req, deps) =>
+  finish(req.ctx, deps.provider, { error: 'access_denied', error_description: 'the user cancelled the sign-in' }, false);
+
+interface ClientNames {
+  readonly clientName: string;
+  /** The service the app registered for the login page (src/oauth/clients.ts); the app's name is shown beside it. */
+  readonly serviceName: string | undefined;
+}
+
+/** The login form: labelled fields, the first field (or the error) focused, no script needed. */
+function loginForm(
+  req: PageRequest,
+  names: ClientNames,
+  values: { email: string; remember: boolean },
+  errors: FieldError[],
+  status = 200,
+): Outcome {
+  const { t } = req;
+  const base = `${OAUTH_PATHS.interaction}/${req.param('uid')}`;
+  // The sign-up and reset pages send the person back to this login page when they are done.
+  const back = new URLSearchParams({ return: base }).toString();
+  return page(
+    t.login.title,
+    html`<p>${t.login.intro(names.serviceName ?? names.clientName)}</p>
+      ${names.serviceName ? html`<p class="hint">${t.login.appOf(names.clientName)}</p>` : ''} ${errorSummary(t, errors)}
+      <form method="post" action="${base}/login" class="card" novalidate>
+        ${csrfField(req.csrf)}
+        ${field({ name: 'email', label: t.login.email, type: 'email', value: values.email, autocomplete: 'username', required: true, maxlength: MAX_EMAIL_LENGTH, autofocus: !values.email, errors })}
+        ${field({ name: 'password', label: t.login.password, type: 'password', autocomplete: 'current-password', required: true, maxlength: 1024, autofocus: Boolean(values.email), errors })}
+        <label class="check" for="remember"
+          ><input
+            id="remember"
+            name="remember"
+            type="checkbox"
+            value="yes"
+            aria-describedby="remember-hint"
+            ${values.remember ? html`checked` : ''}
+          />
+          <span>${t.login.remember}</span></label
+        >
+        <p id="remember-hint" class="hint">${t.login.rememberHint}</p>
+        <div class="actions">
+          <button type="submit" class="primary">${t.login.submit}</button>
+          <button type="submit" class="secondary" formaction="${base}/abort" formnovalidate>${t.login.cancel}</button>
+        </div>
+      </form>
+      <p class="links">
+        ${t.login.noAccount} <a href="${ACCOUNT_PATHS.signUpPage}?${back}">${t.login.signUp}</a><br />
+        <a href="${ACCOUNT_PATHS.resetPage}?${back}">${t.login.forgot}</a>
+      </p>`,
+    status,
+  );
+}
+
+/** The consent page: the requested scopes in words, Allow / Deny. */
+function consentForm(req: PageRequest, names: ClientNames, email: string, scopes: readonly string[]): Outcome {
+  const { t } = req;
+  const base = `${OAUTH_PATHS.interaction}/${req.param('uid')}`;
+  const items: Html[] = scopes.map((scope) => html`<li>${t.consent.scopes[scope] ?? scope} <code>${scope}</code></li>`);
+  return page(
+    t.consent.title,
+    html`<p>${t.consent.intro(names.serviceName ?? names.clientName, email)}</p>
+      ${names.serviceName ? html`<p class="hint">${t.login.appOf(names.clientName)}</p>` : ''}
+      <ul class="scopes">
+        ${items}
+      </ul>
+      <form method="post" action="${base}/confirm">
+        ${csrfField(req.csrf)}
+        <div class="actions">
+          <button type="submit" class="primary" name="decision" value="allow" autofocus>${t.consent.allow}</button>
+          <button type="submit" class="secondary" name="decision" value="deny">${t.consent.deny}</button>
+        </div>
+      </form>
+      <p>${t.consent.notYou(email)} <a href="${OAUTH_PATHS.logout}?ui_locales=${req.lang}">${t.consent.signOut}</a></p>`,
+  );
+}
+
+/** Adds the scopes the consent page listed to the grant (existing or new) and saves it. */
+async function grantRequested(provider: Provider, interaction: Interaction): Promise<string> {
+  const accountId = interaction.session?.accountId;
+  const clientId = interaction.params['client_id'];
+  if (!accountId || typeof clientId !== 'string') throw new LoginExpired();
+  const existing = interaction.grantId ? await provider.Grant.find(interaction.grantId) : undefined;
+  const grant = existing ?? new provider.Grant({ accountId, clientId });
+  const { missingOIDCScope, missingResourceScopes } = missingScopes(interaction);
+  if (missingOIDCScope.length > 0) grant.addOIDCScope(missingOIDCScope.join(' '));
+  for (const [indicator, scopes] of Object.entries(missingResourceScopes)) grant.addResourceScope(indicator, scopes.join(' '));
+  return grant.save();
+}
+
+/** Hands the result to the provider, which answers 303 to the authorization endpoint itself. */
+async function finish(
+  ctx: AppContext,
+  provider: Provider,
+  result: Parameters<Provider['interactionFinished']>[2],
+  merge: boolean,
+): Promise<Outcome> {
+  await provider.interactionFinished(ctx.req, ctx.res, result, { mergeWithLastSubmission: merge });
+  ctx.respond = false;
+  return SENT;
+}
+
+function requestedScopes(interaction: Interaction): string[] {
+  const { missingOIDCScope, missingResourceScopes } = missingScopes(interaction);
+  return [...new Set([...Object.values(missingResourceScopes).flat(), ...missingOIDCScope])];
+}
+
+/** The consent prompt's details (oidc-provider types them loosely): OIDC scopes and scopes per resource. */
+function missingScopes(interaction: Interaction): { missingOIDCScope: string[]; missingResourceScopes: Record<string, string[]> } {
+  const { details } = interaction.prompt;
+  const strings = (value: unknown) => (Array.isArray(value) ? value.filter((s): s is string => typeof s === 'string') : []);
+  const resources =
+    typeof details['missingResourceScopes'] === 'object' && details['missingResourceScopes'] !== null
+      ? details['missingResourceScopes']
+      : {};
+  return {
+    missingOIDCScope: strings(details['missingOIDCScope']),
+    missingResourceScopes: Object.fromEntries(Object.entries(resources).map(([indicator, scopes]) => [indicator, strings(scopes)])),
+  };
+}
+
+/** The app's name, and the service it registered for the login page (src/oauth/clients.ts). */
+async function clientNamesOf(provider: Provider, interaction: Interaction): Promise<ClientNames> {
+  const clientId = String(interaction.params['client_id'] ?? '');
+  const client = await provider.Client.find(clientId);
+  const serviceName = client?.[SERVICE_NAME];
+  return { clientName: client?.clientName ?? clientId, serviceName: typeof serviceName === 'string' ? serviceName : undefined };
+}
+
+/**
+ * The login, consent and cancel pages of oidc-provider's interactions:
+ *   GET  /v1/oauth/interaction/:uid          the login or consent page
+ *   POST /v1/oauth/interaction/:uid/login    email + password
+ *   POST /v1/oauth/interaction/:uid/confirm  allow or deny the requested scopes
+ *   POST /v1/oauth/interaction/:uid/abort    cancel the sign-in
+ * In the app's language when it asked for one (ui_locales, or lang) and the person chose none.
+ */
+export const loginRoutes: RouteTable<LoginDeps> = {
+  access: 'anyone',
+  csrf: interactionForms,
+  narrow: true,
+  oauth: true,
+  prefix: OAUTH_PATHS.interaction,
+  langHints: async (ctx, deps) => {
+    const interaction = await interactionOf(ctx, deps.provider).catch(() => undefined);
+    return [interaction?.params['ui_locales'], interaction?.params['lang']];
+  },
+  routes: [
+    { method: 'GET', path: `${OAUTH_PATHS.interaction}/:uid`, handler: loginStep(showInteraction) },
+    { method: 'POST', path: `${OAUTH_PATHS.interaction}/:uid/login`, handler: loginStep(submitLogin) },
+    { method: 'POST', path: `${OAUTH_PATHS.interaction}/:uid/confirm`, handler: loginStep(submitConsent) },
+    { method: 'POST', path: `${OAUTH_PATHS.interaction}/:uid/abort`, handler: loginStep(abort) },
+  ],
+};

@@ -1,0 +1,94 @@
+import type { AccountPrincipal } from '../../auth/principal.js';
+import type { AccountRole } from '../../data/__generated__/enums.js';
+import type { AppContext } from '../../http/context.js';
+import type { CsrfBinding } from './csrf.js';
+import type { Flash } from './flash.js';
+import type { FormFields } from './forms.js';
+import type { Html } from './html.js';
+import type { Lang } from './lang.js';
+import type { Section } from './shell.js';
+import type { Texts } from './texts/index.js';
+
+/**
+ * A page is a handler, a view, a line of a route table and its texts (docs/web.md). The handler
+ * reads the request and its dependencies and answers an Outcome; the table's runner (./web.ts)
+ * turns it into the response: a page in the shell, a redirect with its flash, or a file.
+ */
+
+/** What a handler answers. */
+export type Outcome =
+  | { readonly kind: 'page'; readonly status: number; readonly title: string; readonly content: Html }
+  | { readonly kind: 'redirect'; readonly location: string; readonly flash?: Flash | undefined }
+  | { readonly kind: 'file'; readonly name: string; readonly type: string; readonly body: Buffer }
+  /** The response is already written (oidc-provider answers an interaction's end itself). */
+  | { readonly kind: 'sent' };
+
+/** A page in the shell of the route's table. */
+export function page(title: string, content: Html, status = 200): Outcome {
+  return { kind: 'page', status, title, content };
+}
+
+/** A 303 to `location` (post/redirect/get), with a message for the page it leads to. */
+export function redirect(location: string, flash?: Flash): Outcome {
+  return { kind: 'redirect', location, flash };
+}
+
+/** A file to download under `name` (Koa's `ctx.attachment` writes its Content-Disposition, Korean letters kept). */
+export function download(name: string, type: string, body: Buffer): Outcome {
+  return { kind: 'file', name, type, body };
+}
+
+export const SENT: Outcome = { kind: 'sent' };
+
+/** What a handler knows of its request. */
+export interface PageRequest {
+  readonly ctx: AppContext;
+  readonly lang: Lang;
+  /** The catalogue of the page's language. */
+  readonly t: Texts;
+  /** The CSRF token for this page's forms (bound as the table says). */
+  readonly csrf: string;
+  /** The signed-in account (tables that require one always have it). */
+  readonly account: AccountPrincipal | undefined;
+  /** The submitted form (POST), as text fields; parse it with a zod schema (./forms.ts). */
+  readonly form: FormFields;
+  /** A path parameter ('' when absent). */
+  param(name: string): string;
+  /** A query parameter as trimmed text ('' when absent; at most 200 characters). */
+  query(name: string): string;
+}
+
+export type Handler<D> = (req: PageRequest, deps: D) => Promise<Outcome>;
+
+/** One line of a route table. */
+export interface Route<D> {
+  readonly method: 'GET' | 'POST';
+  readonly path: string;
+  readonly handler: Handler<D>;
+  /** The form carries a file (multipart/form-data, ./multipart.ts). */
+  readonly upload?: boolean;
+}
+
+/** Who may open a table's pages. */
+export type Access = 'anyone' | 'signed-in' | readonly AccountRole[];
+
+/** The pages of one family (a console, the sign-up pages, the login pages), and what they share. */
+export interface RouteTable<D> {
+  readonly access: Access;
+  /** What the CSRF token of its forms is bound to (the console session, a browser's anonymous forms, a login in progress). */
+  readonly csrf: CsrfBinding;
+  /** The section's name and navigation in the shell. */
+  readonly section?: (t: Texts) => Section;
+  /** Its pages are one small form each (a narrow column, no menu). */
+  readonly narrow?: boolean;
+  /** Hints of the page's language besides the person's choice and the browser's (an OAuth app's ui_locales). */
+  readonly langHints?: (ctx: AppContext, deps: D) => Promise<readonly unknown[]>;
+  /** Its forms end in a redirect to an app (login, consent): the page's CSP allows that. */
+  readonly oauth?: boolean;
+  /**
+   * Every other path under this prefix is a 404 page (after the access check, so a person who is
+   * not signed in is sent to sign in first).
+   */
+  readonly prefix?: string;
+  readonly routes: readonly Route<D>[];
+}

@@ -1,0 +1,257 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	_ "modernc.org/sqlite" // FerretDB's own SQLite driver, registered as "sqlite"
+)
+
+// FerretDB 1.24 keeps each collection in a table of one JSON column, and indexes it in a shape its
+// own queries cannot use (FerretDB issues #4209 and #4646; its maintainers fix it only in v2):
+//
+//   - over SQLite it looks a document up, updates it and deletes it by `_ferretdb_sjson->'$._id' = ?`,
+//     but builds its unique `_id` index on `_ferretdb_sjson->"_id"`; SQLite uses an expression index
+//     only for the very same expression, so every one of those statements scans the table;
+//   - over PostgreSQL it pushes an equality filter down as `_jsonb->'field' @> value`, which its
+//     btree indexes on `(_jsonb->'field')` cannot serve (its update and delete by `_id` use
+//     `_jsonb->'_id' = value`, which its btree does serve).
+//
+// The indexes below are the ones those statements can use. FerretDB does not know them (they are not
+// in its metadata, so `listIndexes` does not show them); they go when their table goes (a dropped
+// collection or database). Over SQLite FerretDB pushes down nothing but `_id`, so only `_id` is
+// indexed there.
+
+// equalityFields are the fields besides `_id` that the service filters on by equality (each a
+// top-level string field), per collection: the filters FerretDB over PostgreSQL pushes down.
+var equalityFields = map[string][]string{
+	// src/data/oauth-store.ts: what a grant issued (revocation, last use), an account's or a
+	// client's grants and sessions.
+	"oauth_records":      {"grantId", "accountId", "clientId"},
+	"oauth_interactions": {"grantId", "accountId", "clientId"},
+	// src/data/accounts.ts: sign-in and sign-up look an account, and its student, up by email.
+	"accounts":    {"email"},
+	"students":    {"email"},
+	"email_codes": {"email"},
+	// src/data/api-keys.ts, src/data/accounts.ts: a person's keys and apps in the console.
+	"api_keys":      {"ownerAccountId", "prefix"},
+	"oauth_clients": {"ownerAccountId"},
+	// src/data/school/: a batch's journal.
+	"audit_entries": {"batchId"},
+}
+
+// indexOptions say where FerretDB keeps its data, as the server mode's flags do.
+type indexOptions struct {
+	handler       string
+	sqliteDir     string
+	postgresqlURL string
+	// database limits the work to one database (a SQLite file, a PostgreSQL schema); "" means all.
+	database string
+}
+
+// runIndex is the `index` subcommand: it makes the missing indexes and prints one line per index made.
+func runIndex(args []string) error {
+	fs := newFlagSet("index")
+	handler := fs.String("handler", "sqlite", "backend handler: sqlite or postgresql")
+	dir := fs.String("sqlite-dir", "./.data/db", "directory holding the SQLite files")
+	pgURL := fs.String("postgresql-url", "", "PostgreSQL URL for the postgresql handler (default: $FERRETDB_POSTGRESQL_URL)")
+	database := fs.String("database", "", "only this database (default: every database FerretDB holds there)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *pgURL == "" {
+		*pgURL = os.Getenv("FERRETDB_POSTGRESQL_URL")
+	}
+	made, err := ensureIndexes(context.Background(), indexOptions{handler: *handler, sqliteDir: *dir, postgresqlURL: *pgURL, database: *database})
+	for _, name := range made {
+		fmt.Printf("created %s\n", name)
+	}
+	return err
+}
+
+// ensureIndexes makes the indexes that are missing and returns the names of those it made.
+func ensureIndexes(ctx context.Context, o indexOptions) ([]string, error) {
+	switch o.handler {
+	case "sqlite":
+		return ensureSQLiteIndexes(ctx, o.sqliteDir, o.database)
+	case "postgresql":
+		return ensurePostgreSQLIndexes(ctx, o.postgresqlURL, o.database)
+	default:
+		return nil, fmt.Errorf("unknown handler %q", o.handler)
+	}
+}
+
+// ensureSQLiteIndexes indexes `_id` in every collection of every database file (one per database).
+func ensureSQLiteIndexes(ctx context.Context, dir, database string) ([]string, error) {
+	pattern := "*.sqlite"
+	if database != "" {
+		pattern = database + ".sqlite"
+	}
+	files, err := filepath.Glob(filepath.Join(dir, pattern))
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(files)
+	var made []string
+	for _, file := range files {
+		names, err := ensureSQLiteFileIndexes(ctx, file)
+		made = append(made, names...)
+		if err != nil {
+			return made, fmt.Errorf("%s: %w", file, err)
+		}
+	}
+	return made, nil
+}
+
+func ensureSQLiteFileIndexes(ctx context.Context, file string) ([]string, error) {
+	// mode=rw: a database dropped meanwhile is not created again. The busy timeout is FerretDB's,
+	// whose process writes to the same file.
+	dsn := (&url.URL{Scheme: "file", Opaque: file, RawQuery: "mode=rw&_pragma=busy_timeout(10000)"}).String()
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+
+	tables, err := queryStrings(ctx, db, `SELECT table_name FROM _ferretdb_collections ORDER BY table_name`)
+	if err != nil {
+		if strings.Contains(err.Error(), "no such table") {
+			return nil, nil // a database FerretDB has not written a collection to yet
+		}
+		return nil, err
+	}
+	var made []string
+	for _, table := range tables {
+		name := table + "_campus__id"
+		var exists int
+		if err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = ?`, name).Scan(&exists); err != nil {
+			return made, err
+		}
+		if exists > 0 {
+			continue
+		}
+		// The expression is the one FerretDB's queries use (metadata.IDColumn of its sqlite backend).
+		q := fmt.Sprintf(`CREATE INDEX IF NOT EXISTS %s ON %s (_ferretdb_sjson->'$._id')`, sqliteIdent(name), sqliteIdent(table))
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			if strings.Contains(err.Error(), "no such table") {
+				continue // the collection was dropped meanwhile
+			}
+			return made, err
+		}
+		made = append(made, name)
+	}
+	return made, nil
+}
+
+func sqliteIdent(name string) string {
+	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
+}
+
+// ensurePostgreSQLIndexes makes a GIN `jsonb_path_ops` index on `(_jsonb->'field')` for `_id` and
+// the equality fields of every collection, in every schema FerretDB keeps a database in.
+func ensurePostgreSQLIndexes(ctx context.Context, pgURL, database string) ([]string, error) {
+	if pgURL == "" {
+		return nil, fmt.Errorf("no PostgreSQL URL: pass -postgresql-url or set FERRETDB_POSTGRESQL_URL")
+	}
+	conn, err := pgx.Connect(ctx, pgURL)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close(ctx)
+
+	schemas, err := pgStrings(ctx, conn,
+		`SELECT table_schema FROM information_schema.tables
+		 WHERE table_name = '_ferretdb_database_metadata' AND ($1 = '' OR table_schema = $1)
+		 ORDER BY table_schema`, database)
+	if err != nil {
+		return nil, err
+	}
+	var made []string
+	for _, schema := range schemas {
+		type collection struct{ name, table string }
+		rows, err := conn.Query(ctx, fmt.Sprintf(`SELECT _jsonb->>'_id', _jsonb->>'table' FROM %s ORDER BY 2`,
+			pgx.Identifier{schema, "_ferretdb_database_metadata"}.Sanitize()))
+		if err != nil {
+			return made, err
+		}
+		collections, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (collection, error) {
+			var c collection
+			err := row.Scan(&c.name, &c.table)
+			return c, err
+		})
+		if err != nil {
+			return made, err
+		}
+		for _, c := range collections {
+			for _, field := range append([]string{"_id"}, equalityFields[c.name]...) {
+				name := pgIndexName(c.table, field)
+				var exists bool
+				if err := conn.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, pgx.Identifier{schema, name}.Sanitize()).Scan(&exists); err != nil {
+					return made, err
+				}
+				if exists {
+					continue
+				}
+				q := fmt.Sprintf(`CREATE INDEX IF NOT EXISTS %s ON %s USING gin ((_jsonb->%s) jsonb_path_ops)`,
+					pgx.Identifier{name}.Sanitize(), pgx.Identifier{schema, c.table}.Sanitize(), pgLiteral(field))
+				if _, err := conn.Exec(ctx, q); err != nil {
+					if strings.Contains(err.Error(), "does not exist") {
+						continue // the collection was dropped meanwhile
+					}
+					return made, err
+				}
+				made = append(made, schema+"."+name)
+			}
+		}
+	}
+	return made, nil
+}
+
+// pgIndexName is "<table>_campus_<field>", shortened with a hash where PostgreSQL's 63 bytes
+// would cut it (index names are unique per schema; FerretDB's own end in a hash of eight digits).
+func pgIndexName(table, field string) string {
+	name := table + "_campus_" + field
+	if len(name) <= 63 {
+		return name
+	}
+	sum := sha256.Sum256([]byte(name))
+	return name[:50] + "_" + hex.EncodeToString(sum[:6])
+}
+
+func pgLiteral(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
+}
+
+func queryStrings(ctx context.Context, db *sql.DB, q string, args ...any) ([]string, error) {
+	rows, err := db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+func pgStrings(ctx context.Context, conn *pgx.Conn, q string, args ...any) ([]string, error) {
+	rows, err := conn.Query(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
