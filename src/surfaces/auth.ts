@@ -67,7 +67,7 @@ export async function createAuthSurface(deps: AppDeps): Promise<Surface> {
   const pages = compose([
     serveAssets(),
     web.mount(homeRoutes(web), web),
-    web.mount(loginRoutes, { provider, accounts, throttle }),
+    web.mount(loginRoutes, { provider, accounts, clients, throttle }),
     web.mount(signInRoutes(web), {
       web,
       config,

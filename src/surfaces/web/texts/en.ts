@@ -1,6 +1,6 @@
 import { MAX_KEY_LABEL_LENGTH, MAX_ROTATION_GRACE_SECONDS } from '../../../data/api-keys.js';
 import { MAX_APPS_PER_ACCOUNT, MAX_CLIENT_NAME_LENGTH, MAX_REDIRECT_URIS } from '../../../oauth/clients.js';
-import { OPENID, SELF_READ } from '../../../oauth/constants.js';
+import { scopeTitles } from '../../../oauth/login-scopes.js';
 import { CODE_DIGITS, CODE_LIFETIME_SECONDS } from '../../../oauth/email-codes.js';
 import { PASSWORD_LENGTH } from '../../../oauth/password-policy.js';
 import { plural, type PluralForms } from '../../../plural.js';
@@ -29,7 +29,8 @@ export const en: Texts = {
     docs: 'API reference',
     signIn: 'Sign in',
   },
-  roles: { USER: 'User', ADMIN: 'Administrator', ROOT: 'Root administrator' },
+  appStates: { active: 'Active', testing: 'Testing (awaiting approval)', disabled: 'Disabled' },
+  roles: { TEACHER: 'Teacher', USER: 'User', ADMIN: 'Administrator', ROOT: 'Root administrator' },
   errors: {
     notFoundTitle: 'Page not found',
     notFound: 'Check the address. It may have been deleted, or it may be something you cannot see.',
@@ -126,10 +127,14 @@ export const en: Texts = {
     deny: 'Deny',
     notYou: (email: string) => `Not ${email}?`,
     signOut: 'Sign out',
-    scopes: {
-      [SELF_READ]: 'Read your own student record: name, email, student number, major, dormitory and clubs',
-      [OPENID]: 'Confirm who you are to this app (an ID token)',
-    },
+    scopes: scopeTitles('en'),
+    fieldsOf: (scope: string) => `${scope}: what this app receives`,
+    always: (field: string) => `Whatever the scopes, the app receives your ${field}.`,
+    school: 'This is one of the school’s own apps.',
+    madeBy: (owner: string, student: boolean) => `Made by ${student ? 'a student' : 'a person'}: ${owner}`,
+    testing: 'This app is in testing: until the school approves it, only its maker can sign in.',
+    awaitingTitle: 'This app awaits the school’s approval',
+    awaiting: (app: string) => `${app} has not been approved by the school yet. Until it is, only its maker can sign in.`,
   },
   logout: {
     title: 'Sign out',
@@ -297,8 +302,11 @@ export const en: Texts = {
       confidential: 'Confidential client (an app with a server: it can keep a secret)',
       public: 'Public client (a mobile or browser app: no secret, PKCE only)',
       scopes: 'Scopes it may ask for',
-      scopeText: { [SELF_READ]: 'Read the user’s own student record (userinfo)', [OPENID]: 'Confirm who signed in (an ID token)' },
+      scopeText: scopeTitles('en'),
       registerButton: 'Register',
+      state: 'State',
+      approvalHint:
+        'An app that asks for any of student:read, self:read, club:read or project:read is in testing until an admin approves it: only you can sign in to it.',
       registered: 'The app has been registered.',
       secretLabel: 'Client secret (client_secret)',
       clientId: 'Client ID (client_id)',
@@ -331,6 +339,7 @@ export const en: Texts = {
         pkce: 'The PKCE setting is not valid.',
         public_has_no_secret: 'A public client has no secret.',
         too_many_apps: `You may register at most ${count(MAX_APPS_PER_ACCOUNT, { one: '# app', other: '# apps' })}. Delete one you no longer use first.`,
+        reserved_name: `${detail}: this is the name of one of the school's own apps. Choose another.`,
       }),
     },
     connected: {
@@ -347,7 +356,7 @@ export const en: Texts = {
       revokeLabel: (name: string) => `Disconnect ${name}`,
       revoked: (name: string) => `${name} has been disconnected.`,
       notConnected: 'That app is not connected.',
-      scopeText: { [SELF_READ]: 'read your student record', [OPENID]: 'confirm who you are' },
+      scopeText: scopeTitles('en'),
     },
     account: {
       title: 'My account',

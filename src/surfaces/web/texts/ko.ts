@@ -1,7 +1,7 @@
 import type { AccountRole, ApiScope, SchoolEntity } from '../../../data/__generated__/enums.js';
 import { MAX_KEY_LABEL_LENGTH, MAX_ROTATION_GRACE_SECONDS } from '../../../data/api-keys.js';
 import { MAX_APPS_PER_ACCOUNT, MAX_CLIENT_NAME_LENGTH, MAX_REDIRECT_URIS, type ClientProblem } from '../../../oauth/clients.js';
-import { OPENID, SELF_READ } from '../../../oauth/constants.js';
+import { scopeTitles } from '../../../oauth/login-scopes.js';
 import { CODE_DIGITS, CODE_LIFETIME_SECONDS } from '../../../oauth/email-codes.js';
 import { PASSWORD_LENGTH } from '../../../oauth/password-policy.js';
 import type { SelfServiceProblem } from '../../../oauth/self-service.js';
@@ -34,7 +34,8 @@ export const ko = {
     docs: 'API 문서',
     signIn: '로그인',
   },
-  roles: { USER: '일반 사용자', ADMIN: '관리자', ROOT: '최고 관리자' } as Record<AccountRole, string>,
+  appStates: { active: '사용 중', testing: '시험 중 (승인 대기)', disabled: '사용 중지' },
+  roles: { USER: '일반 사용자', TEACHER: '교사', ADMIN: '관리자', ROOT: '최고 관리자' } as Record<AccountRole, string>,
   errors: {
     notFoundTitle: '페이지를 찾을 수 없습니다',
     notFound: '주소가 맞는지 확인하세요. 지워졌거나, 내가 볼 수 없는 항목일 수도 있습니다.',
@@ -131,10 +132,14 @@ export const ko = {
     deny: '거부',
     notYou: (email: string) => `${email} 계정이 아닌가요?`,
     signOut: '로그아웃',
-    scopes: {
-      [SELF_READ]: '내 학생 정보 읽기: 이름, 이메일, 학번, 학과, 기숙사, 동아리',
-      [OPENID]: '로그인 확인: 이 앱이 내가 누구인지 확인합니다 (ID 토큰)',
-    } as Record<string, string>,
+    scopes: scopeTitles('ko'),
+    fieldsOf: (scope: string) => `${scope}: 이 앱이 받는 정보`,
+    always: (field: string) => `어떤 권한이든 앱은 ${field}를 받습니다.`,
+    school: '학교가 운영하는 앱입니다.',
+    madeBy: (owner: string, student: boolean) => `${student ? '학생이' : '개인이'} 만든 앱입니다. 만든 사람: ${owner}`,
+    testing: '시험 중인 앱입니다. 학교의 승인 전에는 만든 사람만 로그인할 수 있습니다.',
+    awaitingTitle: '학교의 승인을 기다리는 앱',
+    awaiting: (app: string) => `${app} 앱은 아직 학교의 승인을 받지 않았습니다. 승인되기 전에는 만든 사람만 로그인할 수 있습니다.`,
   },
   logout: {
     title: '로그아웃',
@@ -295,8 +300,11 @@ export const ko = {
       confidential: '기밀 클라이언트 (서버가 있는 앱: 비밀 값을 보관할 수 있음)',
       public: '공개 클라이언트 (모바일·브라우저 앱: 비밀 값 없이 PKCE만 사용)',
       scopes: '요청할 수 있는 권한',
-      scopeText: { [SELF_READ]: '내 학생 정보 읽기 (userinfo)', [OPENID]: '로그인 확인 (ID 토큰)' } as Record<string, string>,
+      scopeText: scopeTitles('ko'),
       registerButton: '등록하기',
+      state: '상태',
+      approvalHint:
+        'student:read, self:read, club:read, project:read 중 하나라도 요청하는 앱은 관리자가 승인할 때까지 시험 중입니다: 만든 사람만 로그인할 수 있습니다.',
       registered: '앱을 등록했습니다.',
       secretLabel: '클라이언트 비밀 값 (client_secret)',
       clientId: '클라이언트 ID (client_id)',
@@ -329,6 +337,7 @@ export const ko = {
         pkce: 'PKCE 설정이 올바르지 않습니다.',
         public_has_no_secret: '공개 클라이언트에는 비밀 값이 없습니다.',
         too_many_apps: `앱은 ${MAX_APPS_PER_ACCOUNT}개까지 등록할 수 있습니다. 쓰지 않는 앱을 삭제한 뒤 등록하세요.`,
+        reserved_name: `${detail}: 학교가 운영하는 앱의 이름입니다. 다른 이름을 쓰세요.`,
       }),
     },
     connected: {
@@ -344,7 +353,7 @@ export const ko = {
       revokeLabel: (name: string) => `${name} 연결 끊기`,
       revoked: (name: string) => `${name} 앱의 연결을 끊었습니다.`,
       notConnected: '그 앱은 연결되어 있지 않습니다.',
-      scopeText: { [SELF_READ]: '내 학생 정보 읽기', [OPENID]: '로그인 확인' } as Record<string, string>,
+      scopeText: scopeTitles('ko'),
     },
     account: {
       title: '내 계정',
