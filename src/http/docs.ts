@@ -3,6 +3,8 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
+import { printSchema, type GraphQLSchema } from 'graphql';
+import { matchesIfNoneMatch } from './compression.js';
 import type { AppContext, AppMiddleware } from './context.js';
 
 /**
@@ -14,6 +16,8 @@ import type { AppContext, AppMiddleware } from './context.js';
  */
 
 export const OPENAPI_PATH = '/v1/openapi.json';
+/** The GraphQL schema as SDL, for graphql-codegen and editors (production turns introspection off). */
+export const SCHEMA_PATH = '/graphql/schema.graphql';
 export const DOCS_PATH = '/docs';
 const ASSETS_PATH = `${DOCS_PATH}/assets`;
 
@@ -24,6 +28,21 @@ export function openApiJson(document: object): AppMiddleware {
   return (ctx) => {
     ctx.set('Cache-Control', 'public, max-age=300');
     sendCacheable(ctx, etag, 'application/json; charset=utf-8', () => body);
+    return Promise.resolve();
+  };
+}
+
+/**
+ * GET /graphql/schema.graphql: the executed schema printed as SDL (graphql's printSchema), public
+ * like the OpenAPI document, cacheable for five minutes and revalidated by its ETag. Plain text,
+ * so a browser shows it and codegen's URL loader reads it as SDL.
+ */
+export function graphqlSdl(schema: GraphQLSchema): AppMiddleware {
+  const body = Buffer.from(`${printSchema(schema)}\n`);
+  const etag = `"${digest(body)}"`;
+  return (ctx) => {
+    ctx.set('Cache-Control', 'public, max-age=300');
+    sendCacheable(ctx, etag, 'text/plain; charset=utf-8', () => body);
     return Promise.resolve();
   };
 }
@@ -118,11 +137,15 @@ function asset(name: string, type: string, read: () => Promise<Buffer>): DocsAss
   };
 }
 
-/** Answers 304 when the request's validators match (Koa's `ctx.fresh`), else the body. */
+/**
+ * Answers 304 when the request's If-None-Match names the ETag (weak comparison, as the REST
+ * endpoints do: not Koa's `ctx.fresh`, which calls stale every request carrying the
+ * `Cache-Control: no-cache` that fetch() adds to a conditional request), else the body.
+ */
 function sendCacheable(ctx: AppContext, etag: string, type: string, body: () => Buffer): void {
   ctx.set('ETag', etag);
   ctx.status = 200;
-  if (ctx.fresh) {
+  if (matchesIfNoneMatch(ctx.get('If-None-Match'), etag)) {
     ctx.status = 304;
     ctx.remove('Content-Encoding');
     return;
@@ -194,6 +217,7 @@ const page = (links: DocsLinks) => `<!DOCTYPE html>
 <h1>데이터 API 문서 <span lang="en">Data API reference</span></h1>
 <p>학교 데이터 REST API의 참조 문서입니다. 원본 문서: <a href="${OPENAPI_PATH}">OpenAPI 3.1 JSON</a></p>
 <p lang="en">The reference of the school's REST data API. The document behind it: <a href="${OPENAPI_PATH}">OpenAPI 3.1 JSON</a></p>
+<p>GraphQL 스키마 <span lang="en">(GraphQL schema, for graphql-codegen)</span>: <a href="${SCHEMA_PATH}">schema.graphql</a></p>
 <noscript><p>이 페이지는 JavaScript가 필요합니다. <span lang="en">This page needs JavaScript; the document itself is plain JSON (link above).</span></p></noscript>
 </header>
 <div id="swagger-ui"></div>

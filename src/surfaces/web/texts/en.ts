@@ -192,6 +192,7 @@ export const en: Texts = {
       invalid_request: 'Fill in the required fields.',
       invalid_email: 'This is not an email address.',
       email_domain_not_allowed: `Only @${domain} school addresses can sign up.`,
+      email_subaddress_not_allowed: "Use your mailbox's own address, without a '+' part.",
       invalid_teacher: 'Enter your name and department, 1 to 50 characters each.',
       password_too_short: `The password must have at least ${PASSWORD_LENGTH.min} characters.`,
       password_too_long: `The password must have at most ${PASSWORD_LENGTH.max} characters.`,
@@ -201,6 +202,7 @@ export const en: Texts = {
       account_exists: 'An account with this email already exists. Sign in or reset the password.',
       wrong_password: 'The current password is not correct.',
       too_many_requests: `Too many attempts. Try again in ${count(minutes, { one: '# minute', other: '# minutes' })}.`,
+      temporarily_unavailable: 'Many passwords are being set right now. Try again in a moment.',
     }),
   },
   outbox: {

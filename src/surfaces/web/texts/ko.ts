@@ -195,6 +195,7 @@ export const ko = {
       invalid_request: '필수 항목을 입력하세요.',
       invalid_email: '이메일 주소 형식이 올바르지 않습니다.',
       email_domain_not_allowed: `@${domain} 학교 이메일로만 가입할 수 있습니다.`,
+      email_subaddress_not_allowed: "'+'가 들어간 별칭 주소가 아니라 메일함의 원래 주소를 쓰세요.",
       invalid_teacher: '이름과 학과(부서)를 각각 1~50자로 입력하세요.',
       password_too_short: `비밀번호는 ${PASSWORD_LENGTH.min}자 이상이어야 합니다.`,
       password_too_long: `비밀번호는 ${PASSWORD_LENGTH.max}자 이하여야 합니다.`,
@@ -204,6 +205,7 @@ export const ko = {
       account_exists: '이 이메일로 만든 계정이 이미 있습니다. 로그인하거나 비밀번호를 재설정하세요.',
       wrong_password: '현재 비밀번호가 올바르지 않습니다.',
       too_many_requests: `시도가 너무 많습니다. ${n(minutes)}분 후에 다시 시도하세요.`,
+      temporarily_unavailable: '지금 비밀번호를 설정하는 요청이 많습니다. 잠시 후 다시 시도하세요.',
     }),
   },
   outbox: {
