@@ -133,12 +133,24 @@ const submitLogin: Step = async (req, deps, interaction) => {
     ctx.state.log.warn({ event: 'login.throttled' }, 'login refused: too many failed attempts');
     return again(429, t.login.throttled(Math.max(1, Math.ceil(decision.retryAfterSeconds / 60))));
   }
-  if (decision.delayMs > 0) {
-    // Many recent failures on this account (from anywhere): every attempt waits, none is refused.
-    ctx.state.log.info({ event: 'login.delayed', delayMs: decision.delayMs }, 'login slowed: many failed attempts on this account');
-    await sleep(decision.delayMs);
+  let account: Awaited<ReturnType<AccountService['verifyLogin']>>;
+  try {
+    if (decision.delayMs > 0) {
+      // Many recent failures on this account (from anywhere), or from this address: the attempt
+      // waits, and is still checked.
+      ctx.state.log.info({ event: 'login.delayed', delayMs: decision.delayMs }, 'login slowed: many failed attempts');
+      await sleep(decision.delayMs);
+    }
+    account = await deps.accounts.verifyLogin(form.email, form.password);
+  } finally {
+    decision.done();
   }
-  const account = await deps.accounts.verifyLogin(form.email, form.password);
+  if (!account && decision.overBudget) {
+    // Past the address's failure budget a wrong password is refused; a right one got through above.
+    ctx.set('Retry-After', String(decision.overBudget.retryAfterSeconds));
+    ctx.state.log.warn({ event: 'login.throttled' }, 'login refused: too many failed attempts');
+    return again(429, t.login.throttled(Math.max(1, Math.ceil(decision.overBudget.retryAfterSeconds / 60))));
+  }
   if (!account) {
     ctx.state.log.info({ event: 'login.failed' }, 'login failed');
     return again(401, t.login.invalid);

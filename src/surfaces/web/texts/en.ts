@@ -1,4 +1,4 @@
-import { MAX_KEY_LABEL_LENGTH, MAX_ROTATION_GRACE_SECONDS } from '../../../data/api-keys.js';
+import { MAX_KEY_LABEL_LENGTH, MAX_PURPOSE_LENGTH, MAX_ROTATION_GRACE_SECONDS } from '../../../data/api-keys.js';
 import { MAX_APPS_PER_ACCOUNT, MAX_CLIENT_NAME_LENGTH, MAX_REDIRECT_URIS } from '../../../oauth/clients.js';
 import { scopeTitles } from '../../../oauth/login-scopes.js';
 import { CODE_DIGITS, CODE_LIFETIME_SECONDS } from '../../../oauth/email-codes.js';
@@ -192,6 +192,7 @@ export const en: Texts = {
       invalid_request: 'Fill in the required fields.',
       invalid_email: 'This is not an email address.',
       email_domain_not_allowed: `Only @${domain} school addresses can sign up.`,
+      email_subaddress_not_allowed: "Use your mailbox's own address, without a '+' part.",
       invalid_teacher: 'Enter your name and department, 1 to 50 characters each.',
       password_too_short: `The password must have at least ${PASSWORD_LENGTH.min} characters.`,
       password_too_long: `The password must have at most ${PASSWORD_LENGTH.max} characters.`,
@@ -201,6 +202,7 @@ export const en: Texts = {
       account_exists: 'An account with this email already exists. Sign in or reset the password.',
       wrong_password: 'The current password is not correct.',
       too_many_requests: `Too many attempts. Try again in ${count(minutes, { one: '# minute', other: '# minutes' })}.`,
+      temporarily_unavailable: 'Many passwords are being set right now. Try again in a moment.',
     }),
   },
   outbox: {
@@ -239,6 +241,15 @@ export const en: Texts = {
       tooMany: (max: number) =>
         `You may hold at most ${count(max, { one: '# active key', other: '# active keys' })}. Revoke one you no longer use first.`,
       labelTooLong: `The label must be at most ${MAX_KEY_LABEL_LENGTH} characters.`,
+      purpose: 'Purpose (when a scope needs approval)',
+      purposeHint: 'Say what you will use which data for. An administrator reads it and approves or refuses.',
+      purposeTooLong: `The purpose must be at most ${MAX_PURPOSE_LENGTH} characters.`,
+      purposeNeeded: (scopes: string) => `${scopes} needs an administrator's approval: write the purpose.`,
+      notAllowed: (scopes: string) => `Your role may not ask for ${scopes}.`,
+      policy: { granted: 'granted at once', approval: 'needs an administrator’s approval', none: 'not for your role' },
+      scopeStates: { approved: 'approved', pending: 'awaiting approval', refused: 'refused' },
+      createdPending: (scopes: string) =>
+        `The key has been created. ${scopes} awaits an administrator’s approval; its other scopes work now.`,
       createButton: 'Create the key',
       none: 'No keys yet.',
       prefix: 'Prefix',
@@ -619,6 +630,31 @@ export const en: Texts = {
         undone: 'Undone; these are the changes that restored the records.',
       },
     },
+    access: {
+      title: 'Access log',
+      schoolLog: 'School data changes',
+      intro:
+        'Who was allowed to read what: key scopes approved or refused, apps approved, disabled or enabled, roles changed, teachers’ sign-ups decided, and exports of personal data (who exported what, with which filter).',
+      action: 'Action',
+      actor: 'By (email, CLI or MIGRATION)',
+      target: 'Target (key prefix, app name, email)',
+      from: 'From',
+      to: 'To',
+      columns: ['When', 'By', 'Action', 'Target', 'Details'],
+      none: 'Nothing recorded.',
+      count: (n: number) => count(n, { one: '# entry', other: '# entries' }),
+      actions: {
+        KEY_SCOPES_APPROVED: 'Key scopes approved',
+        KEY_SCOPES_REFUSED: 'Key scopes refused',
+        APP_APPROVED: 'App approved',
+        APP_DISABLED: 'App disabled',
+        APP_ENABLED: 'App enabled',
+        ROLE_CHANGED: 'Role changed',
+        TEACHER_APPROVED: 'Teacher approved',
+        TEACHER_REFUSED: 'Teacher refused',
+        DATA_EXPORTED: 'Personal data exported',
+      },
+    },
     accounts: {
       title: 'Accounts',
       intro:
@@ -679,6 +715,17 @@ export const en: Texts = {
       revoked: (prefix: string) => `Key ${prefix}… has been revoked.`,
       refused: 'A revoked key cannot be extended.',
       unknown: 'There is no such key.',
+      pendingTitle: (n: number) => `Key scope requests awaiting a decision: ${n}`,
+      purpose: 'Purpose',
+      pendingScopes: 'Scopes asked for',
+      requestedAt: 'Asked',
+      approve: 'Approve',
+      refuse: 'Refuse',
+      approveLabel: (prefix: string) => `Approve the scope request of key ${prefix}…`,
+      refuseLabel: (prefix: string) => `Refuse the scope request of key ${prefix}…`,
+      scopesApproved: (prefix: string) => `The scope request of key ${prefix}… has been approved.`,
+      scopesRefused: (prefix: string) => `The scope request of key ${prefix}… has been refused.`,
+      notPending: 'That key has no scope awaiting a decision.',
     },
   },
 };
