@@ -34,7 +34,7 @@ const SECONDS = 3;
 const CLIENT = { id: 'bench-client', secret: 'bench-client-secret', redirectUri: 'http://127.0.0.1:9/cb' } as const;
 const USER = { email: '', password: 'bench password 1' };
 
-interface Server {
+export interface Server {
   readonly label: string;
   readonly url: string;
   /** Cookies of the logged-in browser session (SSO), so minting skips the login form. */
@@ -99,7 +99,11 @@ export async function runOAuthBench(): Promise<boolean> {
 }
 
 /** A database of the bench's server with the demo school, the bench's account and its client. */
-async function prepare(serverUri: string, indexer: BackendIndexer | undefined, name: string): Promise<{ uri: string; db: Database }> {
+export async function prepare(
+  serverUri: string,
+  indexer: BackendIndexer | undefined,
+  name: string,
+): Promise<{ uri: string; db: Database }> {
   const url = new URL(serverUri);
   url.pathname = `/${name}`;
   const db = await openDatabase(url.toString(), { backendIndexes: indexer });
@@ -242,10 +246,14 @@ async function tokensFor(server: Server, scope: string): Promise<{ access_token:
  * Whole logins, each by a new browser (no cookies, so no single sign-on): LOGIN_BROWSERS run at
  * once, each starting its next login when the last one reached the client's redirect.
  */
-async function measureLogins(server: Server): Promise<Figures> {
+export async function measureLogins(
+  server: Server,
+  seconds = LOGIN_SECONDS,
+  label = 'whole logins (form, argon2id, code)',
+): Promise<Figures> {
   const latencies: number[] = [];
   let failures = 0;
-  const stopAt = performance.now() + LOGIN_SECONDS * 1000;
+  const stopAt = performance.now() + seconds * 1000;
   await Promise.all(
     Array.from({ length: LOGIN_BROWSERS }, async () => {
       while (performance.now() < stopAt) {
@@ -261,7 +269,7 @@ async function measureLogins(server: Server): Promise<Figures> {
   );
   latencies.sort((a, b) => a - b);
   const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
-  return { label: 'whole logins (form, argon2id, code)', rps: latencies.length / LOGIN_SECONDS, p50: at(0.5), p99: at(0.99), failures };
+  return { label, rps: latencies.length / seconds, p50: at(0.5), p99: at(0.99), failures };
 }
 
 /** Follows the authorization through the login form (when the browser has no session) to the code. */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { scopePolicySpec, type ScopePolicy } from './scope-policy.js';
 import { MisconfiguredError } from '../errors/index.js';
 
 /**
@@ -67,6 +68,8 @@ const envSchema = z.object({
     ),
 
   RATE_LIMIT: rateLimitSpec.prefault('100/60'),
+  // Issue 22: which key scopes each role gets at once and which need an admin's approval (src/config/scope-policy.ts).
+  KEY_SCOPE_POLICY: scopePolicySpec,
   // Isolation of the data API (src/http/budget.ts, src/graphql/limits.ts): no request may hold
   // the process or the database past its time budget.
   DATA_TIME_BUDGET_MS: z.coerce.number().int().min(10).max(600000).default(5000),
@@ -128,6 +131,12 @@ const envSchema = z.object({
     .regex(/^smtps?:\/\//, 'must start with smtp:// or smtps://')
     .optional(),
   MAIL_FROM: z.string().trim().min(3).optional(),
+  // Sign-up refuses `name+tag@` sub-addresses unless this is true: one mailbox, one account.
+  SIGNUP_ALLOW_SUBADDRESSES: booleanFlag.default(false),
+  // A scraper behind the proxy must send `Authorization: Bearer <METRICS_TOKEN>` (src/http/metrics.ts).
+  METRICS_TOKEN: z.string().trim().min(32, 'must be at least 32 characters').optional(),
+  // Whether ADMIN and ROOT accounts need a second factor before /admin opens; unset: required in production.
+  ADMIN_MFA: z.enum(['required', 'optional']).optional(),
 
   NEIS_BASE_URL: z.url().default('https://open.neis.go.kr/hub'),
   NEIS_API_KEY: z.string().optional(),
@@ -168,6 +177,8 @@ export interface Config {
   readonly redisUrl: string | undefined;
   readonly trustedProxies: readonly string[];
   readonly rateLimit: { readonly points: number; readonly durationSeconds: number };
+  /** Which key scopes each role gets at once and which await approval (README "API keys"). */
+  readonly keyScopePolicy: ScopePolicy;
   /** Isolation limits of the data API (README "Limits and security"). */
   readonly dataLimits: {
     /** Wall-clock budget of one data request (REST or GraphQL), queueing and database included. */
@@ -203,6 +214,12 @@ export interface Config {
   readonly schoolName: { readonly ko: string; readonly en: string };
   /** The email domain sign-up is open to (SCHOOL_EMAIL_DOMAIN). */
   readonly schoolEmailDomain: string;
+  /** Whether self-service sign-up takes `name+tag@` sub-addresses (SIGNUP_ALLOW_SUBADDRESSES). */
+  readonly signupAllowSubaddresses: boolean;
+  /** The bearer token a scrape through the proxy must carry (METRICS_TOKEN); unset: none is served. */
+  readonly metricsToken: string | undefined;
+  /** ADMIN_MFA: `required` (production default): ADMIN and ROOT need a second factor for /admin. */
+  readonly adminMfa: 'required' | 'optional';
   /** Outgoing mail; `smtpUrl` undefined: the development outbox (production refuses to start). */
   readonly mail: { readonly smtpUrl: string | undefined; readonly from: string };
   readonly neis: {
@@ -251,6 +268,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     redisUrl: e.REDIS_URL,
     trustedProxies: e.TRUSTED_PROXIES,
     rateLimit: e.RATE_LIMIT,
+    keyScopePolicy: e.KEY_SCOPE_POLICY,
     dataLimits: {
       timeBudgetMs: e.DATA_TIME_BUDGET_MS,
       maxDbOperations: e.DATA_MAX_DB_OPERATIONS,
@@ -276,6 +294,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     backup: { dir: e.BACKUP_DIR, time: e.BACKUP_TIME, keep: e.BACKUP_KEEP },
     schoolName: schoolNameOf(e),
     schoolEmailDomain: e.SCHOOL_EMAIL_DOMAIN,
+    signupAllowSubaddresses: e.SIGNUP_ALLOW_SUBADDRESSES,
+    metricsToken: e.METRICS_TOKEN,
+    adminMfa: e.ADMIN_MFA ?? (e.NODE_ENV === 'production' ? 'required' : 'optional'),
     mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM ?? `"캠퍼스 데이터 서비스 (Campus Data Service)" <no-reply@${e.SCHOOL_EMAIL_DOMAIN}>` },
     neis: {
       baseUrl: stripSlash(e.NEIS_BASE_URL),

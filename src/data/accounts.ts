@@ -188,6 +188,11 @@ export interface ClientRecordInput {
   ownerAccountId?: number | null;
   /** The service named on the login page (null: the app's name). */
   serviceName?: string | null;
+  /** Issue 22: when and by whom (an account id; null: an operator) the app was disabled or approved. */
+  disabledAt?: Date | null;
+  disabledBy?: number | null;
+  approvedAt?: Date | null;
+  approvedBy?: number | null;
 }
 
 /**
@@ -198,14 +203,14 @@ export class ClientStore {
   constructor(private readonly db: Database) {}
 
   async create(input: ClientRecordInput, now = new Date()): Promise<OAuthClientDoc> {
-    const doc: OAuthClientDoc = { _id: input.id, ...withoutId(input), createdAt: now, updatedAt: now };
+    const doc: OAuthClientDoc = { _id: input.id, ...STATE_DEFAULTS, ...withoutId(input), createdAt: now, updatedAt: now };
     await this.db.models.oauthClients.create(doc);
     return doc;
   }
 
   /** Creates or replaces a client with a fixed id (the demo seed), keeping it idempotent. */
   async put(input: ClientRecordInput, now = new Date()): Promise<OAuthClientDoc> {
-    const doc: OAuthClientDoc = { _id: input.id, ...withoutId(input), createdAt: now, updatedAt: now };
+    const doc: OAuthClientDoc = { _id: input.id, ...STATE_DEFAULTS, ...withoutId(input), createdAt: now, updatedAt: now };
     await this.db.models.oauthClients.replaceOne({ _id: input.id }, doc, { upsert: true });
     await this.db.versions.bump('oauth');
     return doc;
@@ -247,6 +252,8 @@ export class ClientStore {
     return this.db.models.oauthClients.find({ _id: { $in: ids } }).lean<OAuthClientDoc[]>();
   }
 }
+
+const STATE_DEFAULTS = { disabledAt: null, disabledBy: null, approvedAt: null, approvedBy: null };
 
 function withoutId(input: ClientRecordInput): Omit<ClientRecordInput, 'id'> {
   const { id: _id, ...rest } = input;

@@ -48,6 +48,25 @@ export const MIGRATIONS: readonly Migration[] = [
     // (src/data/oauth-store.ts, rotate); oauth_claims is dropped.
     up: moveClaimsToRecords,
   },
+  {
+    version: 5,
+    name: 'apps registered in the developer console before the app registry count as approved',
+    // Issue 22: a developer-console app asking for more than the account is in testing until an
+    // admin approves it. Apps already in use when that rule came are approved as of their
+    // registration (approvedBy null), so no app in use stops; /admin/apps lists them for review.
+    up: async (db) => {
+      const apps = await db.models.oauthClients
+        .find({ ownerAccountId: { $ne: null }, approvedAt: null }, { _id: 1, createdAt: 1 })
+        .lean<{ _id: string; createdAt: Date }[]>();
+      for (const app of apps) {
+        await db.models.oauthClients.updateOne(
+          { _id: app._id, approvedAt: null },
+          { $set: { approvedAt: app.createdAt, approvedBy: null } },
+        );
+      }
+      if (apps.length > 0) await db.versions.bump('oauth');
+    },
+  },
 ];
 
 /** The schema version this code reads and writes. */

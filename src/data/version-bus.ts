@@ -9,6 +9,9 @@ interface Announcement {
   readonly from: string;
 }
 
+/** How long a bump waits for Redis to take its announcement (Redis down: the clock's re-read covers it). */
+const ANNOUNCE_WAIT_MS = 250;
+
 /** The channel of one database's version clock (several databases may share a Redis). */
 export function versionChannel(databaseName: string): string {
   return `campus:versions:${databaseName}`;
@@ -55,10 +58,22 @@ export async function joinVersionBus(versions: DataVersions, redis: Redis, datab
   if (connected) await subscribed;
 
   versions.announceWith({
-    announce(kind) {
+    async announce(kind) {
       const announcement: Announcement = { kind, from: self };
-      // Fire and forget: a bump must not fail or wait because Redis does (the clock covers it).
-      redis.publish(channel, JSON.stringify(announcement)).catch(() => undefined);
+      // Redis answers PUBLISH after it has passed the message on to every subscriber, so waiting
+      // for it orders the announcement before the writer's own answer. A bump must not fail or
+      // wait long because Redis does: past ANNOUNCE_WAIT_MS the clock's re-read covers it.
+      const published = redis.publish(channel, JSON.stringify(announcement)).then(
+        () => undefined,
+        () => undefined,
+      );
+      let timer: NodeJS.Timeout | undefined;
+      const bounded = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, ANNOUNCE_WAIT_MS);
+        timer.unref();
+      });
+      await Promise.race([published, bounded]);
+      clearTimeout(timer);
     },
   });
 

@@ -12,7 +12,8 @@ export interface VersionStamp {
 
 /** How a process tells the others that it moved a version (src/data/version-bus.ts: Redis pub/sub). */
 export interface VersionAnnouncer {
-  announce(kind: VersionKind): void;
+  /** Resolves once the others can hear of it, or after a short bound (never rejects). */
+  announce(kind: VersionKind): Promise<void>;
 }
 
 const VERSION_KINDS: readonly VersionKind[] = ['data', 'keys', 'oauth'];
@@ -68,11 +69,15 @@ export class DataVersions {
     return reading;
   }
 
-  /** Records a change of the given kind; visible to this process immediately, and announced to the others. */
+  /**
+   * Records a change of the given kind; visible to this process immediately, and announced to the
+   * others before it returns, so that the answer to the change (a revocation's 200) leaves after
+   * the other processes were told: a client's next request, at any of them, sees the change.
+   */
   async bump(kind: VersionKind): Promise<void> {
     await this.renew(kind);
     this.invalidate();
-    this.announcer?.announce(kind);
+    await this.announcer?.announce(kind);
   }
 
   /**
@@ -118,7 +123,8 @@ export class DataVersions {
   async bumpAll(): Promise<void> {
     await Promise.all(VERSION_KINDS.map((kind) => this.renew(kind)));
     this.invalidate();
-    for (const kind of VERSION_KINDS) this.announcer?.announce(kind);
+    const announcer = this.announcer;
+    if (announcer) await Promise.all(VERSION_KINDS.map((kind) => announcer.announce(kind)));
   }
 
   private async read(): Promise<VersionStamp> {

@@ -1,4 +1,4 @@
-import { assertScope, type Principal } from '../auth/principal.js';
+import { assertScope, holdsScope, type Principal } from '../auth/principal.js';
 import type { ApiScope } from '../data/__generated__/enums.js';
 import type { Database } from '../data/database.js';
 import { createLoaders, type Loaders } from '../data/loaders.js';
@@ -24,6 +24,8 @@ export interface GraphQLContext {
   admit(cost: number): Promise<void>;
   /** Throws 401/403 unless the caller holds `scope`. */
   requireScope(scope: ApiScope): void;
+  /** Whether the caller holds `scope` (src/graphql/field-scopes.ts asks it at every depth). */
+  holdsScope(scope: ApiScope): boolean;
 }
 
 export interface ContextInput {
@@ -46,5 +48,6 @@ export function createContext(input: ContextInput): GraphQLContext {
     thrown: [],
     admit: admit ?? (async () => {}),
     requireScope: (scope) => assertScope(input.principal, scope),
+    holdsScope: (scope) => holdsScope(input.principal, scope),
   };
 }

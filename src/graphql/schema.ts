@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { makeExecutableSchema } from '@graphql-tools/schema';
 import { Kind, parse, visit, type DocumentNode, type GraphQLSchema } from 'graphql';
 import { DEFAULT_PAGE, DEFAULT_PAGE_SIZE } from '../limits.js';
+import { guardFieldScopes } from './field-scopes.js';
 import { resolvers } from './resolvers/index.js';
 
 const SCHEMA_DIR = fileURLToPath(new URL('../../schema/', import.meta.url));
@@ -18,9 +19,9 @@ export function loadTypeDefs(): DocumentNode[] {
     .map((f) => withPagingDefaults(readFileSync(SCHEMA_DIR + f, 'utf8')));
 }
 
-/** The executable schema: the type definitions and every resolver. */
+/** The executable schema: the type definitions, every resolver, and the scope rule of every record's fields. */
 export function buildSchema(): GraphQLSchema {
-  return makeExecutableSchema({ typeDefs: loadTypeDefs(), resolvers });
+  return guardFieldScopes(makeExecutableSchema({ typeDefs: loadTypeDefs(), resolvers }));
 }
 
 /**

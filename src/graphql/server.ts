@@ -1,7 +1,7 @@
 import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
 import { unwrapResolverError } from '@apollo/server/errors';
 import { ApolloServerPluginCacheControlDisabled } from '@apollo/server/plugin/disabled';
-import { GraphQLError, type GraphQLFormattedError } from 'graphql';
+import { GraphQLError, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
 import { toAppError } from '../data/errors.js';
 import { AppError, BadRequestError, InternalError, isLoadShedding } from '../errors/index.js';
 import type { Logger } from '../logger.js';
@@ -11,10 +11,14 @@ import { buildSchema } from './schema.js';
 
 export type GraphQLServer = ApolloServer<GraphQLContext>;
 
-/** Builds and starts the Apollo server that both /graphql and the REST endpoints execute on. */
-export async function createGraphQLServer(logger: Logger): Promise<GraphQLServer> {
+/**
+ * Builds and starts the Apollo server that both /graphql and the REST endpoints execute on. The
+ * data surface passes the schema it also prints at GET /graphql/schema.graphql, so the SDL served
+ * is the very schema executed.
+ */
+export async function createGraphQLServer(logger: Logger, schema: GraphQLSchema = buildSchema()): Promise<GraphQLServer> {
   const server = new ApolloServer<GraphQLContext>({
-    schema: buildSchema(),
+    schema,
     // Cache-control hints are unused (REST sets its own Cache-Control, /graphql always no-store);
     // Apollo's plugin for them would wrap every resolver of every request.
     plugins: [limitsPlugin(), recordThrown(), ApolloServerPluginCacheControlDisabled()],

@@ -87,6 +87,7 @@ function toEntry({ doc, previous }: KeyMatch): KeyEntry {
       kind: 'apiKey' as const,
       id: String(doc._id),
       scopes: new Set(doc.scopes as ApiScope[]),
+      pendingScopes: new Set((doc.pendingScopes ?? []) as ApiScope[]),
       rateLimit:
         doc.rateLimitPoints && doc.rateLimitSeconds ? { points: doc.rateLimitPoints, durationSeconds: doc.rateLimitSeconds } : null,
     }),
@@ -94,17 +95,22 @@ function toEntry({ doc, previous }: KeyMatch): KeyEntry {
 }
 
 /**
- * Authenticates the caller by API key; 401 when that fails. Each failure counts against the
- * client address (`failures`); an address out of failures is answered 429 before its key is
- * even looked up.
+ * Authenticates the caller by API key; 401 when that fails. Only failures are limited: each
+ * counts against the client address (`failures`), and an address out of failures has its
+ * further failing requests answered 429 instead of 401, while a valid, active key is served
+ * whatever its address has sent (hundreds of students share a school's public address; one
+ * of them sending expired or mistyped keys must not shut out the rest). A failing lookup is
+ * cheap: unknown values are remembered per process (ApiKeyAuthenticator).
  */
 export function apiKey(authenticator: ApiKeyAuthenticator, failures?: FailureLimiter): AppMiddleware {
   return async (ctx, next) => {
-    await failures?.assertAllowed(ctx.ip);
     try {
       ctx.state.apiKey = await authenticator.authenticate(ctx.get('X-API-KEY').trim());
     } catch (err) {
-      if (err instanceof UnauthorizedError) await failures?.recordFailure(ctx.ip);
+      if (err instanceof UnauthorizedError && failures) {
+        await failures.assertAllowed(ctx.ip);
+        await failures.recordFailure(ctx.ip);
+      }
       throw err;
     }
     await next();

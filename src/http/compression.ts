@@ -51,3 +51,22 @@ export function negotiateCoding(ctx: AppContext): ContentCoding | undefined {
 export function codedEtag(etag: string, coding: ContentCoding): string {
   return `${etag.slice(0, -1)}-${coding === 'gzip' ? 'gz' : 'br'}"`;
 }
+
+/**
+ * RFC 9110 section 13.1.2: weak comparison of If-None-Match against our ETag (`*` and lists
+ * allowed). Koa's `ctx.fresh` is not used: it calls every request with `Cache-Control: no-cache`
+ * stale, and fetch() adds that header to any request that carries If-None-Match (the Fetch
+ * standard's "no-store" cache mode), so browser and Node clients would never get a 304. The
+ * directive is addressed to caches, not to the origin server (RFC 9111 section 5.2.1.4).
+ * `etag` is the identity representation's; a candidate naming any coded representation of the
+ * same answer (`"...-gz"`, `"...-br"`, src/http/compression.ts) matches too: it is the same
+ * content, so a client that switched encodings still gets its 304.
+ */
+export function matchesIfNoneMatch(header: string, etag: string): boolean {
+  if (header === etag) return true; // what a client that kept our ETag sends
+  if (!header) return false;
+  if (header.trim() === '*') return true;
+  const bare = etag.replace(/^W\//, '');
+  const same = new Set([bare, codedEtag(bare, 'gzip'), codedEtag(bare, 'br')]);
+  return header.split(',').some((candidate) => same.has(candidate.trim().replace(/^W\//, '')));
+}

@@ -156,8 +156,8 @@ export function costCharge(limiter: KeyRateLimiter, costPerPoint: number): (ctx:
 
 /**
  * Failed authentications per client address (API_KEY_FAILURE_LIMIT): past the limit the
- * address is answered 429 until the window ends, before any key is looked up, so guessing keys
- * or flooding the key lookup with random ones stops early.
+ * address's failing requests are answered 429 instead of 401 until the window ends (a valid key
+ * from it is still served: src/http/api-key.ts), so guessing keys gets no answers.
  */
 export class FailureLimiter {
   private readonly limiter: RateLimiterAbstract;
@@ -169,7 +169,7 @@ export class FailureLimiter {
     this.limiter = createLimiter(limit, `campus:authfail:${limit.points}/${limit.durationSeconds}`, redis);
   }
 
-  /** Throws 429 while `address` has no failures left. */
+  /** Throws 429 while `address` has no failures left (asked only of a request that failed). */
   async assertAllowed(address: string): Promise<void> {
     const state = await this.limiter.get(address).catch(() => null);
     if (state && state.consumedPoints >= this.limit.points) {

@@ -4,6 +4,7 @@ import { ClientStore, PKCE_POLICIES, type ClientRecordInput, type OAuthClientDoc
 import type { Database } from '../data/database.js';
 import { OAuthStore } from '../data/oauth-store.js';
 import { OAUTH_SCOPES, OPENID, SELF_READ, type OAuthScope } from './constants.js';
+import { SCOPES_NEEDING_APPROVAL } from './login-scopes.js';
 import { hashClientSecret, newClientSecret } from './secrets.js';
 import { BadRequestError } from '../errors/index.js';
 
@@ -41,6 +42,13 @@ export interface ClientSummary {
   ownerAccountId: number | null;
   /** The service the login page names; null: the app's name. */
   serviceName: string | null;
+  /**
+   * Issue 22: `disabled` (by an admin: nothing works), `testing` (a developer-console app asking
+   * for data beyond the account, not yet approved: only its owner may sign in) or `active`.
+   */
+  state: ClientState;
+  approvedAt: Date | null;
+  disabledAt: Date | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -70,6 +78,10 @@ export interface UpdateClientInput {
   serviceName?: string | null;
 }
 
+/** Where an app stands (see ClientSummary.state). */
+export const CLIENT_STATES = ['active', 'testing', 'disabled'] as const;
+export type ClientState = (typeof CLIENT_STATES)[number];
+
 /** Changes made in the developer console name the account, which must own the client. */
 export interface ClientOwnerOption {
   ownerAccountId?: number;
@@ -88,7 +100,8 @@ export type ClientProblem =
   | 'scopes'
   | 'pkce'
   | 'public_has_no_secret'
-  | 'too_many_apps';
+  | 'too_many_apps'
+  | 'reserved_name';
 
 /** A client registration the rules refuse; the message says which rule, `problem` names it, `detail` is the value at fault. */
 export class ClientValidationError extends BadRequestError {
@@ -138,6 +151,7 @@ export class ClientService implements ClientDirectory {
     input: Pick<CreateClientInput, 'name' | 'serviceName' | 'redirectUris' | 'scopes' | 'public'>,
   ): Promise<{ client: ClientSummary; secret: string | null }> {
     if ((await this.store.countOwnedBy(accountId)) >= MAX_APPS_PER_ACCOUNT) throw tooManyApps();
+    await this.checkNotReserved([input.name, input.serviceName ?? '']);
     const isPublic = input.public ?? false;
     const secret = isPublic ? null : newClientSecret();
     const doc = await this.store.create({
@@ -203,7 +217,12 @@ export class ClientService implements ClientDirectory {
 
   async update(id: string, changes: UpdateClientInput, options: ClientOwnerOption = {}): Promise<ClientSummary> {
     const existing = await this.mustFind(id, options);
+    if (existing.ownerAccountId != null) await this.checkNotReserved([changes.name ?? '', changes.serviceName ?? '']);
+    // An approved app that starts asking for data it was not approved for is in testing again.
+    const widened =
+      changes.scopes !== undefined && changes.scopes.some((s) => SCOPES_NEEDING_APPROVAL.includes(s) && !existing.scopes.includes(s));
     const updated = await this.store.update(id, {
+      ...(widened && existing.ownerAccountId != null ? { approvedAt: null, approvedBy: null } : {}),
       ...(changes.name !== undefined ? { name: checkName(changes.name) } : {}),
       ...(changes.redirectUris !== undefined ? { redirectUris: this.checkRedirectUris(changes.redirectUris) } : {}),
       ...(changes.postLogoutRedirectUris !== undefined
@@ -238,13 +257,72 @@ export class ClientService implements ClientDirectory {
   }
 
   /**
+   * An admin (or an operator: `by` null) approves an app: everyone may sign in to it. Idempotent
+   * (an approved app keeps its first approval).
+   */
+  async approve(id: string, by: number | null, now = new Date()): Promise<{ before: ClientSummary; after: ClientSummary }> {
+    const doc = await this.mustFind(id);
+    const updated = doc.approvedAt ? doc : await this.store.update(id, { approvedAt: now, approvedBy: by }, now);
+    if (!updated) throw unknownClient(id);
+    return { before: summarize(doc), after: summarize(updated) };
+  }
+
+  /**
+   * Disables an app: its authorize answers an error page, its tokens stop at the token endpoint
+   * and at userinfo at once (the `oauth` version moves; nothing is revoked, so enabling it again
+   * restores what people had allowed).
+   */
+  async disable(id: string, by: number | null, now = new Date()): Promise<{ before: ClientSummary; after: ClientSummary }> {
+    const doc = await this.mustFind(id);
+    if (id === RESERVED_WEB_CLIENT) throw new ClientValidationError('The consoles’ own sign-in cannot be disabled.', 'unknown_client', id);
+    const updated = doc.disabledAt ? doc : await this.store.update(id, { disabledAt: now, disabledBy: by }, now);
+    if (!updated) throw unknownClient(id);
+    return { before: summarize(doc), after: summarize(updated) };
+  }
+
+  /** Enables a disabled app again. */
+  async enable(id: string, now = new Date()): Promise<{ before: ClientSummary; after: ClientSummary }> {
+    const doc = await this.mustFind(id);
+    const updated = doc.disabledAt ? await this.store.update(id, { disabledAt: null, disabledBy: null }, now) : doc;
+    if (!updated) throw unknownClient(id);
+    return { before: summarize(doc), after: summarize(updated) };
+  }
+
+  /** Whether the app exists and is not disabled (userinfo asks it of every token). */
+  async isActive(id: string): Promise<boolean> {
+    const doc = await this.store.find(id);
+    return doc !== null && !doc.disabledAt;
+  }
+
+  /**
+   * Refuses a developer-console app's name or service name that reads as one of the school's own
+   * apps' (those registered by an operator), compared without invisible and bidirectional
+   * characters, case or width.
+   */
+  private async checkNotReserved(names: string[]): Promise<void> {
+    const wanted = names.map(reservedForm).filter(Boolean);
+    if (wanted.length === 0) return;
+    const school = (await this.store.list()).filter((c) => c.ownerAccountId == null);
+    const reserved = new Set(school.flatMap((c) => [reservedForm(c.name), reservedForm(c.serviceName ?? '')]).filter(Boolean));
+    const taken = wanted.find((n) => reserved.has(n));
+    if (taken)
+      throw new ClientValidationError(
+        `The name "${taken}" belongs to one of the school's own apps; choose another.`,
+        'reserved_name',
+        taken,
+      );
+  }
+
+  /**
    * The provider's view of a client (unknown id: undefined, which the provider answers 401).
    * In production a plain-http redirect address registered elsewhere (e.g. in development) is
    * left out, so it can never receive a code.
    */
   async metadata(id: string): Promise<ClientMetadata | undefined> {
     const doc = await this.store.find(id);
-    if (!doc) return undefined;
+    // A disabled app is unknown to the provider: authorize answers an error page, the token
+    // endpoint invalid_client (src/oauth/provider.ts).
+    if (!doc || doc.disabledAt) return undefined;
     const metadata = toMetadata(doc);
     if (!this.rules.isProduction) return metadata;
     return {
@@ -309,8 +387,22 @@ function isProductionRedirect(uri: string): boolean {
   return url !== null && (url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname)));
 }
 
+/** The id of the consoles' own sign-in client (src/surfaces/web/signin.ts, WEB_CLIENT_ID). */
+const RESERVED_WEB_CLIENT = 'campus-web';
+
+/**
+ * Invisible characters (format characters: zero-width spaces and joiners, bidirectional marks,
+ * embeddings, overrides and isolates, the BOM), which would let a name look like another.
+ */
+const INVISIBLE = /[\p{Cf}\u115F\u1160\u3164\uFFA0]/gu;
+
+/** A name as names are compared: NFKC, without invisible characters, spaces collapsed, lower case. */
+export function reservedForm(name: string): string {
+  return name.normalize('NFKC').replace(INVISIBLE, '').replace(/\s+/g, ' ').trim().toLowerCase();
+}
+
 function checkName(name: string): string {
-  const trimmed = name.trim();
+  const trimmed = name.replace(INVISIBLE, '').trim();
   if (trimmed.length === 0 || trimmed.length > MAX_CLIENT_NAME_LENGTH)
     throw new ClientValidationError(`--name must be 1 to ${MAX_CLIENT_NAME_LENGTH} characters.`, 'name');
   return trimmed;
@@ -318,7 +410,7 @@ function checkName(name: string): string {
 
 /** An empty service name means none (the login page then names the app). */
 function checkServiceName(name: string | null): string | null {
-  const trimmed = name?.trim() ?? '';
+  const trimmed = name?.replace(INVISIBLE, '').trim() ?? '';
   if (trimmed.length === 0) return null;
   if (trimmed.length > MAX_CLIENT_NAME_LENGTH)
     throw new ClientValidationError(`The service name must be at most ${MAX_CLIENT_NAME_LENGTH} characters.`, 'service_name');
@@ -358,6 +450,13 @@ function checkScopes(scopes: string[]): string[] {
   return [...new Set(scopes)];
 }
 
+/** Whether an app is disabled, in testing or active (ClientSummary.state). */
+export function stateOf(doc: Pick<OAuthClientDoc, 'disabledAt' | 'approvedAt' | 'ownerAccountId' | 'scopes'>): ClientState {
+  if (doc.disabledAt) return 'disabled';
+  if (doc.ownerAccountId != null && !doc.approvedAt && doc.scopes.some((s) => SCOPES_NEEDING_APPROVAL.includes(s))) return 'testing';
+  return 'active';
+}
+
 function summarize(doc: OAuthClientDoc): ClientSummary {
   return {
     id: doc._id,
@@ -370,6 +469,9 @@ function summarize(doc: OAuthClientDoc): ClientSummary {
     scopes: [...doc.scopes],
     ownerAccountId: doc.ownerAccountId ?? null,
     serviceName: doc.serviceName ?? null,
+    state: stateOf(doc),
+    approvedAt: doc.approvedAt ?? null,
+    disabledAt: doc.disabledAt ?? null,
     createdAt: doc.createdAt,
     updatedAt: doc.updatedAt,
   };

@@ -13,13 +13,17 @@ export const OAUTH_PATHS = {
   userinfo: '/userinfo',
 } as const;
 
-/** The user's own record: the default scope, and the one userinfo requires. */
-export const SELF_READ = 'self:read';
-/** Adds an ID token to the token response. */
-export const OPENID = 'openid';
-/** Every scope a client may be allowed. */
-export const OAUTH_SCOPES = [SELF_READ, OPENID] as const;
-export type OAuthScope = (typeof OAUTH_SCOPES)[number];
+export {
+  ACCOUNT_READ,
+  CLUB_READ,
+  OAUTH_SCOPES,
+  OPENID,
+  PROJECT_READ,
+  RESOURCE_SCOPES,
+  SELF_READ,
+  STUDENT_READ,
+  type OAuthScope,
+} from './login-scopes.js';
 
 /** Lifetimes of the spec and docs/decisions.md, in seconds. */
 export const LIFETIMES = {

@@ -4,28 +4,48 @@ import type { Redis } from 'ioredis';
 import { RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Database } from '../data/database.js';
 import { EmailCodeStore, type EmailCodePurpose } from '../data/email-codes.js';
-import { limiter } from './throttle.js';
+import { addressKey, limiter } from './throttle.js';
 
 /** Digits of a code (docs/decisions.md, "Accounts and login"). */
 export const CODE_DIGITS = 8;
 /** How long a code can be used. */
 export const CODE_LIFETIME_SECONDS = 5 * 60;
+/** Wrong checks that kill a code: after them even the right code is refused (5 guesses in 10^8 per code). */
+export const WRONG_CHECKS_PER_CODE = 5;
 /**
- * Per email address, sign-up and reset together: codes requested, and codes checked (each
- * attempt to use one). Ten checks in a code's five minutes give a guesser 10 in 10^8.
+ * The budgets of code requests (each mails a code) and code checks (each attempt to use one),
+ * sign-up and reset together. Each is counted where it cannot be spent by someone else:
+ * - per email *and* client address: a stranger spending their own tries on your email does
+ *   not spend yours;
+ * - per client address, any emails: one address cannot mail or probe the whole school; sized so
+ *   a class of 40 signing up together behind the school's one public address is not refused;
+ * - every address together: the mail relay and the database are never flooded;
+ * - per email from every address (`emailMails`): the first mails of a day go out at once, then
+ *   at most one per `emailSpacing`: a mailbox cannot be bombed from many addresses, and its
+ *   owner is only slowed, never shut out for the day (any mail that goes out carries a fresh code).
  */
 export const CODE_LIMITS = {
   requests: { points: 5, durationSeconds: 10 * 60 },
+  requestsPerDay: { points: 10, durationSeconds: 24 * 60 * 60 },
   checks: { points: 10, durationSeconds: 5 * 60 },
+  addressRequests: { points: 100, durationSeconds: 10 * 60 },
+  addressChecks: { points: 200, durationSeconds: 10 * 60 },
+  globalRequests: { points: 2000, durationSeconds: 10 * 60 },
+  globalChecks: { points: 5000, durationSeconds: 10 * 60 },
+  emailMails: { points: 5, durationSeconds: 24 * 60 * 60 },
+  emailSpacing: { points: 1, durationSeconds: 30 * 60 },
 } as const;
+
+export type CodeBudget = 'requests' | 'checks' | 'address' | 'global' | 'email';
 
 /** A budget that is spent: when the next attempt is allowed. */
 export class CodeBudgetSpent extends Error {
   constructor(
-    readonly budget: 'requests' | 'checks',
+    readonly budget: CodeBudget,
+    readonly kind: 'requests' | 'checks',
     readonly retryAfterSeconds: number,
   ) {
-    super(`too many code ${budget}`);
+    super(`too many code ${kind} (${budget})`);
   }
 }
 
@@ -33,14 +53,17 @@ export class CodeBudgetSpent extends Error {
  * Issues and checks the 8-digit codes mailed for sign-up and password reset. A code is stored
  * only as an HMAC under a key derived from the cookie keys, so the database alone does not give
  * it away (8 digits are too few for a plain hash). A new code replaces the email's earlier one.
- * Checks compare in constant time and are limited per email; a checked code is used up only by
- * `consume`, so a request refused for another reason (a weak password) does not spend it.
+ * Checks compare in constant time and are limited (CODE_LIMITS); a code dies after
+ * WRONG_CHECKS_PER_CODE wrong ones. A checked code is used up only by `consume`, so a request
+ * refused for another reason (a weak password) does not spend it. None of this hashes a password:
+ * the self-service checks and spends the code before any argon2 work (src/oauth/self-service.ts).
  */
 export class EmailCodes {
   private readonly store: EmailCodeStore;
   private readonly keys: Buffer[];
-  private readonly requests: RateLimiterAbstract;
-  private readonly checks: RateLimiterAbstract;
+  private readonly budgets: Record<keyof typeof CODE_LIMITS, RateLimiterAbstract>;
+  /** Wrong checks per code (keyed by the stored hash, which is new for every code). */
+  private readonly wrong: RateLimiterAbstract;
 
   constructor(
     db: Database,
@@ -51,13 +74,24 @@ export class EmailCodes {
     if (cookieKeys.length === 0) throw new Error('no cookie keys: email codes cannot be hashed');
     this.store = new EmailCodeStore(db);
     this.keys = cookieKeys.map((key) => createHash('sha256').update(`campus-email-code:${key}`).digest());
-    this.requests = limiter('campus:code:requests', CODE_LIMITS.requests, redis);
-    this.checks = limiter('campus:code:checks', CODE_LIMITS.checks, redis);
+    this.budgets = Object.fromEntries(
+      Object.entries(CODE_LIMITS).map(([name, limit]) => [name, limiter(`campus:code:${name}`, limit, redis)]),
+    ) as Record<keyof typeof CODE_LIMITS, RateLimiterAbstract>;
+    this.wrong = limiter('campus:code:wrong', { points: WRONG_CHECKS_PER_CODE, durationSeconds: CODE_LIFETIME_SECONDS }, redis);
   }
 
-  /** Spends one request of the email's budget (CodeBudgetSpent when none is left) and stores a new code. */
-  async issue(purpose: EmailCodePurpose, email: string): Promise<{ code: string; expiresAt: Date }> {
-    await spend(this.requests, email, 'requests');
+  /**
+   * Spends one request of each budget (CodeBudgetSpent when one is out) and stores a new code.
+   * The narrowest budgets are spent first, so a requester refused by their own budget spends
+   * nothing that others share.
+   */
+  async issue(purpose: EmailCodePurpose, email: string, address: string): Promise<{ code: string; expiresAt: Date }> {
+    const pair = pairKey(email, address);
+    await spend(this.budgets.requests, pair, 'requests', 'requests');
+    await spend(this.budgets.requestsPerDay, pair, 'requests', 'requests');
+    await spend(this.budgets.addressRequests, addressKey(address), 'address', 'requests');
+    await this.spaceMails(email);
+    await spend(this.budgets.globalRequests, 'all', 'global', 'requests');
     const code = String(randomInt(0, 10 ** CODE_DIGITS)).padStart(CODE_DIGITS, '0');
     const now = this.now();
     const expiresAt = new Date(now.getTime() + CODE_LIFETIME_SECONDS * 1000);
@@ -66,12 +100,15 @@ export class EmailCodes {
   }
 
   /**
-   * Spends one check of the email's budget, then compares `code` with the email's live code in
+   * Spends one check of each budget, then compares `code` with the email's live code in
    * constant time. Returns a handle for `consume` when it matches, else null (wrong, replaced,
-   * expired or never issued: the same answer).
+   * expired, never issued or dead of wrong checks: the same answer). A wrong check counts
+   * against the code; the WRONG_CHECKS_PER_CODE-th deletes it.
    */
-  async check(purpose: EmailCodePurpose, email: string, code: string): Promise<{ codeHash: string } | null> {
-    await spend(this.checks, email, 'checks');
+  async check(purpose: EmailCodePurpose, email: string, code: string, address: string): Promise<{ codeHash: string } | null> {
+    await spend(this.budgets.checks, pairKey(email, address), 'checks', 'checks');
+    await spend(this.budgets.addressChecks, addressKey(address), 'address', 'checks');
+    await spend(this.budgets.globalChecks, 'all', 'global', 'checks');
     const stored = await this.store.find(purpose, email, this.now());
     // Without a stored code the same comparisons run against a hash that matches nothing.
     const expected = stored?.codeHash ?? '0'.repeat(64);
@@ -79,7 +116,29 @@ export class EmailCodes {
     for (let index = 0; index < this.keys.length; index++) {
       matches = sameSecret(this.hash(index, purpose, email, code), expected) || matches;
     }
-    return stored && matches ? { codeHash: stored.codeHash } : null;
+    if (!stored) return null;
+    if (!matches) {
+      await this.countWrong(purpose, email, stored.codeHash);
+      return null;
+    }
+    // A code killed by wrong checks in parallel with this one may not be deleted yet.
+    const wrong = await this.wrong.get(stored.codeHash);
+    if (wrong && wrong.consumedPoints >= WRONG_CHECKS_PER_CODE) return null;
+    return { codeHash: stored.codeHash };
+  }
+
+  /**
+   * Whether `address` has spent its budget of code requests or checks (read only): the JSON
+   * endpoints ask before they even parse the body, so a flood from a spent address costs as
+   * little as a request can. CodeBudgetSpent when it has.
+   */
+  async assertAddressAllowed(kind: 'requests' | 'checks', address: string): Promise<void> {
+    const budget = kind === 'requests' ? this.budgets.addressRequests : this.budgets.addressChecks;
+    const limit = kind === 'requests' ? CODE_LIMITS.addressRequests : CODE_LIMITS.addressChecks;
+    const state = await budget.get(addressKey(address));
+    if (state && state.consumedPoints >= limit.points) {
+      throw new CodeBudgetSpent('address', kind, Math.max(1, Math.ceil(state.msBeforeNext / 1000)));
+    }
   }
 
   /** Uses the checked code up: true for exactly one caller. */
@@ -95,6 +154,34 @@ export class EmailCodes {
     return this.store.sweepExpired(this.now());
   }
 
+  /** One more wrong check of the live code: the last one allowed deletes it. */
+  private async countWrong(purpose: EmailCodePurpose, email: string, codeHash: string): Promise<void> {
+    let dead: boolean;
+    try {
+      dead = (await this.wrong.consume(codeHash)).consumedPoints >= WRONG_CHECKS_PER_CODE;
+    } catch (rejection) {
+      if (!(rejection instanceof RateLimiterRes)) throw rejection;
+      dead = true;
+    }
+    if (dead) await this.store.consume(purpose, email, codeHash);
+  }
+
+  /**
+   * The email-wide cap on mails, from every address together: the first CODE_LIMITS.emailMails
+   * of a day are free, then one per CODE_LIMITS.emailSpacing. Only slows: whoever asks next
+   * after the spacing gets a mail, and that mail goes to the mailbox's owner.
+   */
+  private async spaceMails(email: string): Promise<void> {
+    const day = await this.budgets.emailMails.get(email);
+    if (!day || day.consumedPoints < CODE_LIMITS.emailMails.points) {
+      await this.budgets.emailMails.consume(email).catch((rejection: unknown) => {
+        if (!(rejection instanceof RateLimiterRes)) throw rejection;
+      });
+      return;
+    }
+    await spend(this.budgets.emailSpacing, email, 'email', 'requests');
+  }
+
   private hash(keyIndex: number, purpose: EmailCodePurpose, email: string, code: string): string {
     const key = this.keys[keyIndex] ?? this.keys[0];
     if (!key) throw new Error('no code key');
@@ -102,11 +189,15 @@ export class EmailCodes {
   }
 }
 
-async function spend(budget: RateLimiterAbstract, email: string, name: 'requests' | 'checks'): Promise<void> {
+async function spend(budget: RateLimiterAbstract, key: string, name: CodeBudget, kind: 'requests' | 'checks'): Promise<void> {
   try {
-    await budget.consume(email);
+    await budget.consume(key);
   } catch (rejection) {
     if (!(rejection instanceof RateLimiterRes)) throw rejection;
-    throw new CodeBudgetSpent(name, Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)));
+    throw new CodeBudgetSpent(name, kind, Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)));
   }
+}
+
+function pairKey(email: string, address: string): string {
+  return `${addressKey(address)} ${email}`;
 }

@@ -18,7 +18,7 @@ import type { AccountService } from './accounts.js';
 import { RememberedLookups } from '../data/remembered.js';
 import { createAdapterFactory } from './adapter.js';
 import { ALLOWED_SCOPES, FIRST_PARTY, REQUIRE_PKCE, SERVICE_NAME, type ClientService } from './clients.js';
-import { COOKIE_NAMES, LIFETIMES, OAUTH_PATHS, OAUTH_SCOPES, OPENID, SELF_READ, userinfoAudience } from './constants.js';
+import { COOKIE_NAMES, LIFETIMES, OAUTH_PATHS, OAUTH_SCOPES, OPENID, RESOURCE_SCOPES, userinfoAudience } from './constants.js';
 import type { OAuthKeys, SigningAlg } from './keys.js';
 import { clientSecretMatches } from './secrets.js';
 
@@ -142,7 +142,8 @@ function configuration(deps: ProviderDeps, audience: string): Configuration {
 }
 
 /**
- * The userinfo server is the only resource server: JWT access tokens, 1 hour, `self:read`.
+ * The userinfo server is the only resource server: JWT access tokens, 1 hour, with the login
+ * scopes of src/oauth/login-scopes.ts that the client is allowed (every one but `openid`).
  * The provider asks for it on every authorization and token request, with the requested scope
  * at hand, which makes it the place to refuse scopes that are unknown or not allowed for the
  * client (invalid_scope, sent back to the client like any other authorization error).
@@ -156,7 +157,7 @@ function resourceServer(ctx: KoaContextWithOIDC, resource: string, client: Clien
     if (!allowed.has(scope)) throw new errors.InvalidScope('requested scope is not allowed for this client', scope);
   }
   return {
-    scope: allowed.has(SELF_READ) ? SELF_READ : '',
+    scope: RESOURCE_SCOPES.filter((s) => allowed.has(s)).join(' '),
     audience,
     accessTokenTTL: LIFETIMES.accessToken,
     accessTokenFormat: 'jwt' as const,

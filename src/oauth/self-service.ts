@@ -14,19 +14,22 @@ import { CODE_LIFETIME_SECONDS, CodeBudgetSpent, type EmailCodes } from './email
 import { alreadyRegisteredMail, resetMail, verificationMail } from './mail-texts.js';
 import type { Mailer } from './mail.js';
 import { PASSWORD_PROBLEM_MESSAGES, passwordProblem, type PasswordProblem } from './password-policy.js';
+import { HashGate, HashGateBusy } from './hash-gate.js';
 import { hashPassword, verifyPassword } from './secrets.js';
 
 /** Why a self-service request is refused: the `error` of the JSON endpoints, and what the pages word. */
 export type SelfServiceProblem =
   | 'invalid_request'
   | 'invalid_email'
+  | 'email_subaddress_not_allowed'
   | 'email_domain_not_allowed'
   | 'invalid_teacher'
   | PasswordProblem
   | 'invalid_code'
   | 'account_exists'
   | 'wrong_password'
-  | 'too_many_requests';
+  | 'too_many_requests'
+  | 'temporarily_unavailable';
 
 /** A refused self-service request: `{error, error_description}` with its status (and Retry-After when limited). */
 export class SelfServiceError extends OAuthError {
@@ -51,6 +54,11 @@ export class SelfServiceError extends OAuthError {
 export const MAX_TEACHER_FIELD = 50;
 /** Wrong passwords allowed when confirming a change (password change, account deletion), per account. */
 const CONFIRM_LIMIT = { points: 5, durationSeconds: 15 * 60 };
+/**
+ * New-password hashes of the self-service at once per process, how many may wait and for how
+ * long (src/oauth/hash-gate.ts): logins keep the rest of libuv's thread pool.
+ */
+export const SELF_SERVICE_HASHING = { concurrency: 1, queue: 32, maxWaitMs: 5000 } as const;
 
 export interface SelfServiceDeps {
   readonly db: Database;
@@ -59,6 +67,8 @@ export interface SelfServiceDeps {
   readonly mailer: Mailer;
   readonly codes: EmailCodes;
   readonly redis?: Redis | undefined;
+  /** The bound on new-password hashes (one per process; tests may pass their own). */
+  readonly hashGate?: HashGate;
 }
 
 /** The sign-up of a teacher: it waits for an admin's approval (src/oauth/accounts.ts, decideTeacher). */
@@ -77,11 +87,13 @@ export class SelfService {
   private readonly store: AccountStore;
   private readonly oauth: OAuthStore;
   private readonly confirmations: RateLimiterAbstract;
+  private readonly hashGate: HashGate;
 
   constructor(private readonly deps: SelfServiceDeps) {
     this.accounts = new AccountService(deps.db);
     this.store = new AccountStore(deps.db);
     this.oauth = new OAuthStore(deps.db);
+    this.hashGate = deps.hashGate ?? new HashGate(SELF_SERVICE_HASHING);
     const options = { keyPrefix: 'campus:confirm-password', points: CONFIRM_LIMIT.points, duration: CONFIRM_LIMIT.durationSeconds };
     this.confirmations = deps.redis
       ? new RateLimiterRedis({
@@ -98,9 +110,9 @@ export class SelfService {
    * that already has an account gets a mail saying so (with the reset link) instead, and the
    * answer is the same, so the endpoint does not tell who has an account.
    */
-  async requestSignupCode(rawEmail: unknown): Promise<{ email: string; expiresInSeconds: number }> {
+  async requestSignupCode(rawEmail: unknown, address: string): Promise<{ email: string; expiresInSeconds: number }> {
     const email = this.schoolEmail(rawEmail);
-    const { code } = await this.issue('signup', email);
+    const { code } = await this.issue('signup', email, address);
     const existing = await this.store.findByEmail(email);
     await this.deps.mailer.send(
       existing
@@ -113,16 +125,16 @@ export class SelfService {
 
   /**
    * POST /v1/accounts: creates the account with the mailed code. Every other rule is checked
-   * before the code, so a refused password neither spends a check nor uses the code up.
+   * before the code, so a refused password neither spends a check nor uses the code up; the
+   * code is checked and spent before the password is hashed, so a wrong code costs no argon2.
    */
-  async signUp(input: { email: unknown; password: unknown; code: unknown; teacher?: unknown }): Promise<AccountSummary> {
+  async signUp(input: { email: unknown; password: unknown; code: unknown; teacher?: unknown }, address: string): Promise<AccountSummary> {
     const email = this.schoolEmail(input.email);
     const teacher = checkTeacher(input.teacher);
     const password = requiredString(input.password, 'password');
     const code = requiredString(input.code, 'code');
     await this.checkPassword(password, email);
-    const passwordHash = await hashPassword(password);
-    await this.useCode('signup', email, code);
+    const passwordHash = await this.hashWithCode('signup', email, code, password, address);
     let doc: AccountDoc;
     try {
       doc = await this.store.create({
@@ -145,9 +157,9 @@ export class SelfService {
    * answer, its timing and the budget it spends are the same whether or not it has one: the code
    * is stored either way and the mail is sent after the answer.
    */
-  async requestPasswordReset(rawEmail: unknown): Promise<{ email: string; expiresInSeconds: number }> {
+  async requestPasswordReset(rawEmail: unknown, address: string): Promise<{ email: string; expiresInSeconds: number }> {
     const email = this.anyEmail(rawEmail);
-    const { code } = await this.issue('reset', email);
+    const { code } = await this.issue('reset', email, address);
     const account = await this.store.findByEmail(email);
     if (account) {
       this.deps.mailer.send(resetMail(email, code, CODE_LIFETIME_SECONDS / 60)).catch((err: unknown) => {
@@ -165,13 +177,12 @@ export class SelfService {
    * PUT /v1/accounts/password: sets a new password with the mailed code, then ends every
    * session of the account and revokes every grant and refresh token (apps must sign in again).
    */
-  async resetPassword(input: { email: unknown; code: unknown; newPassword: unknown }): Promise<{ revoked: number }> {
+  async resetPassword(input: { email: unknown; code: unknown; newPassword: unknown }, address: string): Promise<{ revoked: number }> {
     const email = this.anyEmail(input.email);
     const newPassword = requiredString(input.newPassword, 'newPassword');
     const code = requiredString(input.code, 'code');
     await this.checkPassword(newPassword, email);
-    const passwordHash = await hashPassword(newPassword);
-    await this.useCode('reset', email, code);
+    const passwordHash = await this.hashWithCode('reset', email, code, newPassword, address);
     // A code can only have been mailed to an existing account; one stored for an unknown address was never sent.
     const account = await this.store.findByEmail(email);
     if (!account) throw invalidCode();
@@ -195,7 +206,7 @@ export class SelfService {
   ): Promise<void> {
     const account = await this.confirmPassword(accountId, input.currentPassword);
     await this.checkPassword(input.newPassword, account.email);
-    await this.store.updatePassword(account._id, await hashPassword(input.newPassword));
+    await this.store.updatePassword(account._id, await this.hash(input.newPassword));
     await this.endSignIns(account._id, web.clientId, web.keepGrantId);
     this.deps.logger.info({ event: 'account.password_changed', accountId }, 'password changed; other sign-ins ended');
   }
@@ -215,6 +226,20 @@ export class SelfService {
       'account deleted by its owner',
     );
     return deleted;
+  }
+
+  /**
+   * The door of the JSON endpoints and the pages: 429 at once when `address` has spent its
+   * budget of code requests (`requests`) or code checks (`checks`), before anything is parsed.
+   */
+  async assertAddressAllowed(kind: 'requests' | 'checks', address: string): Promise<void> {
+    try {
+      await this.deps.codes.assertAddressAllowed(kind, address);
+    } catch (err) {
+      if (err instanceof CodeBudgetSpent)
+        throw tooMany(err.retryAfterSeconds, BUDGET_WORDS[kind].address, kind === 'requests' ? 'email' : 'code');
+      throw err;
+    }
   }
 
   /** Expired codes are refused on use anyway; this reclaims their space. */
@@ -253,25 +278,56 @@ export class SelfService {
     if (problem) throw refuse('BAD_REQUEST', problem, PASSWORD_PROBLEM_MESSAGES[problem], 'password');
   }
 
-  private async issue(purpose: EmailCodePurpose, email: string): Promise<{ code: string }> {
+  private async issue(purpose: EmailCodePurpose, email: string, address: string): Promise<{ code: string }> {
     try {
-      return await this.deps.codes.issue(purpose, email);
+      return await this.deps.codes.issue(purpose, email, address);
     } catch (err) {
-      if (err instanceof CodeBudgetSpent) throw tooMany(err.retryAfterSeconds, 'too many codes were requested for this email', 'email');
+      if (err instanceof CodeBudgetSpent) throw tooMany(err.retryAfterSeconds, BUDGET_WORDS.requests[err.budget], 'email');
       throw err;
     }
   }
 
-  /** Checks and uses up the code; every failure reads the same (wrong, expired, replaced or never sent). */
-  private async useCode(purpose: EmailCodePurpose, email: string, code: string): Promise<void> {
+  /**
+   * The new password's hash, made only for the right code: the code is checked (cheap, and
+   * limited), a hashing slot is taken (or 503 with the code left unspent), the code is spent,
+   * and only then does argon2 run. Every code failure reads the same (wrong, expired, replaced,
+   * never sent or dead of wrong checks).
+   */
+  private async hashWithCode(purpose: EmailCodePurpose, email: string, code: string, password: string, address: string): Promise<string> {
     let handle: { codeHash: string } | null;
     try {
-      handle = await this.deps.codes.check(purpose, email, code);
+      handle = await this.deps.codes.check(purpose, email, code, address);
     } catch (err) {
-      if (err instanceof CodeBudgetSpent) throw tooMany(err.retryAfterSeconds, 'too many codes were tried for this email', 'code');
+      if (err instanceof CodeBudgetSpent) throw tooMany(err.retryAfterSeconds, BUDGET_WORDS.checks[err.budget], 'code');
       throw err;
     }
-    if (!handle || !(await this.deps.codes.consume(purpose, email, handle))) throw invalidCode();
+    if (!handle) throw invalidCode();
+    const checked = handle;
+    return this.gated(async () => {
+      if (!(await this.deps.codes.consume(purpose, email, checked))) throw invalidCode();
+      return hashPassword(password);
+    });
+  }
+
+  /** A new password's hash, in a slot of the hashing gate. */
+  private hash(password: string): Promise<string> {
+    return this.gated(() => hashPassword(password));
+  }
+
+  private async gated<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await this.hashGate.run(work);
+    } catch (err) {
+      if (!(err instanceof HashGateBusy)) throw err;
+      this.deps.logger.warn({ event: 'account.hashing_busy' }, 'new password refused: too many being set at once');
+      throw new SelfServiceError(
+        'SERVICE_UNAVAILABLE',
+        'temporarily_unavailable',
+        `too many passwords are being set right now; retry after ${err.retryAfterSeconds} second`,
+        { 'Retry-After': String(err.retryAfterSeconds) },
+        'password',
+      );
+    }
   }
 
   /** An email of the school's domain (sign-up), lower-cased. */
@@ -280,6 +336,11 @@ export class SelfService {
     const domain = this.deps.config.schoolEmailDomain;
     if (!email.endsWith(`@${domain}`)) {
       throw refuse('BAD_REQUEST', 'email_domain_not_allowed', `sign-up is open to @${domain} addresses only`, 'email');
+    }
+    // `hong1+t@` reaches hong1's mailbox: one mailbox would get any number of accounts, and a
+    // student's address would pass for a non-student's (a teacher sign-up).
+    if (!this.deps.config.signupAllowSubaddresses && email.slice(0, email.lastIndexOf('@')).includes('+')) {
+      throw refuse('BAD_REQUEST', 'email_subaddress_not_allowed', "sign-up takes the mailbox's own address, without a '+' part", 'email');
     }
     return email;
   }
@@ -293,6 +354,24 @@ export class SelfService {
     return email;
   }
 }
+
+/** What each spent budget says (src/oauth/email-codes.ts, CODE_LIMITS). */
+const BUDGET_WORDS = {
+  requests: {
+    requests: 'too many codes were requested for this email from this address',
+    checks: 'too many codes were requested for this email from this address',
+    address: 'too many codes were requested from this address',
+    global: 'too many codes are being requested right now',
+    email: 'many codes were mailed to this email today; the next one can be sent later',
+  },
+  checks: {
+    requests: 'too many codes were tried for this email from this address',
+    checks: 'too many codes were tried for this email from this address',
+    address: 'too many codes were tried from this address',
+    global: 'too many codes are being tried right now',
+    email: 'too many codes were tried for this email',
+  },
+} as const;
 
 function checkTeacher(value: unknown): TeacherInput | null {
   if (value === undefined || value === null) return null;

@@ -15,17 +15,41 @@ export interface LoginLimits {
   readonly delay: { readonly firstMs: number; readonly maxMs: number };
 }
 
-/** What to do with a login attempt: refuse it for now, or check it after `delayMs`. */
+/**
+ * What to do with a login attempt: refuse it for now, or check it after `delayMs`. An attempt
+ * past its address's failure budgets is still checked (`overBudget`): a correct password gets
+ * in, a wrong one is answered as refused (429 with `retryAfterSeconds`). `done` must be called
+ * once the password was checked.
+ */
 export type LoginDecision =
-  { readonly refused: true; readonly retryAfterSeconds: number } | { readonly refused: false; readonly delayMs: number };
+  | { readonly refused: true; readonly retryAfterSeconds: number }
+  | {
+      readonly refused: false;
+      readonly delayMs: number;
+      readonly overBudget: { readonly retryAfterSeconds: number } | null;
+      readonly done: () => void;
+    };
+
+/**
+ * Attempts past their address's budgets checked at once per address (per process), and the
+ * least they wait: an address out of failures gets at most this many argon2 checks per
+ * OVER_BUDGET_DELAY_MS, enough for the people behind a shared school address to keep signing in.
+ */
+export const OVER_BUDGET_CHECKS_PER_ADDRESS = 4;
+export const OVER_BUDGET_DELAY_MS = 1000;
 
 /** Far above any real count: the account-wide budget only counts, it never refuses. */
 const UNLIMITED = Number.MAX_SAFE_INTEGER;
 
 /**
- * Failed-login budgets that cannot be turned against the account's owner:
- * - per (account, address): an address that keeps failing on an account is refused for it;
- * - per address: an address that keeps failing on any accounts is refused;
+ * Failed-login budgets that cannot be turned against the account's owner. Only failed checks
+ * are refused or delayed, never a correct password:
+ * - per (account, address): an address that keeps failing on an account has its further wrong
+ *   passwords refused (429) for it;
+ * - per address: an address that keeps failing on any accounts has its further wrong ones refused;
+ *   past either budget an attempt is still checked, after at least OVER_BUDGET_DELAY_MS and at
+ *   most OVER_BUDGET_CHECKS_PER_ADDRESS at once per address, so the owner (or a classmate behind
+ *   the school's one public address) typing the right password gets in;
  * - per account, from every address together: never refuses, only slows each further attempt
  *   with a growing, capped delay, so guessing from many addresses gets slower while the owner,
  *   from an address that has not been failing, always gets in (after at most the cap).
@@ -37,6 +61,8 @@ export class LoginThrottle {
   private readonly perAccountFromAddress: RateLimiterAbstract;
   private readonly perAddress: RateLimiterAbstract;
   private readonly perAccount: RateLimiterAbstract;
+  /** Over-budget checks in flight per address key. */
+  private readonly overBudgetChecks = new Map<string, number>();
 
   constructor(
     private readonly limits: LoginLimits,
@@ -63,11 +89,28 @@ export class LoginThrottle {
       if (!(result.reason instanceof RateLimiterRes)) throw result.reason;
       wait = Math.max(wait, Math.max(1, Math.ceil(result.reason.msBeforeNext / 1000)));
     }
+    const key = addressKey(address);
+    const inFlight = this.overBudgetChecks.get(key) ?? 0;
     // A refused attempt is not checked, so it does not slow the owner down either.
-    if (wait > 0) return { refused: true, retryAfterSeconds: wait };
+    if (wait > 0 && inFlight >= OVER_BUDGET_CHECKS_PER_ADDRESS) return { refused: true, retryAfterSeconds: wait };
     const account = await this.perAccount.consume(accountKey(email));
     const earlierAttempts = account.consumedPoints - 1;
-    return { refused: false, delayMs: loginDelayMs(earlierAttempts, this.limits.accountFromAddress.points, this.limits.delay) };
+    const delayMs = loginDelayMs(earlierAttempts, this.limits.accountFromAddress.points, this.limits.delay);
+    if (wait === 0) return { refused: false, delayMs, overBudget: null, done: () => undefined };
+    this.overBudgetChecks.set(key, inFlight + 1);
+    let released = false;
+    return {
+      refused: false,
+      delayMs: Math.max(delayMs, OVER_BUDGET_DELAY_MS),
+      overBudget: { retryAfterSeconds: wait },
+      done: () => {
+        if (released) return;
+        released = true;
+        const left = (this.overBudgetChecks.get(key) ?? 1) - 1;
+        if (left > 0) this.overBudgetChecks.set(key, left);
+        else this.overBudgetChecks.delete(key);
+      },
+    };
   }
 
   /**
@@ -121,7 +164,7 @@ function accountFromAddressKey(email: string, address: string): string {
 }
 
 /** The budget key of a client address; IPv6 by its /64, which one subscriber usually holds whole. */
-function addressKey(address: string): string {
+export function addressKey(address: string): string {
   const bare = address.startsWith('::ffff:') ? address.slice(7) : address;
   return bare.includes(':') ? expandIpv6(bare).slice(0, 4).join(':') : bare;
 }

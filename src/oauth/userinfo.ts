@@ -7,9 +7,13 @@ import { toAppError } from '../data/errors.js';
 import { OAuthError, renderOAuthError } from '../http/errors.js';
 import type { AppContext, AppMiddleware } from '../http/context.js';
 import { AccessTokenRejected, type AccessTokenVerifier } from './access-token.js';
-import { OAUTH_PATHS, SELF_READ } from './constants.js';
+import { OAUTH_PATHS, RESOURCE_SCOPES } from './constants.js';
+import { releasedFields } from './login-scopes.js';
 
-/** The userinfo answer of docs/decisions.md. */
+/**
+ * The whole userinfo answer of docs/decisions.md and issue 22; a token sees only the fields its
+ * scopes release (src/oauth/login-scopes.ts), the others are absent.
+ */
 export interface UserinfoResponse {
   sub: string;
   id: number;
@@ -17,6 +21,12 @@ export interface UserinfoResponse {
   role: string;
   isStudent: boolean;
   student: Record<string, unknown> | null;
+  /** A teacher's record (name, department); null for anyone else. */
+  teacher: { name: string | null; department: string | null } | null;
+  /** The person's clubs (their major and autonomous club), as summaries. */
+  clubs: Record<string, unknown>[];
+  /** The projects the person takes part in, as summaries. */
+  projects: Record<string, unknown>[];
 }
 
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
@@ -24,10 +34,19 @@ const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 /**
  * GET and POST /userinfo with `Authorization: Bearer <access token>`. The token is a JWT of
  * the token endpoint, verified here (signature, expiry, issuer, audience, live grant); 401
- * with WWW-Authenticate when it is missing, invalid, expired or revoked, 403 without
- * `self:read`. Browsers may call it from anywhere: it takes no cookies, only the bearer token.
+ * with WWW-Authenticate when it is missing, invalid, expired or revoked, 403 without any of
+ * the login scopes that release data (self:read, account:read, student:read, club:read,
+ * project:read). The answer holds exactly the fields the token's scopes release. Browsers may call it from anywhere: it takes no cookies, only the bearer token.
  */
-export function userinfoRoutes(deps: { db: Database; verifier: AccessTokenVerifier; realm: string }): AppMiddleware {
+export interface UserinfoDeps {
+  db: Database;
+  verifier: AccessTokenVerifier;
+  realm: string;
+  /** Whether the app a token was issued to may still read (a disabled app's tokens stop here at once). */
+  clientActive?: (clientId: string) => Promise<boolean>;
+}
+
+export function userinfoRoutes(deps: UserinfoDeps): AppMiddleware {
   const accounts = rememberedAccounts(deps.db);
   return async (ctx, next) => {
     if (ctx.path !== OAUTH_PATHS.userinfo) return next();
@@ -46,29 +65,33 @@ export function userinfoRoutes(deps: { db: Database; verifier: AccessTokenVerifi
   };
 }
 
-async function answer(
-  ctx: AppContext,
-  deps: { db: Database; verifier: AccessTokenVerifier; realm: string },
-  accounts: RememberedLookups<number, ShownAccount>,
-): Promise<void> {
+async function answer(ctx: AppContext, deps: UserinfoDeps, accounts: RememberedLookups<number, ShownAccount>): Promise<void> {
   const token = BEARER.exec(ctx.get('authorization'))?.[1];
   if (!token) throw invalidToken(deps.realm, 'missing bearer access token in the Authorization header');
   const verified = await deps.verifier.verify(token).catch((err: unknown) => {
     throw err instanceof AccessTokenRejected ? invalidToken(deps.realm, err.message) : err;
   });
-  if (!verified.scopes.has(SELF_READ)) {
-    throw new OAuthError('FORBIDDEN', 'insufficient_scope', `the access token lacks the ${SELF_READ} scope`, {
-      'WWW-Authenticate': `Bearer realm="${deps.realm}", error="insufficient_scope", scope="${SELF_READ}"`,
+  if (!RESOURCE_SCOPES.some((scope) => verified.scopes.has(scope))) {
+    throw new OAuthError('FORBIDDEN', 'insufficient_scope', `the access token has none of the scopes ${RESOURCE_SCOPES.join(', ')}`, {
+      'WWW-Authenticate': `Bearer realm="${deps.realm}", error="insufficient_scope", scope="${RESOURCE_SCOPES.join(' ')}"`,
     });
   }
+  if (deps.clientActive && !(await deps.clientActive(verified.clientId)))
+    throw invalidToken(deps.realm, 'the app of the access token is disabled');
   const account = /^\d+$/.test(verified.sub) ? await accounts.get(Number(verified.sub)) : undefined;
   if (!account) throw invalidToken(deps.realm, 'the account of the access token no longer exists');
   ctx.set('Cache-Control', 'no-store');
-  ctx.body = userinfoOf(account, await deps.db.school.snapshot());
+  ctx.body = released(userinfoOf(account, await deps.db.school.snapshot()), verified.scopes);
+}
+
+/** The fields of the answer that `scopes` release, in the answer's order. */
+export function released(answer: UserinfoResponse, scopes: Iterable<string>): Partial<UserinfoResponse> {
+  const fields = releasedFields(scopes);
+  return Object.fromEntries(Object.entries(answer).filter(([key]) => fields.has(key))) as Partial<UserinfoResponse>;
 }
 
 /** What userinfo shows of an account. */
-type ShownAccount = Pick<AccountDoc, '_id' | 'email' | 'role'>;
+type ShownAccount = Pick<AccountDoc, '_id' | 'email' | 'role'> & { name: string | null; department: string | null };
 
 /** Accounts remembered per process. */
 const MAX_REMEMBERED_ACCOUNTS = 10000;
@@ -82,7 +105,7 @@ function rememberedAccounts(db: Database): RememberedLookups<number, ShownAccoun
   const store = new AccountStore(db);
   return new RememberedLookups(db.versions, 'oauth', MAX_REMEMBERED_ACCOUNTS, async (id) => {
     const doc = await store.findById(id);
-    return doc ? { _id: doc._id, email: doc.email, role: doc.role } : undefined;
+    return doc ? { _id: doc._id, email: doc.email, role: doc.role, name: doc.name ?? null, department: doc.department ?? null } : undefined;
   });
 }
 
@@ -99,6 +122,18 @@ export function userinfoOf(account: ShownAccount, school: SchoolSnapshot): Useri
     role: account.role,
     isStudent: student !== null,
     student: student ? studentRecord(student, school) : null,
+    teacher: account.role === 'TEACHER' ? { name: account.name ?? null, department: account.department ?? null } : null,
+    clubs: student
+      ? [student.majorClubId, student.autonomousClubId].flatMap((id) => {
+          const club = clubSummary(id, school);
+          return club ? [club] : [];
+        })
+      : [],
+    projects: student
+      ? school.projects.all
+          .filter((p) => (p.participantIds ?? []).includes(student._id))
+          .map((p) => ({ id: p._id, name: p.name, status: p.status ?? 'ACTIVE' }))
+      : [],
   };
 }
 

@@ -4,11 +4,12 @@ import compose from 'koa-compose';
 import { Gate } from '../data/budget.js';
 import { MethodNotAllowedError } from '../errors/index.js';
 import { createContext } from '../graphql/context.js';
+import { buildSchema } from '../graphql/schema.js';
 import { createGraphQLServer } from '../graphql/server.js';
 import { ApiKeyAuthenticator, apiKey, requireScope } from '../http/api-key.js';
 import { timeBudget } from '../http/budget.js';
 import type { AppMiddleware, RequestState } from '../http/context.js';
-import { DOCS_PATH, OPENAPI_PATH, docsAssets, docsPage, openApiJson } from '../http/docs.js';
+import { DOCS_PATH, OPENAPI_PATH, SCHEMA_PATH, docsAssets, docsPage, graphqlSdl, openApiJson } from '../http/docs.js';
 import { graphqlHttp } from '../http/graphql.js';
 import { healthHandler } from '../http/health.js';
 import { FailureLimiter, KeyRateLimiter, costCharge, rateLimit } from '../http/rate-limit.js';
@@ -26,7 +27,8 @@ const GRAPHQL_BODY_LIMIT = '100kb';
 /**
  * The data API: every row of the endpoint table (src/rest/endpoints.ts), POST/GET /graphql,
  * GET /v1/health, and the API reference, which needs no key (GET /v1/openapi.json, built from
- * the same rows, and the page GET /docs). A data request goes
+ * the same rows, GET /graphql/schema.graphql, the executed schema as SDL for graphql-codegen, and
+ * the page GET /docs). A data request goes
  * `timeBudget -> apiKey -> usage -> notModified -> rateLimit -> scope -> handler` (notModified
  * answers a conditional request whose answer the caller holds, without spending the rate limit:
  * src/rest/handler.ts); errors become envelopes in the app-wide boundary (src/app.ts). Health has
@@ -36,7 +38,9 @@ export async function createDataSurface(deps: AppDeps): Promise<Surface> {
   const { config, db } = deps;
   const now = deps.now ?? (() => new Date());
   const limits = config.dataLimits;
-  const graphql = await createGraphQLServer(deps.logger);
+  // One schema object: Apollo executes it, and the OpenAPI document and the SDL are printed from it.
+  const schema = buildSchema();
+  const graphql = await createGraphQLServer(deps.logger, schema);
   const neis = startNeisBackground({ config, db, logger: deps.logger, now });
   const rest: RestDeps = {
     graphql,
@@ -64,7 +68,8 @@ export async function createDataSurface(deps: AppDeps): Promise<Surface> {
 
   const routes = new Routes();
   routes.get('/v1/health', healthHandler(db, [neis.health]));
-  routes.get(OPENAPI_PATH, openApiJson(buildOpenApiDocument(ENDPOINTS)));
+  routes.get(OPENAPI_PATH, openApiJson(buildOpenApiDocument(ENDPOINTS, schema)));
+  routes.get(SCHEMA_PATH, graphqlSdl(schema));
   // The pages live with the authorization server (AUTH_URL), which may be another address.
   const pages = config.urls.auth === config.urls.base ? '' : config.urls.auth;
   routes.get(DOCS_PATH, docsPage({ home: `${pages}/`, console: `${pages}/console`, admin: `${pages}/admin` }));

@@ -2,6 +2,11 @@ import { OAuthStore } from '../data/oauth-store.js';
 import { verifierFor } from '../oauth/access-token.js';
 import { loadOAuthKeys } from '../oauth/keys.js';
 import { userinfoRoutes } from '../oauth/userinfo.js';
+import { ClientService } from '../oauth/clients.js';
+import { RememberedLookups } from '../data/remembered.js';
+
+/** Apps whose state userinfo remembers per process. */
+const MAX_REMEMBERED_CLIENTS = 10000;
 import type { AppDeps, Surface } from './types.js';
 
 /** The userinfo server; it shares only the database (keys, grants, accounts) with the auth server. */
@@ -9,8 +14,17 @@ export async function createUserinfoSurface(deps: AppDeps): Promise<Surface> {
   const now = deps.now ?? (() => new Date());
   const keys = await loadOAuthKeys(deps.config, deps.db);
   const store = new OAuthStore(deps.db, now);
+  // A disabled app's tokens stop here at once: whether an app is active is remembered until the
+  // `oauth` version moves, which disabling it does (src/data/accounts.ts, ClientStore).
+  const clients = new ClientService(deps.db, { isProduction: deps.config.isProduction });
+  const active = new RememberedLookups(deps.db.versions, 'oauth', MAX_REMEMBERED_CLIENTS, async (id: string) => clients.isActive(id));
   return {
-    middleware: userinfoRoutes({ db: deps.db, verifier: verifierFor(deps.config, keys, store, now), realm: deps.config.urls.userinfo }),
+    middleware: userinfoRoutes({
+      db: deps.db,
+      verifier: verifierFor(deps.config, keys, store, now),
+      realm: deps.config.urls.userinfo,
+      clientActive: async (id) => (await active.get(id)) === true,
+    }),
     close: async () => {},
   };
 }

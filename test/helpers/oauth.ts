@@ -63,6 +63,8 @@ export interface AuthorizeResult {
   /** Statuses of every hop, in order (to check e.g. the 303s). */
   readonly statuses: number[];
   readonly jar: CookieJar;
+  /** The HTML of every page answered on the way (the login form, the consent page). */
+  readonly pages: string[];
 }
 
 export interface AuthorizeOptions {
@@ -90,6 +92,7 @@ export async function authorize(
 ): Promise<AuthorizeResult> {
   const jar = options.jar ?? new CookieJar();
   const statuses: number[] = [];
+  const pages: string[] = [];
   const pkce = options.pkce !== false && params['code_challenge'] === undefined ? pkcePair() : undefined;
   const query = pkce ? { ...params, code_challenge: pkce.challenge, code_challenge_method: 'S256' } : params;
   const verifier = pkce?.verifier;
@@ -105,12 +108,13 @@ export async function authorize(
     const location = res.headers.get('location');
     if (location) {
       const target = new URL(location, next.url);
-      if (target.origin !== t.url) return { location: target, code: target.searchParams.get('code'), verifier, statuses, jar };
+      if (target.origin !== t.url) return { location: target, code: target.searchParams.get('code'), verifier, statuses, jar, pages };
       await res.arrayBuffer();
       next = { url: target.href, init: {} };
       continue;
     }
     const html = await res.text();
+    pages.push(html);
     expect(res.status, `unexpected answer at ${next.url}: ${html.slice(-700)}`).to.equal(200);
     const csrf = /name="csrf" value="([^"]+)"/.exec(html)?.[1] ?? '';
     const action = /<form method="post" action="([^"]+)"/.exec(html)?.[1] ?? '';

@@ -99,14 +99,14 @@ describe('OAuth hardening: failed logins cannot lock the owner out', function ()
   });
   after(() => t.close());
 
-  it('after the per-(account, address) limit from one address, the owner still signs in from another address', async () => {
+  it('after the per-(account, address) limit from one address, its wrong passwords are refused; the owner still signs in from another address', async () => {
     const form = await openLoginForm(t, clientId);
     const attacker = '203.0.113.10';
     for (let i = 0; i < 3; i++) {
       expect((await login(t, form, { email: OWNER.email, password: `guess ${i}` }, attacker)).res.status).to.equal(401);
     }
-    // That address is refused for this account, even with the right password...
-    const refused = await login(t, form, OWNER, attacker);
+    // That address's further wrong passwords are refused for this account...
+    const refused = await login(t, form, { email: OWNER.email, password: 'guess 3' }, attacker);
     expect(refused.res.status).to.equal(429);
     expect(Number(refused.res.headers.get('retry-after'))).to.be.within(1, 900);
     // ...while the owner, at another address, gets in (after the account-wide delay at most).
@@ -114,7 +114,43 @@ describe('OAuth hardening: failed logins cannot lock the owner out', function ()
     expect(owner.res.status).to.equal(303);
     expect(new URL(owner.res.headers.get('location') ?? '', t.url).pathname).to.match(/^\/v1\/oauth\/authorize\//);
     // The attacker's address stays refused for the account.
-    expect((await login(t, form, OWNER, attacker)).res.status).to.equal(429);
+    const again = await openLoginForm(t, clientId);
+    expect((await login(t, again, { email: OWNER.email, password: 'guess 4' }, attacker)).res.status).to.equal(429);
+  });
+
+  it("failures are limited, successes are not: the owner's right password gets in after 10 wrong ones from the same address", async () => {
+    const shared = '203.0.113.50';
+    const student = { email: 'classmate@school.test', password: 'a classmate password' };
+    await createAccount(t.db, student.email, student.password);
+    const form = await openLoginForm(t, clientId);
+    const statuses: number[] = [];
+    for (let i = 0; i < 10; i++) statuses.push((await login(t, form, { email: student.email, password: `typo ${i}` }, shared)).res.status);
+    // Three failures (OAUTH_LOGIN_LIMIT_ACCOUNT), then the address's wrong passwords on it are refused.
+    expect(statuses).to.deep.equal([401, 401, 401, 429, 429, 429, 429, 429, 429, 429]);
+    const owner = await login(t, form, student, shared);
+    expect(owner.res.status).to.equal(303);
+    expect(new URL(owner.res.headers.get('location') ?? '', t.url).pathname).to.match(/^\/v1\/oauth\/authorize\//);
+    // Checked after a wait (at least a second past the budget), never refused.
+    expect(owner.ms).to.be.at.least(1000);
+  });
+
+  it('an address out of its failure budget on any accounts still lets the right password in', async () => {
+    const limited = await buildTestApp('oauth_lockout_ip', {
+      env: { TRUSTED_PROXIES: '127.0.0.1', OAUTH_LOGIN_LIMIT_ACCOUNT: '50/900', OAUTH_LOGIN_LIMIT_IP: '4/900', OAUTH_LOGIN_DELAY_MS: '0' },
+    });
+    try {
+      await createAccount(limited.db, OWNER.email, OWNER.password);
+      const id = (await createClient(limited.db, { firstParty: true })).client.id;
+      const form = await openLoginForm(limited, id);
+      const school = '203.0.113.60';
+      const statuses: number[] = [];
+      for (let i = 0; i < 6; i++)
+        statuses.push((await login(limited, form, { email: `other${i}@school.test`, password: 'wrong pw 1' }, school)).res.status);
+      expect(statuses).to.deep.equal([401, 401, 401, 401, 429, 429]);
+      expect((await login(limited, form, OWNER, school)).res.status).to.equal(303);
+    } finally {
+      await limited.close();
+    }
   });
 
   it('failures on an account from many addresses slow every further attempt with a growing delay, capped, and never refuse the owner', async () => {

@@ -191,7 +191,10 @@ describe('OAuth login and consent pages', () => {
 
     const html = await (await fetch(consentUrl, { headers: { cookie: page.jar.header() } })).text();
     expect(html).to.include('<h1>권한 요청</h1>');
-    expect(html).to.include('내 학생 정보 읽기: 이름, 이메일, 학번, 학과, 기숙사, 동아리');
+    expect(html)
+      .to.include('내 학생 정보 읽기 (계정과 학생 기록)')
+      .and.include('학생 기록: 기숙사 호실')
+      .and.include('학교가 운영하는 앱입니다.');
     expect(html).to.include(`${USER.email} 계정`);
     const en = await (await fetch(`${consentUrl.href}?lang=en`, { headers: { cookie: page.jar.header() } })).text();
     expect(en).to.include('Read your own student record');

@@ -81,7 +81,9 @@ describe('OAuth userinfo server', () => {
       expect(res.headers.get('content-type')).to.equal('application/json; charset=utf-8');
       expect(res.headers.get('cache-control')).to.equal('no-store');
       const body = (await res.json()) as Record<string, unknown>;
-      expect(Object.keys(body)).to.deep.equal(['sub', 'id', 'email', 'role', 'isStudent', 'student']);
+      // self:read as before, with `teacher` (null but for a teacher) since issue 22.
+      expect(Object.keys(body)).to.deep.equal(['sub', 'id', 'email', 'role', 'isStudent', 'student', 'teacher']);
+      expect(body['teacher']).to.equal(null);
       expect(body).to.include({ sub: decodeJwt(access_token).sub, email: USER.email, role: 'USER', isStudent: true });
       expect(body['id']).to.equal(Number(body['sub']));
       expect(body['student']).to.deep.equal({
@@ -146,15 +148,17 @@ describe('OAuth userinfo server', () => {
     await expectInvalidToken(await userinfo(access_token), 'expired');
   });
 
-  it('a token without self:read at userinfo: 403 insufficient_scope', async () => {
+  it('a token with no data scope (openid only) at userinfo: 403 insufficient_scope', async () => {
     const { access_token } = await login(USER, 'openid');
     expect(decodeJwt(access_token).scope).to.equal(undefined);
     const res = await userinfo(access_token);
     expect(res.status).to.equal(403);
-    expect(res.headers.get('www-authenticate')).to.equal(`Bearer realm="${t.url}", error="insufficient_scope", scope="self:read"`);
+    expect(res.headers.get('www-authenticate')).to.equal(
+      `Bearer realm="${t.url}", error="insufficient_scope", scope="account:read student:read club:read project:read self:read"`,
+    );
     expect(await res.json()).to.deep.equal({
       error: 'insufficient_scope',
-      error_description: 'the access token lacks the self:read scope',
+      error_description: 'the access token has none of the scopes account:read, student:read, club:read, project:read, self:read',
     });
   });
 

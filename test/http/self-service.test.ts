@@ -6,7 +6,7 @@ import { authorize, createAccount, createClient, postJson, REDIRECT_URI } from '
 import { codeOf, TestMailServer } from '../helpers/smtp.js';
 import { freePort } from '../../src/data/embedded/index.js';
 import { AccountService } from '../../src/oauth/accounts.js';
-import { CODE_LIMITS } from '../../src/oauth/email-codes.js';
+import { CODE_LIMITS, WRONG_CHECKS_PER_CODE } from '../../src/oauth/email-codes.js';
 
 /**
  * Sign-up and password reset over their JSON endpoints (README "Accounts"), with mail sent
@@ -137,13 +137,13 @@ describe('self-service accounts: sign-up and password reset (JSON endpoints, rea
       expect((await signUp({ email, password: PASSWORD, code: second })).status).to.equal(201);
     });
 
-    it(`at most ${CODE_LIMITS.requests.points} code requests per 10 minutes per email: then 429 with Retry-After`, async () => {
+    it(`at most ${CODE_LIMITS.requests.points} code requests per 10 minutes per email and address: then 429 with Retry-After`, async () => {
       const email = newEmail();
       for (let i = 0; i < CODE_LIMITS.requests.points; i++) {
         expect((await postJson(t, '/v1/accounts/email-verifications', { email })).status).to.equal(202);
       }
       const res = await postJson(t, '/v1/accounts/email-verifications', { email });
-      const body = await expectOAuthError(res, 429, 'too_many_requests', 'too many codes were requested for this email');
+      const body = await expectOAuthError(res, 429, 'too_many_requests', 'too many codes were requested for this email from this address');
       const retryAfter = Number(res.headers.get('retry-after'));
       expect(retryAfter).to.be.within(590, 600);
       expect(body.error_description).to.include(`retry after ${retryAfter} seconds`);
@@ -152,15 +152,36 @@ describe('self-service accounts: sign-up and password reset (JSON endpoints, rea
       expect((await postJson(t, '/v1/accounts/email-verifications', { email: newEmail() })).status).to.equal(202);
     });
 
-    it(`at most ${CODE_LIMITS.checks.points} code checks per 5 minutes per email: then 429, even for the right code`, async () => {
+    it(`a code dies after ${WRONG_CHECKS_PER_CODE} wrong checks: then even the right one fails`, async () => {
       const email = newEmail();
       const code = await signUpCode(email);
       const wrong = code === '00000000' ? '11111111' : '00000000';
+      for (let i = 0; i < WRONG_CHECKS_PER_CODE; i++) {
+        await expectOAuthError(await signUp({ email, password: PASSWORD, code: wrong }), 400, 'invalid_code');
+      }
+      await expectOAuthError(await signUp({ email, password: PASSWORD, code }), 400, 'invalid_code');
+      expect(await t.db.models.emailCodes.countDocuments({ email })).to.equal(0);
+      // Four wrong checks leave it alive (another email: these checks would pass this one's budget).
+      const second = newEmail();
+      const next = await signUpCode(second);
+      const other = next === '00000000' ? '11111111' : '00000000';
+      for (let i = 0; i < WRONG_CHECKS_PER_CODE - 1; i++) {
+        await expectOAuthError(await signUp({ email: second, password: PASSWORD, code: other }), 400, 'invalid_code');
+      }
+      expect((await signUp({ email: second, password: PASSWORD, code: next })).status).to.equal(201);
+    });
+
+    it(`at most ${CODE_LIMITS.checks.points} code checks per 5 minutes per email and address: then 429, even for the right code`, async () => {
+      const email = newEmail();
+      let code = '';
       for (let i = 0; i < CODE_LIMITS.checks.points; i++) {
+        // A fresh code before each would-be fatal check, so the budget, not the code's death, refuses.
+        if (i % (WRONG_CHECKS_PER_CODE - 1) === 0) code = await signUpCode(email);
+        const wrong = code === '00000000' ? '11111111' : '00000000';
         await expectOAuthError(await signUp({ email, password: PASSWORD, code: wrong }), 400, 'invalid_code');
       }
       const res = await signUp({ email, password: PASSWORD, code });
-      await expectOAuthError(res, 429, 'too_many_requests', 'too many codes were tried for this email');
+      await expectOAuthError(res, 429, 'too_many_requests', 'too many codes were tried for this email from this address');
       expect(Number(res.headers.get('retry-after'))).to.be.within(290, 300);
     });
 

@@ -8,9 +8,10 @@ export const ApiScope = {
 } as const;
 
 export type ApiScope = typeof ApiScope[keyof typeof ApiScope];
-/** The role of a login account: admin consoles are for ADMIN and ROOT. */
+/** The role of a login account: admin consoles are for ADMIN and ROOT; a TEACHER is an approved teacher, not an administrator. */
 export const AccountRole = {
   User: 'USER',
+  Teacher: 'TEACHER',
   Admin: 'ADMIN',
   Root: 'ROOT'
 } as const;

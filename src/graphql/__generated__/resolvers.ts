@@ -34,9 +34,10 @@ export type ApiScope =
   | 'PROJECT_READ'
   | 'NEIS_READ';
 
-/** The role of a login account: admin consoles are for ADMIN and ROOT. */
+/** The role of a login account: admin consoles are for ADMIN and ROOT; a TEACHER is an approved teacher, not an administrator. */
 export type AccountRole =
   | 'USER'
+  | 'TEACHER'
   | 'ADMIN'
   | 'ROOT';
 

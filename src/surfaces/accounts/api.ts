@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import bodyParser from 'koa-bodyparser';
 import type { AppContext, AppMiddleware } from '../../http/context.js';
 import { toAppError } from '../../data/errors.js';
@@ -5,10 +6,20 @@ import { OAuthError, renderOAuthError } from '../../http/errors.js';
 import { ACCOUNT_PATHS } from '../../oauth/constants.js';
 import type { SelfService } from '../../oauth/self-service.js';
 
+/** How long a refusal of a spent address waits before it is sent (milliseconds). */
+export const SPENT_ADDRESS_PAUSE_MS = 100;
+
 /** The JSON bodies are a few fields. */
 const BODY_LIMIT = '16kb';
 
 type Handler = (ctx: AppContext, body: Record<string, unknown>) => Promise<void>;
+
+interface Route {
+  readonly method: string;
+  /** The address budget a request of this route spends (src/oauth/email-codes.ts), checked before the body is read. */
+  readonly budget: 'requests' | 'checks';
+  readonly handler: Handler;
+}
 
 /**
  * The self-service JSON endpoints (README "Accounts"), for our pages' logic and any other front
@@ -21,14 +32,15 @@ type Handler = (ctx: AppContext, body: Record<string, unknown>) => Promise<void>
  * Errors are `{error, error_description}` (src/oauth/self-service.ts names them), 429 with Retry-After.
  */
 export function accountApi(service: SelfService): AppMiddleware {
-  const routes = new Map<string, { method: string; handler: Handler }>([
+  const routes = new Map<string, Route>([
     [
       ACCOUNT_PATHS.emailVerifications,
       {
         method: 'POST',
+        budget: 'requests',
         handler: async (ctx, body) => {
           ctx.status = 202;
-          ctx.body = await service.requestSignupCode(body['email']);
+          ctx.body = await service.requestSignupCode(body['email'], ctx.ip);
         },
       },
     ],
@@ -36,13 +48,17 @@ export function accountApi(service: SelfService): AppMiddleware {
       ACCOUNT_PATHS.accounts,
       {
         method: 'POST',
+        budget: 'checks',
         handler: async (ctx, body) => {
-          const account = await service.signUp({
-            email: body['email'],
-            password: body['password'],
-            code: body['code'],
-            teacher: body['teacher'],
-          });
+          const account = await service.signUp(
+            {
+              email: body['email'],
+              password: body['password'],
+              code: body['code'],
+              teacher: body['teacher'],
+            },
+            ctx.ip,
+          );
           ctx.status = 201;
           ctx.body = {
             id: account.id,
@@ -59,9 +75,10 @@ export function accountApi(service: SelfService): AppMiddleware {
       ACCOUNT_PATHS.passwordResets,
       {
         method: 'POST',
+        budget: 'requests',
         handler: async (ctx, body) => {
           ctx.status = 202;
-          ctx.body = await service.requestPasswordReset(body['email']);
+          ctx.body = await service.requestPasswordReset(body['email'], ctx.ip);
         },
       },
     ],
@@ -69,8 +86,9 @@ export function accountApi(service: SelfService): AppMiddleware {
       ACCOUNT_PATHS.password,
       {
         method: 'PUT',
+        budget: 'checks',
         handler: async (ctx, body) => {
-          await service.resetPassword({ email: body['email'], code: body['code'], newPassword: body['newPassword'] });
+          await service.resetPassword({ email: body['email'], code: body['code'], newPassword: body['newPassword'] }, ctx.ip);
           ctx.status = 204;
         },
       },
@@ -89,6 +107,14 @@ export function accountApi(service: SelfService): AppMiddleware {
     try {
       if (ctx.method !== route.method)
         throw new OAuthError('METHOD_NOT_ALLOWED', 'invalid_request', `use ${route.method}`, { Allow: `${route.method}, OPTIONS` });
+      await service.assertAddressAllowed(route.budget, ctx.ip).catch(async (err: unknown) => {
+        // A spent address is answered after a short pause that costs nothing (a timer): a
+        // flood's connections then turn over at most 1000 / SPENT_ADDRESS_PAUSE_MS times a
+        // second each, instead of as fast as the event loop can refuse them, which would take it
+        // from the logins (bench/flood.ts).
+        await sleep(SPENT_ADDRESS_PAUSE_MS);
+        throw err;
+      });
       await route.handler(ctx, await jsonBody(ctx, parse));
     } catch (err) {
       renderOAuthError(ctx, toAppError(fromBodyError(err)));

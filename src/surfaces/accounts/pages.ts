@@ -65,9 +65,10 @@ function refused(
   const { t } = req;
   if (err instanceof SelfServiceError) {
     const retryAfter = err.retryAfterSeconds ?? 60;
-    if (err.status === 429) req.ctx.set('Retry-After', String(retryAfter));
+    const limited = err.status === 429 || err.status === 503;
+    if (limited) req.ctx.set('Retry-After', String(retryAfter));
     const message = t.accounts.problems(deps.domain, Math.max(1, Math.ceil(retryAfter / 60)))[err.problem];
-    return again([{ field: err.field ?? fallbackField, message }], err.status === 429 ? 429 : 422);
+    return again([{ field: err.field ?? fallbackField, message }], limited ? err.status : 422);
   }
   if (err instanceof Error && 'status' in err && err.status === 503) {
     req.ctx.set('Retry-After', '60');
@@ -191,7 +192,7 @@ const signUpRequestCode: Handler<AccountPagesDeps> = async (req, deps) => {
   const { t } = req;
   const form = emailForm.parse(req.form);
   try {
-    const sent = await deps.service.requestSignupCode(form.email);
+    const sent = await deps.service.requestSignupCode(form.email, req.ctx.ip);
     return redirect(withQuery(`${SIGN_UP}/verify`, { email: sent.email, return: returnOf(req, form.return) }), {
       kind: 'ok',
       text: t.accounts.sent(sent.email),
@@ -216,12 +217,15 @@ const signUpVerify: Handler<AccountPagesDeps> = async (req) => signUpVerifyPage(
 const signUp: Handler<AccountPagesDeps> = async (req, deps) => {
   const form = signUpForm.parse(req.form);
   try {
-    const account = await deps.service.signUp({
-      email: form.email,
-      password: form.password,
-      code: form.code,
-      ...(form.teacher ? { teacher: { name: form.name, department: form.department } } : {}),
-    });
+    const account = await deps.service.signUp(
+      {
+        email: form.email,
+        password: form.password,
+        code: form.code,
+        ...(form.teacher ? { teacher: { name: form.name, department: form.department } } : {}),
+      },
+      req.ctx.ip,
+    );
     return redirect(
       withQuery(`${SIGN_UP}/done`, { pending: account.approval === 'PENDING' ? '1' : '', return: returnOf(req, form.return) }),
     );
@@ -254,7 +258,7 @@ const resetRequestCode: Handler<AccountPagesDeps> = async (req, deps) => {
   const { t } = req;
   const form = emailForm.parse(req.form);
   try {
-    const sent = await deps.service.requestPasswordReset(form.email);
+    const sent = await deps.service.requestPasswordReset(form.email, req.ctx.ip);
     return redirect(withQuery(`${RESET}/verify`, { email: sent.email, return: returnOf(req, form.return) }), {
       kind: 'ok',
       text: t.accounts.resetSent(sent.email),
@@ -279,7 +283,7 @@ const resetVerify: Handler<AccountPagesDeps> = async (req) => resetVerifyPage(re
 const reset: Handler<AccountPagesDeps> = async (req, deps) => {
   const form = resetForm.parse(req.form);
   try {
-    await deps.service.resetPassword({ email: form.email, code: form.code, newPassword: form.password });
+    await deps.service.resetPassword({ email: form.email, code: form.code, newPassword: form.password }, req.ctx.ip);
     return redirect(withQuery(`${RESET}/done`, { return: returnOf(req, form.return) }));
   } catch (err) {
     return refused(req, deps, err, 'code', (errors, status) => resetVerifyPage(req, { ...form, password: '' }, errors, status));

@@ -7,7 +7,8 @@ import {
   type ClientProblem,
   type ClientSummary,
 } from '../../oauth/clients.js';
-import { OAUTH_SCOPES, SELF_READ } from '../../oauth/constants.js';
+import { SELF_READ } from '../../oauth/constants.js';
+import { LOGIN_SCOPES } from '../../oauth/login-scopes.js';
 import { choices, csrfField, errorSummary, facts, field, type FieldError, linkButton, table, textArea, when } from '../web/components.js';
 import { list, text, ticked } from '../web/forms.js';
 import { html, type Html } from '../web/html.js';
@@ -18,6 +19,7 @@ import type { ConsoleDeps } from './deps.js';
 /** The form field each refusal belongs to. */
 const FIELD_OF: Record<ClientProblem, string> = {
   unknown_client: 'name',
+  reserved_name: 'name',
   name: 'name',
   service_name: 'serviceName',
   redirect_uri_missing: 'redirectUris',
@@ -60,31 +62,36 @@ function problemError(t: Texts, err: ClientValidationError): FieldError {
 function appFields(t: Texts, values: AppForm, errors: FieldError[], withType: boolean): Html {
   const a = t.console.apps;
   return html`${field({ name: 'name', label: a.name, value: values.name, required: true, maxlength: MAX_CLIENT_NAME_LENGTH, errors })}
-  ${field({ name: 'serviceName', label: a.serviceName, value: values.serviceName, hint: a.serviceHint, maxlength: MAX_CLIENT_NAME_LENGTH, errors })}
-  ${textArea({ name: 'redirectUris', label: a.redirectUris, value: values.redirectUris, hint: a.redirectHint, required: true, rows: 3, errors })}
-  ${
-    withType
-      ? choices({
-          name: 'type',
-          legend: a.type,
-          type: 'radio',
-          options: [
-            { value: 'confidential', label: a.confidential },
-            { value: 'public', label: a.public },
-          ],
-          checked: [values.type],
-          errors,
-        })
-      : ''
-  }
-  ${choices({
-    name: 'scopes',
-    legend: a.scopes,
-    type: 'checkbox',
-    options: OAUTH_SCOPES.map((scope) => ({ value: scope, label: scope, hint: a.scopeText[scope] ?? '' })),
-    checked: values.scopes,
-    errors,
-  })}`;
+    ${field({ name: 'serviceName', label: a.serviceName, value: values.serviceName, hint: a.serviceHint, maxlength: MAX_CLIENT_NAME_LENGTH, errors })}
+    ${textArea({ name: 'redirectUris', label: a.redirectUris, value: values.redirectUris, hint: a.redirectHint, required: true, rows: 3, errors })}
+    ${
+      withType
+        ? choices({
+            name: 'type',
+            legend: a.type,
+            type: 'radio',
+            options: [
+              { value: 'confidential', label: a.confidential },
+              { value: 'public', label: a.public },
+            ],
+            checked: [values.type],
+            errors,
+          })
+        : ''
+    }
+    ${choices({
+      name: 'scopes',
+      legend: a.scopes,
+      type: 'checkbox',
+      options: LOGIN_SCOPES.map((scope) => ({
+        value: scope.name,
+        label: `${scope.name} · ${a.scopeText[scope.name] ?? ''}`,
+        hint: scope.shown.map((f) => (t.locale === 'en-US' ? f.en : f.ko)).join(', '),
+      })),
+      checked: values.scopes,
+      errors,
+    })}
+    <p class="hint">${a.approvalHint}</p>`;
 }
 
 export const appList: Handler<ConsoleDeps> = async (req, deps) => {
@@ -98,13 +105,14 @@ export const appList: Handler<ConsoleDeps> = async (req, deps) => {
     html`<p>${a.intro(MAX_APPS_PER_ACCOUNT)}</p>
       <p>${linkButton('/console/apps/new', a.register)} <span class="muted">${apps.length} / ${MAX_APPS_PER_ACCOUNT}</span></p>
       ${table(t, {
-        columns: [a.name, a.serviceNameShort, a.type, a.granted, a.createdAt],
+        columns: [a.name, a.serviceNameShort, a.type, a.state, a.granted, a.createdAt],
         rows,
         empty: a.none,
         cells: ({ app, granted: count }) => [
           { content: html`<a href="/console/apps/${app.id}">${app.name}</a>`, rowHeader: true },
           app.serviceName ?? '—',
           a.typeShort[app.type],
+          html`<span class="tag" data-state="${app.state}">${t.appStates[app.state]}</span>`,
           count,
           when(deps, t, app.createdAt),
         ],
@@ -187,6 +195,7 @@ async function detailPage(
         ${facts([
           [a.clientId, html`<code id="client-id">${app.id}</code>`],
           [a.type, a.typeShort[app.type]],
+          [a.state, html`<span class="tag" data-state="${app.state}">${t.appStates[app.state]}</span>`],
           [a.granted, granted],
           [a.createdAt, when(deps, t, app.createdAt)],
         ])}

@@ -4,7 +4,8 @@ import { errors, type Interaction } from 'oidc-provider';
 import { z } from 'zod';
 import type { AppContext } from '../../http/context.js';
 import { MAX_EMAIL_LENGTH, type AccountService } from '../../oauth/accounts.js';
-import { SERVICE_NAME } from '../../oauth/clients.js';
+import { SERVICE_NAME, type ClientService } from '../../oauth/clients.js';
+import { loginScope, SUB_FIELD } from '../../oauth/login-scopes.js';
 import { ACCOUNT_PATHS, OAUTH_PATHS } from '../../oauth/constants.js';
 import type { LoginThrottle } from '../../oauth/throttle.js';
 import { csrfField, errorSummary, field, type FieldError } from './components.js';
@@ -16,6 +17,7 @@ import { page, SENT, type Outcome, type PageRequest, type RouteTable } from './r
 export interface LoginDeps {
   readonly provider: Provider;
   readonly accounts: AccountService;
+  readonly clients: ClientService;
   readonly throttle: LoginThrottle;
 }
 
@@ -80,10 +82,39 @@ const showInteraction: Step = async (req, deps, interaction) => {
   if (interaction.prompt.name === 'consent') {
     const account = await deps.accounts.findById(Number(interaction.session?.accountId));
     if (!account) throw new LoginExpired();
-    return consentForm(req, names, account.email, requestedScopes(interaction));
+    const maker = await makerOf(deps, interaction);
+    if (maker.testing && maker.ownerId !== account._id) return awaitingApproval(req, names);
+    return consentForm(req, names, account.email, requestedScopes(interaction), maker);
   }
   throw new LoginExpired();
 };
+
+/** Who made the app: the school (an operator's registration) or an account, and whether it is still in testing. */
+interface Maker {
+  readonly ownerId: number | null;
+  readonly ownerEmail: string | null;
+  readonly ownerIsStudent: boolean;
+  readonly testing: boolean;
+}
+
+async function makerOf(deps: LoginDeps, interaction: Interaction): Promise<Maker> {
+  const clientId = String(interaction.params['client_id'] ?? '');
+  const app = await deps.clients.get(clientId).catch(() => undefined);
+  if (!app) throw new LoginExpired();
+  const owner = app.ownerAccountId == null ? null : await deps.accounts.findById(app.ownerAccountId);
+  return {
+    ownerId: app.ownerAccountId,
+    ownerEmail: owner?.email ?? null,
+    ownerIsStudent: owner ? (await deps.accounts.summarize(owner)).isStudent : false,
+    testing: app.state === 'testing',
+  };
+}
+
+/** A testing app refuses everyone but its owner (issue 22): a page, 403, nothing granted. */
+function awaitingApproval(req: PageRequest, names: ClientNames): Outcome {
+  const { t } = req;
+  return page(t.consent.awaitingTitle, html`<p role="alert">${t.consent.awaiting(names.serviceName ?? names.clientName)}</p>`, 403);
+}
 
 const submitLogin: Step = async (req, deps, interaction) => {
   if (interaction.prompt.name !== 'login') throw new LoginExpired();
@@ -102,12 +133,24 @@ const submitLogin: Step = async (req, deps, interaction) => {
     ctx.state.log.warn({ event: 'login.throttled' }, 'login refused: too many failed attempts');
     return again(429, t.login.throttled(Math.max(1, Math.ceil(decision.retryAfterSeconds / 60))));
   }
-  if (decision.delayMs > 0) {
-    // Many recent failures on this account (from anywhere): every attempt waits, none is refused.
-    ctx.state.log.info({ event: 'login.delayed', delayMs: decision.delayMs }, 'login slowed: many failed attempts on this account');
-    await sleep(decision.delayMs);
+  let account: Awaited<ReturnType<AccountService['verifyLogin']>>;
+  try {
+    if (decision.delayMs > 0) {
+      // Many recent failures on this account (from anywhere), or from this address: the attempt
+      // waits, and is still checked.
+      ctx.state.log.info({ event: 'login.delayed', delayMs: decision.delayMs }, 'login slowed: many failed attempts');
+      await sleep(decision.delayMs);
+    }
+    account = await deps.accounts.verifyLogin(form.email, form.password);
+  } finally {
+    decision.done();
   }
-  const account = await deps.accounts.verifyLogin(form.email, form.password);
+  if (!account && decision.overBudget) {
+    // Past the address's failure budget a wrong password is refused; a right one got through above.
+    ctx.set('Retry-After', String(decision.overBudget.retryAfterSeconds));
+    ctx.state.log.warn({ event: 'login.throttled' }, 'login refused: too many failed attempts');
+    return again(429, t.login.throttled(Math.max(1, Math.ceil(decision.overBudget.retryAfterSeconds / 60))));
+  }
   if (!account) {
     ctx.state.log.info({ event: 'login.failed' }, 'login failed');
     return again(401, t.login.invalid);
@@ -120,6 +163,9 @@ const submitLogin: Step = async (req, deps, interaction) => {
 
 const submitConsent: Step = async (req, deps, interaction) => {
   if (interaction.prompt.name !== 'consent') throw new LoginExpired();
+  const maker = await makerOf(deps, interaction);
+  if (maker.testing && String(maker.ownerId) !== interaction.session?.accountId)
+    return awaitingApproval(req, await clientNamesOf(deps.provider, interaction));
   if (req.form['decision'] !== 'allow')
     return finish(req.ctx, deps.provider, { error: 'access_denied', error_description: 'the user denied the request' }, false);
   const grantId = await grantRequested(deps.provider, interaction);
@@ -180,15 +226,37 @@ function loginForm(
   );
 }
 
-/** The consent page: the requested scopes in words, Allow / Deny. */
-function consentForm(req: PageRequest, names: ClientNames, email: string, scopes: readonly string[]): Outcome {
+/**
+ * The consent page: who made the app (the school, or which account), each requested scope in
+ * words with every field the app will receive (src/oauth/login-scopes.ts, the table userinfo
+ * releases by), Allow / Deny.
+ */
+function consentForm(req: PageRequest, names: ClientNames, email: string, scopes: readonly string[], maker: Maker): Outcome {
   const { t } = req;
+  const en = t.locale === 'en-US';
   const base = `${OAUTH_PATHS.interaction}/${req.param('uid')}`;
-  const items: Html[] = scopes.map((scope) => html`<li>${t.consent.scopes[scope] ?? scope} <code>${scope}</code></li>`);
+  const items: Html[] = scopes.map((scope) => {
+    const fields = loginScope(scope)?.shown ?? [];
+    return html`<li>
+      <strong>${t.consent.scopes[scope] ?? scope}</strong> <code>${scope}</code>
+      ${
+        fields.length > 0
+          ? html`<ul class="fields" aria-label="${t.consent.fieldsOf(scope)}">
+              ${fields.map((f) => html`<li data-field="${f.key}">${en ? f.en : f.ko}</li>`)}
+            </ul>`
+          : ''
+      }
+    </li>`;
+  });
   return page(
     t.consent.title,
     html`<p>${t.consent.intro(names.serviceName ?? names.clientName, email)}</p>
       ${names.serviceName ? html`<p class="hint">${t.login.appOf(names.clientName)}</p>` : ''}
+      <p class="notice" data-maker="${maker.ownerId === null ? 'school' : 'account'}">
+        ${maker.ownerId === null ? t.consent.school : t.consent.madeBy(maker.ownerEmail ?? '—', maker.ownerIsStudent)}
+      </p>
+      ${maker.testing ? html`<p class="notice">${t.consent.testing}</p>` : ''}
+      <p class="hint" data-field="${SUB_FIELD.key}">${t.consent.always(en ? SUB_FIELD.en : SUB_FIELD.ko)}</p>
       <ul class="scopes">
         ${items}
       </ul>

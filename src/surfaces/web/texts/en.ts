@@ -1,6 +1,6 @@
-import { MAX_KEY_LABEL_LENGTH, MAX_ROTATION_GRACE_SECONDS } from '../../../data/api-keys.js';
+import { MAX_KEY_LABEL_LENGTH, MAX_PURPOSE_LENGTH, MAX_ROTATION_GRACE_SECONDS } from '../../../data/api-keys.js';
 import { MAX_APPS_PER_ACCOUNT, MAX_CLIENT_NAME_LENGTH, MAX_REDIRECT_URIS } from '../../../oauth/clients.js';
-import { OPENID, SELF_READ } from '../../../oauth/constants.js';
+import { scopeTitles } from '../../../oauth/login-scopes.js';
 import { CODE_DIGITS, CODE_LIFETIME_SECONDS } from '../../../oauth/email-codes.js';
 import { PASSWORD_LENGTH } from '../../../oauth/password-policy.js';
 import { plural, type PluralForms } from '../../../plural.js';
@@ -29,7 +29,8 @@ export const en: Texts = {
     docs: 'API reference',
     signIn: 'Sign in',
   },
-  roles: { USER: 'User', ADMIN: 'Administrator', ROOT: 'Root administrator' },
+  appStates: { active: 'Active', testing: 'Testing (awaiting approval)', disabled: 'Disabled' },
+  roles: { TEACHER: 'Teacher', USER: 'User', ADMIN: 'Administrator', ROOT: 'Root administrator' },
   errors: {
     notFoundTitle: 'Page not found',
     notFound: 'Check the address. It may have been deleted, or it may be something you cannot see.',
@@ -126,10 +127,14 @@ export const en: Texts = {
     deny: 'Deny',
     notYou: (email: string) => `Not ${email}?`,
     signOut: 'Sign out',
-    scopes: {
-      [SELF_READ]: 'Read your own student record: name, email, student number, major, dormitory and clubs',
-      [OPENID]: 'Confirm who you are to this app (an ID token)',
-    },
+    scopes: scopeTitles('en'),
+    fieldsOf: (scope: string) => `${scope}: what this app receives`,
+    always: (field: string) => `Whatever the scopes, the app receives your ${field}.`,
+    school: 'This is one of the school’s own apps.',
+    madeBy: (owner: string, student: boolean) => `Made by ${student ? 'a student' : 'a person'}: ${owner}`,
+    testing: 'This app is in testing: until the school approves it, only its maker can sign in.',
+    awaitingTitle: 'This app awaits the school’s approval',
+    awaiting: (app: string) => `${app} has not been approved by the school yet. Until it is, only its maker can sign in.`,
   },
   logout: {
     title: 'Sign out',
@@ -187,6 +192,7 @@ export const en: Texts = {
       invalid_request: 'Fill in the required fields.',
       invalid_email: 'This is not an email address.',
       email_domain_not_allowed: `Only @${domain} school addresses can sign up.`,
+      email_subaddress_not_allowed: "Use your mailbox's own address, without a '+' part.",
       invalid_teacher: 'Enter your name and department, 1 to 50 characters each.',
       password_too_short: `The password must have at least ${PASSWORD_LENGTH.min} characters.`,
       password_too_long: `The password must have at most ${PASSWORD_LENGTH.max} characters.`,
@@ -196,6 +202,7 @@ export const en: Texts = {
       account_exists: 'An account with this email already exists. Sign in or reset the password.',
       wrong_password: 'The current password is not correct.',
       too_many_requests: `Too many attempts. Try again in ${count(minutes, { one: '# minute', other: '# minutes' })}.`,
+      temporarily_unavailable: 'Many passwords are being set right now. Try again in a moment.',
     }),
   },
   outbox: {
@@ -234,6 +241,15 @@ export const en: Texts = {
       tooMany: (max: number) =>
         `You may hold at most ${count(max, { one: '# active key', other: '# active keys' })}. Revoke one you no longer use first.`,
       labelTooLong: `The label must be at most ${MAX_KEY_LABEL_LENGTH} characters.`,
+      purpose: 'Purpose (when a scope needs approval)',
+      purposeHint: 'Say what you will use which data for. An administrator reads it and approves or refuses.',
+      purposeTooLong: `The purpose must be at most ${MAX_PURPOSE_LENGTH} characters.`,
+      purposeNeeded: (scopes: string) => `${scopes} needs an administrator's approval: write the purpose.`,
+      notAllowed: (scopes: string) => `Your role may not ask for ${scopes}.`,
+      policy: { granted: 'granted at once', approval: 'needs an administrator’s approval', none: 'not for your role' },
+      scopeStates: { approved: 'approved', pending: 'awaiting approval', refused: 'refused' },
+      createdPending: (scopes: string) =>
+        `The key has been created. ${scopes} awaits an administrator’s approval; its other scopes work now.`,
       createButton: 'Create the key',
       none: 'No keys yet.',
       prefix: 'Prefix',
@@ -295,8 +311,11 @@ export const en: Texts = {
       confidential: 'Confidential client (an app with a server: it can keep a secret)',
       public: 'Public client (a mobile or browser app: no secret, PKCE only)',
       scopes: 'Scopes it may ask for',
-      scopeText: { [SELF_READ]: 'Read the user’s own student record (userinfo)', [OPENID]: 'Confirm who signed in (an ID token)' },
+      scopeText: scopeTitles('en'),
       registerButton: 'Register',
+      state: 'State',
+      approvalHint:
+        'An app that asks for any of student:read, self:read, club:read or project:read is in testing until an admin approves it: only you can sign in to it.',
       registered: 'The app has been registered.',
       secretLabel: 'Client secret (client_secret)',
       clientId: 'Client ID (client_id)',
@@ -329,6 +348,7 @@ export const en: Texts = {
         pkce: 'The PKCE setting is not valid.',
         public_has_no_secret: 'A public client has no secret.',
         too_many_apps: `You may register at most ${count(MAX_APPS_PER_ACCOUNT, { one: '# app', other: '# apps' })}. Delete one you no longer use first.`,
+        reserved_name: `${detail}: this is the name of one of the school's own apps. Choose another.`,
       }),
     },
     connected: {
@@ -345,7 +365,7 @@ export const en: Texts = {
       revokeLabel: (name: string) => `Disconnect ${name}`,
       revoked: (name: string) => `${name} has been disconnected.`,
       notConnected: 'That app is not connected.',
-      scopeText: { [SELF_READ]: 'read your student record', [OPENID]: 'confirm who you are' },
+      scopeText: scopeTitles('en'),
     },
     account: {
       title: 'My account',
@@ -620,6 +640,31 @@ export const en: Texts = {
         undone: 'Undone; these are the changes that restored the records.',
       },
     },
+    access: {
+      title: 'Access log',
+      schoolLog: 'School data changes',
+      intro:
+        'Who was allowed to read what: key scopes approved or refused, apps approved, disabled or enabled, roles changed, teachers’ sign-ups decided, and exports of personal data (who exported what, with which filter).',
+      action: 'Action',
+      actor: 'By (email, CLI or MIGRATION)',
+      target: 'Target (key prefix, app name, email)',
+      from: 'From',
+      to: 'To',
+      columns: ['When', 'By', 'Action', 'Target', 'Details'],
+      none: 'Nothing recorded.',
+      count: (n: number) => count(n, { one: '# entry', other: '# entries' }),
+      actions: {
+        KEY_SCOPES_APPROVED: 'Key scopes approved',
+        KEY_SCOPES_REFUSED: 'Key scopes refused',
+        APP_APPROVED: 'App approved',
+        APP_DISABLED: 'App disabled',
+        APP_ENABLED: 'App enabled',
+        ROLE_CHANGED: 'Role changed',
+        TEACHER_APPROVED: 'Teacher approved',
+        TEACHER_REFUSED: 'Teacher refused',
+        DATA_EXPORTED: 'Personal data exported',
+      },
+    },
     accounts: {
       title: 'Accounts',
       intro:
@@ -680,6 +725,17 @@ export const en: Texts = {
       revoked: (prefix: string) => `Key ${prefix}… has been revoked.`,
       refused: 'A revoked key cannot be extended.',
       unknown: 'There is no such key.',
+      pendingTitle: (n: number) => `Key scope requests awaiting a decision: ${n}`,
+      purpose: 'Purpose',
+      pendingScopes: 'Scopes asked for',
+      requestedAt: 'Asked',
+      approve: 'Approve',
+      refuse: 'Refuse',
+      approveLabel: (prefix: string) => `Approve the scope request of key ${prefix}…`,
+      refuseLabel: (prefix: string) => `Refuse the scope request of key ${prefix}…`,
+      scopesApproved: (prefix: string) => `The scope request of key ${prefix}… has been approved.`,
+      scopesRefused: (prefix: string) => `The scope request of key ${prefix}… has been refused.`,
+      notPending: 'That key has no scope awaiting a decision.',
     },
   },
 };

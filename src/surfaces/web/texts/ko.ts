@@ -1,7 +1,8 @@
 import type { AccountRole, ApiScope, SchoolEntity } from '../../../data/__generated__/enums.js';
-import { MAX_KEY_LABEL_LENGTH, MAX_ROTATION_GRACE_SECONDS } from '../../../data/api-keys.js';
+import { MAX_KEY_LABEL_LENGTH, MAX_PURPOSE_LENGTH, MAX_ROTATION_GRACE_SECONDS } from '../../../data/api-keys.js';
 import { MAX_APPS_PER_ACCOUNT, MAX_CLIENT_NAME_LENGTH, MAX_REDIRECT_URIS, type ClientProblem } from '../../../oauth/clients.js';
-import { OPENID, SELF_READ } from '../../../oauth/constants.js';
+import { scopeTitles } from '../../../oauth/login-scopes.js';
+import type { AccessAction } from '../../../data/access-audit.js';
 import { CODE_DIGITS, CODE_LIFETIME_SECONDS } from '../../../oauth/email-codes.js';
 import { PASSWORD_LENGTH } from '../../../oauth/password-policy.js';
 import type { SelfServiceProblem } from '../../../oauth/self-service.js';
@@ -34,7 +35,8 @@ export const ko = {
     docs: 'API 문서',
     signIn: '로그인',
   },
-  roles: { USER: '일반 사용자', ADMIN: '관리자', ROOT: '최고 관리자' } as Record<AccountRole, string>,
+  appStates: { active: '사용 중', testing: '시험 중 (승인 대기)', disabled: '사용 중지' },
+  roles: { USER: '일반 사용자', TEACHER: '교사', ADMIN: '관리자', ROOT: '최고 관리자' } as Record<AccountRole, string>,
   errors: {
     notFoundTitle: '페이지를 찾을 수 없습니다',
     notFound: '주소가 맞는지 확인하세요. 지워졌거나, 내가 볼 수 없는 항목일 수도 있습니다.',
@@ -131,10 +133,14 @@ export const ko = {
     deny: '거부',
     notYou: (email: string) => `${email} 계정이 아닌가요?`,
     signOut: '로그아웃',
-    scopes: {
-      [SELF_READ]: '내 학생 정보 읽기: 이름, 이메일, 학번, 학과, 기숙사, 동아리',
-      [OPENID]: '로그인 확인: 이 앱이 내가 누구인지 확인합니다 (ID 토큰)',
-    } as Record<string, string>,
+    scopes: scopeTitles('ko'),
+    fieldsOf: (scope: string) => `${scope}: 이 앱이 받는 정보`,
+    always: (field: string) => `어떤 권한이든 앱은 ${field}를 받습니다.`,
+    school: '학교가 운영하는 앱입니다.',
+    madeBy: (owner: string, student: boolean) => `${student ? '학생이' : '개인이'} 만든 앱입니다. 만든 사람: ${owner}`,
+    testing: '시험 중인 앱입니다. 학교의 승인 전에는 만든 사람만 로그인할 수 있습니다.',
+    awaitingTitle: '학교의 승인을 기다리는 앱',
+    awaiting: (app: string) => `${app} 앱은 아직 학교의 승인을 받지 않았습니다. 승인되기 전에는 만든 사람만 로그인할 수 있습니다.`,
   },
   logout: {
     title: '로그아웃',
@@ -189,6 +195,7 @@ export const ko = {
       invalid_request: '필수 항목을 입력하세요.',
       invalid_email: '이메일 주소 형식이 올바르지 않습니다.',
       email_domain_not_allowed: `@${domain} 학교 이메일로만 가입할 수 있습니다.`,
+      email_subaddress_not_allowed: "'+'가 들어간 별칭 주소가 아니라 메일함의 원래 주소를 쓰세요.",
       invalid_teacher: '이름과 학과(부서)를 각각 1~50자로 입력하세요.',
       password_too_short: `비밀번호는 ${PASSWORD_LENGTH.min}자 이상이어야 합니다.`,
       password_too_long: `비밀번호는 ${PASSWORD_LENGTH.max}자 이하여야 합니다.`,
@@ -198,6 +205,7 @@ export const ko = {
       account_exists: '이 이메일로 만든 계정이 이미 있습니다. 로그인하거나 비밀번호를 재설정하세요.',
       wrong_password: '현재 비밀번호가 올바르지 않습니다.',
       too_many_requests: `시도가 너무 많습니다. ${n(minutes)}분 후에 다시 시도하세요.`,
+      temporarily_unavailable: '지금 비밀번호를 설정하는 요청이 많습니다. 잠시 후 다시 시도하세요.',
     }),
   },
   outbox: {
@@ -235,6 +243,15 @@ export const ko = {
       noScope: '권한을 하나 이상 고르세요.',
       tooMany: (max: number) => `활성 키는 ${n(max)}개까지입니다. 쓰지 않는 키를 폐기한 뒤 만드세요.`,
       labelTooLong: `이름은 ${MAX_KEY_LABEL_LENGTH}자 이하여야 합니다.`,
+      purpose: '사용 목적 (승인이 필요한 권한을 고를 때)',
+      purposeHint: '무엇에 어떤 데이터를 쓰는지 적으세요. 관리자가 읽고 승인하거나 거절합니다.',
+      purposeTooLong: `사용 목적은 ${MAX_PURPOSE_LENGTH}자 이하여야 합니다.`,
+      purposeNeeded: (scopes: string) => `${scopes}은(는) 관리자의 승인이 필요합니다. 사용 목적을 적으세요.`,
+      notAllowed: (scopes: string) => `내 역할로는 ${scopes} 권한을 요청할 수 없습니다.`,
+      policy: { granted: '바로 사용', approval: '관리자 승인 필요', none: '내 역할로는 요청할 수 없음' },
+      scopeStates: { approved: '승인됨', pending: '승인 대기', refused: '거절됨' },
+      createdPending: (scopes: string) =>
+        `키를 만들었습니다. ${scopes}은(는) 관리자의 승인을 기다립니다. 그동안 다른 권한은 바로 쓸 수 있습니다.`,
       createButton: '키 만들기',
       none: '아직 키가 없습니다.',
       prefix: '키 앞부분',
@@ -293,8 +310,11 @@ export const ko = {
       confidential: '기밀 클라이언트 (서버가 있는 앱: 비밀 값을 보관할 수 있음)',
       public: '공개 클라이언트 (모바일·브라우저 앱: 비밀 값 없이 PKCE만 사용)',
       scopes: '요청할 수 있는 권한',
-      scopeText: { [SELF_READ]: '내 학생 정보 읽기 (userinfo)', [OPENID]: '로그인 확인 (ID 토큰)' } as Record<string, string>,
+      scopeText: scopeTitles('ko'),
       registerButton: '등록하기',
+      state: '상태',
+      approvalHint:
+        'student:read, self:read, club:read, project:read 중 하나라도 요청하는 앱은 관리자가 승인할 때까지 시험 중입니다: 만든 사람만 로그인할 수 있습니다.',
       registered: '앱을 등록했습니다.',
       secretLabel: '클라이언트 비밀 값 (client_secret)',
       clientId: '클라이언트 ID (client_id)',
@@ -327,6 +347,7 @@ export const ko = {
         pkce: 'PKCE 설정이 올바르지 않습니다.',
         public_has_no_secret: '공개 클라이언트에는 비밀 값이 없습니다.',
         too_many_apps: `앱은 ${MAX_APPS_PER_ACCOUNT}개까지 등록할 수 있습니다. 쓰지 않는 앱을 삭제한 뒤 등록하세요.`,
+        reserved_name: `${detail}: 학교가 운영하는 앱의 이름입니다. 다른 이름을 쓰세요.`,
       }),
     },
     connected: {
@@ -342,7 +363,7 @@ export const ko = {
       revokeLabel: (name: string) => `${name} 연결 끊기`,
       revoked: (name: string) => `${name} 앱의 연결을 끊었습니다.`,
       notConnected: '그 앱은 연결되어 있지 않습니다.',
-      scopeText: { [SELF_READ]: '내 학생 정보 읽기', [OPENID]: '로그인 확인' } as Record<string, string>,
+      scopeText: scopeTitles('ko'),
     },
     account: {
       title: '내 계정',
@@ -617,6 +638,31 @@ export const ko = {
         undone: '되돌렸습니다. 아래가 되돌린 변경입니다.',
       },
     },
+    access: {
+      title: '접근 기록',
+      schoolLog: '학교 데이터 변경 기록',
+      intro:
+        '누가 무엇을 읽을 수 있게 되었는지: 키 권한 승인·거절, 앱 승인·사용 중지·다시 사용, 역할 변경, 교사 가입 결정, 그리고 개인정보 내보내기(누가, 무엇을, 어떤 조건으로).',
+      action: '작업',
+      actor: '한 사람 (이메일, CLI 또는 MIGRATION)',
+      target: '대상 (키 앞부분, 앱 이름, 이메일)',
+      from: '시작일',
+      to: '종료일',
+      columns: ['시각', '한 사람', '작업', '대상', '내용'],
+      none: '기록이 없습니다.',
+      count: (count: number) => `${n(count)}건`,
+      actions: {
+        KEY_SCOPES_APPROVED: '키 권한 승인',
+        KEY_SCOPES_REFUSED: '키 권한 거절',
+        APP_APPROVED: '앱 승인',
+        APP_DISABLED: '앱 사용 중지',
+        APP_ENABLED: '앱 다시 사용',
+        ROLE_CHANGED: '역할 변경',
+        TEACHER_APPROVED: '교사 가입 승인',
+        TEACHER_REFUSED: '교사 가입 거절',
+        DATA_EXPORTED: '개인정보 내보내기',
+      } as Record<AccessAction, string>,
+    },
     accounts: {
       title: '계정',
       intro:
@@ -676,6 +722,17 @@ export const ko = {
       revoked: (prefix: string) => `${prefix}… 키를 폐기했습니다.`,
       refused: '폐기된 키는 연장할 수 없습니다.',
       unknown: '그 키가 없습니다.',
+      pendingTitle: (n: number) => `승인을 기다리는 키 권한 요청 ${n}건`,
+      purpose: '사용 목적',
+      pendingScopes: '요청한 권한',
+      requestedAt: '요청한 때',
+      approve: '승인',
+      refuse: '거절',
+      approveLabel: (prefix: string) => `${prefix}… 키의 권한 요청 승인`,
+      refuseLabel: (prefix: string) => `${prefix}… 키의 권한 요청 거절`,
+      scopesApproved: (prefix: string) => `${prefix}… 키의 권한 요청을 승인했습니다.`,
+      scopesRefused: (prefix: string) => `${prefix}… 키의 권한 요청을 거절했습니다.`,
+      notPending: '그 키에는 승인을 기다리는 권한이 없습니다.',
     },
   },
 };
