@@ -12,7 +12,8 @@ import Koa, { type Context } from 'koa';
 const config = {
   issuer: process.env['CAMPUS_ISSUER'] ?? 'http://127.0.0.1:8080',
   clientId: process.env['CLIENT_ID'] ?? 'demo-client',
-  clientSecret: process.env['CLIENT_SECRET'] ?? 'demo-client-secret',
+  // A public client has no secret: with your own CLIENT_ID and no CLIENT_SECRET, none is sent.
+  clientSecret: process.env['CLIENT_SECRET'] ?? (process.env['CLIENT_ID'] ? undefined : 'demo-client-secret'),
   redirectUri: process.env['REDIRECT_URI'] ?? 'http://127.0.0.1:3000/callback',
   port: Number(process.env['PORT'] ?? 3000),
 };
