@@ -68,7 +68,7 @@ const callback: Handler<Web> = async (req, web) => {
       <section aria-labelledby="token-request">
         <h2 id="token-request">${d.tokenRequest}</h2>
         <p class="hint">${d.tokenHint}</p>
-        ${snippet(t, 'token-request-command', d.tokenRequest, request)}
+        ${snippet(t, 'token-request-command', 'curl', request)}
       </section>
       ${register}`,
   );
