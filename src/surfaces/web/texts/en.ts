@@ -192,7 +192,7 @@ export const en: Texts = {
     password: 'Password',
     passwordHint: `${PASSWORD_LENGTH.min} to ${PASSWORD_LENGTH.max} characters; not a common password, and not containing your email name.`,
     teacherLegend: 'Teacher account',
-    teacher: 'I am a teacher (after an admin approves, I can use the admin console)',
+    teacher: 'I am a teacher (an admin approves the account as a teacher’s)',
     name: 'Name',
     department: 'Department',
     teacherHint: 'Only when signing up as a teacher.',
@@ -201,7 +201,7 @@ export const en: Texts = {
     doneTitle: 'You have signed up',
     done: 'Your account has been created. You can sign in now.',
     donePending:
-      'As a teacher you can use the admin console once an admin approves your account; we will tell you by email. Meanwhile the developer console is yours to use.',
+      'Once an admin approves your account as a teacher’s, apps see your teacher record and your keys get student data at once; we will tell you by email. Meanwhile the developer console is yours to use.',
     continueSignIn: 'Sign in',
     backToSignIn: 'Back to the sign-in page',
     resetTitle: 'Reset your password',
@@ -689,7 +689,7 @@ export const en: Texts = {
     accounts: {
       title: 'Accounts',
       intro:
-        'Change roles and approve teachers’ sign-ups. Approval makes the account an administrator (ADMIN), with the admin console. Only a root administrator gives or takes the ROOT role.',
+        'Change roles and approve teachers’ sign-ups. Approval makes the account a teacher (TEACHER): apps see its teacher record and it gets student-data keys at once, but not the admin console. Only a root administrator gives or takes the ADMIN and ROOT roles, with a confirmation.',
       search: 'Find by email, name or department',
       approvalFilter: 'Teacher sign-up',
       pending: (total: number) =>
@@ -712,7 +712,7 @@ export const en: Texts = {
       approveLabel: (email: string) => `Approve ${email}`,
       rejectLabel: (email: string) => `Reject ${email}`,
       changed: (email: string, role: string) => `The role of ${email} is now ${role}.`,
-      approved: (email: string) => `${email} has been approved (administrator).`,
+      approved: (email: string) => `${email} has been approved as a teacher.`,
       rejected: (email: string) => `The sign-up of ${email} has been rejected.`,
       unchanged: 'The role is the same; nothing changed.',
       problems: {
@@ -720,7 +720,10 @@ export const en: Texts = {
         own_role: 'You cannot change your own role or sign-up.',
         root_only: 'Only a root administrator may give or take the ROOT role.',
         not_pending: 'That sign-up is not waiting for approval.',
+        confirm_admin: 'Tick the box to give the ADMIN or ROOT role.',
       },
+      confirmAdmin: 'Confirm giving administrator rights',
+      rootOnly: 'Only a ROOT may change this',
     },
     keys: {
       title: 'API keys',
