@@ -95,6 +95,37 @@ export const en: Texts = {
     developers:
       'Call the data API with a key in the X-API-KEY header. Sign-in is standard OAuth 2.0 (PKCE) and OpenID Connect. The API reference and the repository README say more.',
   },
+  firstHour: {
+    curl: 'Try it now with this key (curl)',
+    client: 'With the TypeScript client (@campus/client)',
+    getStarted: 'Get started',
+    discovery: 'Discovery address (OpenID Connect)',
+    clientId: 'Client ID',
+    example: 'Run the example app (examples/login-with-school)',
+    exampleHint:
+      "Run it in the repository's examples/login-with-school folder. The app's redirect address must be the example's (/callback).",
+    secretPlaceholder: 'YOUR_APP_SECRET',
+    devCallback: (url: string) =>
+      `While developing, register ${url} as a redirect address: after signing in you see the code and the token request to make.`,
+  },
+  devCallback: {
+    title: 'OAuth callback (development)',
+    intro:
+      "This address exists only outside production. Register it as an app's redirect address to receive the authorization code here and make the token request yourself.",
+    nothing:
+      "No code received yet. Register this page's address as a redirect address of your app and use it as the redirect_uri of the authorization request.",
+    registerThis: 'Redirect address to register',
+    code: 'Authorization code (code)',
+    state: 'state',
+    issuer: 'Issuer (iss)',
+    codeHint: 'The code works once, for 5 minutes. Check that state is the value you sent.',
+    tokenRequest: "Token request (from your app's server)",
+    tokenHint:
+      'Fill in CLIENT_ID, CLIENT_SECRET (leave it out for a public client) and the PKCE code_verifier of the authorization request.',
+    errorTitle: 'The sign-in did not finish',
+    error: (code: string) => `The authorization server sent back an error: ${code}`,
+    invalid: (name: string) => `The ${name} parameter is malformed.`,
+  },
   signin: {
     failedTitle: 'Sign-in failed',
     failed: 'The sign-in could not be completed. Please try again.',
@@ -161,7 +192,7 @@ export const en: Texts = {
     password: 'Password',
     passwordHint: `${PASSWORD_LENGTH.min} to ${PASSWORD_LENGTH.max} characters; not a common password, and not containing your email name.`,
     teacherLegend: 'Teacher account',
-    teacher: 'I am a teacher (after an admin approves, I can use the admin console)',
+    teacher: 'I am a teacher (an admin approves the account as a teacher’s)',
     name: 'Name',
     department: 'Department',
     teacherHint: 'Only when signing up as a teacher.',
@@ -170,7 +201,7 @@ export const en: Texts = {
     doneTitle: 'You have signed up',
     done: 'Your account has been created. You can sign in now.',
     donePending:
-      'As a teacher you can use the admin console once an admin approves your account; we will tell you by email. Meanwhile the developer console is yours to use.',
+      'Once an admin approves your account as a teacher’s, apps see your teacher record and your keys get student data at once; we will tell you by email. Meanwhile the developer console is yours to use.',
     continueSignIn: 'Sign in',
     backToSignIn: 'Back to the sign-in page',
     resetTitle: 'Reset your password',
@@ -668,7 +699,7 @@ export const en: Texts = {
     accounts: {
       title: 'Accounts',
       intro:
-        'Change roles and approve teachers’ sign-ups. Approval makes the account an administrator (ADMIN), with the admin console. Only a root administrator gives or takes the ROOT role.',
+        'Change roles and approve teachers’ sign-ups. Approval makes the account a teacher (TEACHER): apps see its teacher record and it gets student-data keys at once, but not the admin console. Only a root administrator gives or takes the ADMIN and ROOT roles, with a confirmation.',
       search: 'Find by email, name or department',
       approvalFilter: 'Teacher sign-up',
       pending: (total: number) =>
@@ -691,7 +722,7 @@ export const en: Texts = {
       approveLabel: (email: string) => `Approve ${email}`,
       rejectLabel: (email: string) => `Reject ${email}`,
       changed: (email: string, role: string) => `The role of ${email} is now ${role}.`,
-      approved: (email: string) => `${email} has been approved (administrator).`,
+      approved: (email: string) => `${email} has been approved as a teacher.`,
       rejected: (email: string) => `The sign-up of ${email} has been rejected.`,
       unchanged: 'The role is the same; nothing changed.',
       problems: {
@@ -699,7 +730,10 @@ export const en: Texts = {
         own_role: 'You cannot change your own role or sign-up.',
         root_only: 'Only a root administrator may give or take the ROOT role.',
         not_pending: 'That sign-up is not waiting for approval.',
+        confirm_admin: 'Tick the box to give the ADMIN or ROOT role.',
       },
+      confirmAdmin: 'Confirm giving administrator rights',
+      rootOnly: 'Only a ROOT may change this',
     },
     keys: {
       title: 'API keys',

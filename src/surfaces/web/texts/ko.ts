@@ -101,6 +101,34 @@ export const ko = {
     developers:
       '데이터 API는 X-API-KEY 헤더의 키로 부릅니다. 로그인은 표준 OAuth 2.0 (PKCE)와 OpenID Connect입니다. 자세한 것은 API 문서와 저장소의 README를 보세요.',
   },
+  /** The developer's first hour: snippets after a key or an app is made, and /dev/callback (issue 27). */
+  firstHour: {
+    curl: '이 키로 바로 불러 보기 (curl)',
+    client: 'TypeScript 클라이언트로 (@campus/client)',
+    getStarted: '시작하기',
+    discovery: '디스커버리 주소 (OpenID Connect)',
+    clientId: '클라이언트 ID',
+    example: '예제 앱 실행 (examples/login-with-school)',
+    exampleHint: '저장소의 examples/login-with-school 폴더에서 실행합니다. 리디렉션 주소가 예제 앱의 주소(/callback)여야 합니다.',
+    secretPlaceholder: '앱의_시크릿',
+    devCallback: (url: string) =>
+      `개발 중에는 ${url} 을 리디렉션 주소로 등록하면, 로그인 뒤 받은 코드와 토큰 요청을 화면에서 볼 수 있습니다.`,
+  },
+  devCallback: {
+    title: 'OAuth 콜백 (개발용)',
+    intro: '이 주소는 개발 환경에만 있습니다. 앱의 리디렉션 주소로 등록하면 인가 코드를 여기서 받아 토큰 요청을 직접 해 볼 수 있습니다.',
+    nothing: '아직 받은 코드가 없습니다. 앱을 등록할 때 이 페이지의 주소를 리디렉션 주소로 넣고, 인가 요청의 redirect_uri로 쓰세요.',
+    registerThis: '등록할 리디렉션 주소',
+    code: '인가 코드 (code)',
+    state: 'state',
+    issuer: '발급자 (iss)',
+    codeHint: '코드는 5분 동안 한 번만 쓸 수 있습니다. state가 보낸 값과 같은지 확인하세요.',
+    tokenRequest: '토큰 요청 (앱의 서버에서)',
+    tokenHint: 'CLIENT_ID, CLIENT_SECRET(공개 클라이언트는 빼세요), 인가 요청에 쓴 PKCE code_verifier를 채워 넣으세요.',
+    errorTitle: '로그인이 끝나지 않았습니다',
+    error: (code: string) => `인가 서버가 오류를 돌려보냈습니다: ${code}`,
+    invalid: (name: string) => `${name} 값의 형식이 올바르지 않습니다.`,
+  },
   signin: {
     failedTitle: '로그인하지 못했습니다',
     failed: '로그인을 마치지 못했습니다. 다시 시도하세요.',
@@ -166,7 +194,7 @@ export const ko = {
     password: '비밀번호',
     passwordHint: `${PASSWORD_LENGTH.min}~${PASSWORD_LENGTH.max}자. 흔한 비밀번호와 이메일 아이디가 들어간 비밀번호는 쓸 수 없습니다.`,
     teacherLegend: '교사 계정',
-    teacher: '교사입니다 (관리자의 승인 후 관리자 콘솔을 쓸 수 있습니다)',
+    teacher: '교사입니다 (관리자가 교사 계정으로 승인합니다)',
     name: '이름',
     department: '학과 또는 부서',
     teacherHint: '교사로 가입할 때만 입력하세요.',
@@ -175,7 +203,7 @@ export const ko = {
     doneTitle: '가입을 마쳤습니다',
     done: '계정이 만들어졌습니다. 이제 로그인할 수 있습니다.',
     donePending:
-      '교사 계정 신청은 관리자가 승인하면 관리자 콘솔을 쓸 수 있습니다. 승인 결과는 이메일로 알려 드립니다. 그동안에도 개발자 콘솔은 쓸 수 있습니다.',
+      '관리자가 교사 계정으로 승인하면 앱에 교사 기록이 보이고, 키는 학생 데이터를 바로 받습니다. 승인 결과는 이메일로 알려 드립니다. 그동안에도 개발자 콘솔은 쓸 수 있습니다.',
     continueSignIn: '로그인하러 가기',
     backToSignIn: '로그인 화면으로 돌아가기',
     resetTitle: '비밀번호 재설정',
@@ -666,7 +694,7 @@ export const ko = {
     accounts: {
       title: '계정',
       intro:
-        '역할을 바꾸고, 교사 가입 신청을 승인합니다. 승인하면 계정이 관리자(ADMIN)가 되어 관리자 콘솔을 쓸 수 있습니다. 최고 관리자(ROOT) 역할은 최고 관리자만 주거나 뺄 수 있습니다.',
+        '역할을 바꾸고, 교사 가입 신청을 승인합니다. 승인하면 계정이 교사(TEACHER)가 됩니다: 교사 기록이 앱에 보이고 학생 데이터 키를 바로 받지만, 관리자 콘솔은 쓸 수 없습니다. 관리자(ADMIN)와 최고 관리자(ROOT) 역할은 최고 관리자만, 확인을 거쳐 주거나 뺄 수 있습니다.',
       search: '이메일·이름·부서 찾기',
       approvalFilter: '교사 신청',
       pending: (count: number) => `승인을 기다리는 교사 신청이 ${n(count)}건 있습니다.`,
@@ -688,7 +716,7 @@ export const ko = {
       approveLabel: (email: string) => `${email} 승인`,
       rejectLabel: (email: string) => `${email} 거절`,
       changed: (email: string, role: string) => `${email}의 역할을 ${role}(으)로 바꿨습니다.`,
-      approved: (email: string) => `${email}을(를) 승인했습니다 (관리자).`,
+      approved: (email: string) => `${email}을(를) 교사로 승인했습니다.`,
       rejected: (email: string) => `${email}의 신청을 거절했습니다.`,
       unchanged: '역할이 같아 바꾸지 않았습니다.',
       problems: {
@@ -696,7 +724,10 @@ export const ko = {
         own_role: '자신의 역할이나 신청은 바꿀 수 없습니다.',
         root_only: '최고 관리자(ROOT) 역할은 최고 관리자 계정만 주거나 뺄 수 있습니다.',
         not_pending: '승인을 기다리는 신청이 아닙니다.',
+        confirm_admin: '관리자(ADMIN)나 최고 관리자(ROOT) 역할을 주려면 확인란을 선택하세요.',
       } as Record<AccountRuleProblem, string>,
+      confirmAdmin: '관리자 권한 부여 확인',
+      rootOnly: '최고 관리자만 바꿀 수 있음',
     },
     keys: {
       title: 'API 키',
