@@ -79,6 +79,8 @@ export interface AuthorizeOptions {
   remember?: boolean;
   /** A page answered with this status ends the walk (its HTML is the last of `pages`; `code` is null). */
   stopOn?: number;
+  /** Where the redirect to the client is, when it is on our own origin (e.g. /dev/callback). */
+  stopAt?: (url: URL) => boolean;
 }
 
 /**
@@ -110,7 +112,8 @@ export async function authorize(
     const location = res.headers.get('location');
     if (location) {
       const target = new URL(location, next.url);
-      if (target.origin !== t.url) return { location: target, code: target.searchParams.get('code'), verifier, statuses, jar, pages };
+      if (target.origin !== t.url || options.stopAt?.(target))
+        return { location: target, code: target.searchParams.get('code'), verifier, statuses, jar, pages };
       await res.arrayBuffer();
       next = { url: target.href, init: {} };
       continue;
