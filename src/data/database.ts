@@ -5,7 +5,7 @@ import { clubModel } from './models/club.model.js';
 import { projectModel } from './models/project.model.js';
 import { apiKeyModel } from './models/api-key.model.js';
 import { accessAuditModel } from './models/access-audit.model.js';
-import { auditBatchModel, auditEntryModel, schoolJournalModel, schoolUploadModel } from './models/audit.model.js';
+import { auditBatchModel, auditEntryModel, schoolJobModel, schoolJournalModel, schoolUploadModel } from './models/audit.model.js';
 import { apiKeyUsageModel } from './models/api-key-usage.model.js';
 import { oauthModels } from './models/oauth.js';
 import { mealModel } from './models/meal.model.js';
@@ -29,6 +29,7 @@ export function createModels(connection: Connection) {
     auditEntries: auditEntryModel(connection),
     schoolUploads: schoolUploadModel(connection),
     schoolJournal: schoolJournalModel(connection),
+    schoolJobs: schoolJobModel(connection),
     apiKeys: apiKeyModel(connection),
     accessAudit: accessAuditModel(connection),
     apiKeyUsage: apiKeyUsageModel(connection),

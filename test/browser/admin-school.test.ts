@@ -274,4 +274,53 @@ describe('admin console: school data in a browser', function () {
     await screenshot(page, 'admin-audit-interrupted-batch-phone-en');
     await page.setViewportSize(VIEWPORTS.desktop);
   });
+
+  it('applies a rollover in the background: the job page shows its progress, then leads to its changes (issue 28)', async () => {
+    const workbook = new ExcelJS.Workbook();
+    const sheet = workbook.addWorksheet('새 학년');
+    sheet.addRow(['학번', '새 반', '새 번호']);
+    sheet.addRow(['1217', 2, 17]);
+    await upload('/admin/school-year?lang=ko', 'rollover.xlsx', Buffer.from(await workbook.xlsx.writeBuffer()));
+    // The writer (this process: the app runs in the test) stops after 100 records until SIGUSR2.
+    process.env['CAMPUS_TEST_PAUSE_AFTER'] = '100';
+    let total: number;
+    try {
+      await Promise.all([page.waitForURL(/\/admin\/jobs\/[0-9a-f-]{36}$/), page.click('form[action="/admin/school-year/apply"] button')]);
+      const jobUrl = page.url();
+      // The request answered at once; the job goes on. Its page reloads itself until the job is done.
+      const progress = await page.waitForSelector('[data-progress^="100/"]', { timeout: 30000 });
+      total = Number((await progress.getAttribute('data-progress'))?.split('/')[1]);
+      expect(total).to.be.greaterThan(200);
+      expect(await progress.textContent()).to.equal(`레코드 ${total}개 중 100개 씀`);
+      const res = await t.request(new URL(jobUrl).pathname, {
+        headers: { cookie: (await context.cookies()).map((c) => `${c.name}=${c.value}`).join('; ') },
+      });
+      expect(res.status).to.equal(200);
+      expect(res.headers.get('refresh')).to.equal('1');
+      await res.arrayBuffer();
+      await screenshot(page, 'admin-job-running-desktop-ko');
+      for (const [lang, viewport] of [
+        ['en', 'desktop'],
+        ['ko', 'phone'],
+        ['en', 'phone'],
+      ] as const) {
+        await page.setViewportSize(VIEWPORTS[viewport]);
+        await page.goto(`${jobUrl}?lang=${lang}`);
+        const shown = (await page.textContent('[data-progress]')) ?? '';
+        expect(shown).to.equal(lang === 'ko' ? `레코드 ${total}개 중 100개 씀` : `100 of ${total} records written`);
+        expect(Number(await page.evaluate('document.documentElement.scrollWidth'))).to.be.at.most(VIEWPORTS[viewport].width);
+        await screenshot(page, `admin-job-running-${viewport}-${lang}`);
+      }
+      await page.setViewportSize(VIEWPORTS.desktop);
+      await page.goto(`${jobUrl}?lang=ko`);
+    } finally {
+      delete process.env['CAMPUS_TEST_PAUSE_AFTER'];
+      // Resumes the paused writer (only when one waits: the signal would otherwise end this process).
+      if (process.listenerCount('SIGUSR2') > 0) process.kill(process.pid, 'SIGUSR2');
+    }
+    // Once written, the page leads to the batch in the audit log.
+    await page.waitForURL(/\/admin\/audit\?batchId=[0-9a-f-]+$/, { timeout: 30000 });
+    expect(await page.textContent('main')).to.include('학년도를 전환했습니다');
+    expect(await page.textContent('[data-status]')).to.equal('적용됨');
+  });
 });

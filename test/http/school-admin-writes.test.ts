@@ -149,7 +149,8 @@ describe('school data writes: who may change what', function () {
   it("a USER account signed in to the console gets 403 on the admin console's school pages and forms", async () => {
     const user = await signInToConsole(t, { email: 'user@gsm.hs.kr', password: 'USER has a long password' }, '/console');
     const before = await snapshot();
-    for (const path of ['/admin', '/admin/students', '/admin/students/new', '/admin/import', '/admin/school-year', '/admin/audit']) {
+    const job = '/admin/jobs/00000000-0000-4000-8000-000000000000';
+    for (const path of ['/admin', '/admin/students', '/admin/students/new', '/admin/import', '/admin/school-year', '/admin/audit', job]) {
       expect((await user.get(path)).res.status, path).to.equal(403);
     }
     const created = await user.post('/admin/students', {
@@ -266,5 +267,45 @@ describe('school data writes: who may change what', function () {
     const applied = await asAccount('ADMIN', `mutation { applyImport(uploadId: "${result.uploadId}") { applied issues { code } } }`);
     expect(applied).to.deep.equal({ data: { applyImport: { applied: true, issues: [] } } });
     expect(await t.db.models.students.countDocuments({ email: 'spring@gsm.hs.kr' })).to.equal(1);
+  });
+
+  it('background applies (issue 28): the console starts a job and follows it; an unknown upload is 422, an unknown or foreign job 404', async () => {
+    const bytes = Buffer.from('학생명,학번,이메일,성별,소속\r\n김가을,2418,autumn@gsm.hs.kr,여자,일반학생');
+    const preview = await asAccount(
+      'ADMIN',
+      'mutation($input: ImportInput!) { previewImport(input: $input) { uploadId issues { code } } }',
+      { input: { entity: 'STUDENT', fileName: 'autumn.csv', contentBase64: bytes.toString('base64'), removeMissing: false } },
+    );
+    const uploadId = (preview.data?.['previewImport'] as { uploadId: string }).uploadId;
+    expect(preview.data?.['previewImport'], JSON.stringify(preview)).to.deep.include({ issues: [] });
+    const admin = await signInToConsole(t, { email: 'admin@gsm.hs.kr', password: 'ADMIN has a long password' }, '/admin');
+
+    const gone = await admin.post('/admin/import/apply', { uploadId: 'no-such-upload' });
+    expect(gone.res.status).to.equal(422);
+    expect(gone.html).to.include('미리 본 파일이 더 이상 보관되어 있지 않습니다');
+
+    const started = await admin.post('/admin/import/apply', { uploadId });
+    expect(started.res.status).to.equal(303);
+    const jobPath = started.res.headers.get('location') ?? '';
+    expect(jobPath).to.match(/^\/admin\/jobs\/[0-9a-f-]{36}$/);
+    // The job page answers at once: running (200, reloading itself), or done (303 to its changes).
+    const location = await (async () => {
+      for (const deadline = Date.now() + 20_000; Date.now() < deadline;) {
+        const shown = await admin.get(jobPath);
+        if (shown.res.status === 303) return shown.res.headers.get('location') ?? '';
+        expect(shown.res.status).to.equal(200);
+        expect(shown.res.headers.get('refresh')).to.equal('1');
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      throw new Error('the job did not finish within 20 s');
+    })();
+    expect(location).to.match(/^\/admin\/audit\?batchId=[0-9a-f-]{36}$/);
+    expect(await t.db.models.students.countDocuments({ email: 'autumn@gsm.hs.kr' })).to.equal(1);
+
+    expect((await admin.get('/admin/jobs/00000000-0000-4000-8000-000000000000')).res.status).to.equal(404);
+    expect((await admin.get('/admin/jobs/not-a-job')).res.status).to.equal(404);
+    // Another account's job is not shown to it.
+    const root = await signInToConsole(t, { email: 'root@gsm.hs.kr', password: 'ROOT has a long password' }, '/admin');
+    expect((await root.get(jobPath)).res.status).to.equal(404);
   });
 });

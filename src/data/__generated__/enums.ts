@@ -132,6 +132,19 @@ export const FileFormat = {
 } as const;
 
 export type FileFormat = typeof FileFormat[keyof typeof FileFormat];
+/** Where a background apply is. */
+export const SchoolJobState = {
+  /** Being written: see written and total. */
+  Running: 'RUNNING',
+  /** Finished: result says whether it applied (and its batch) or what refused it on planning it again. */
+  Done: 'DONE',
+  /** Failed: error says why; nothing was changed (a failed write is rolled back). */
+  Failed: 'FAILED',
+  /** The process running it stopped half-way: its change was rolled back (see the audit log's interrupted changes). */
+  Interrupted: 'INTERRUPTED'
+} as const;
+
+export type SchoolJobState = typeof SchoolJobState[keyof typeof SchoolJobState];
 export const Sex = {
   Man: 'MAN',
   Woman: 'WOMAN'

@@ -135,3 +135,34 @@ export type SchoolJournalDoc = InferSchemaType<typeof schoolJournalSchema>;
 export function schoolJournalModel(connection: Connection): Model<SchoolJournalDoc> {
   return defineModel<SchoolJournalDoc>(connection, 'SchoolJournal', schoolJournalSchema);
 }
+
+/**
+ * An import or rollover the admin console applies in the background (src/data/school/jobs.ts):
+ * its progress and, once done, its result, so that no request waits for the apply and the page
+ * showing the job can be answered by any instance.
+ */
+const schoolJobSchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    kind: { type: String, enum: ['IMPORT', 'ROLLOVER'], required: true },
+    accountId: { type: Number, default: null },
+    state: { type: String, enum: ['RUNNING', 'DONE', 'FAILED'], required: true },
+    written: { type: Number, default: 0 },
+    total: { type: Number, default: 0 },
+    /** The preview the apply answered (JSON text), once DONE. */
+    result: { type: String, default: null },
+    error: { type: String, default: null },
+    /** The process running it: a RUNNING job whose process is gone was interrupted. */
+    pid: { type: Number, required: true },
+    host: { type: String, required: true },
+    startedAt: { type: Date, required: true },
+    updatedAt: { type: Date, required: true },
+  },
+  { versionKey: false, collection: 'school_jobs' },
+);
+
+export type SchoolJobDoc = InferSchemaType<typeof schoolJobSchema>;
+
+export function schoolJobModel(connection: Connection): Model<SchoolJobDoc> {
+  return defineModel<SchoolJobDoc>(connection, 'SchoolJob', schoolJobSchema);
+}

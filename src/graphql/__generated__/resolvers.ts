@@ -72,6 +72,8 @@ export type Query = {
   auditBatches: Array<AuditBatch>;
   /** ADMIN or ROOT. */
   auditBatch?: Maybe<AuditBatch>;
+  /** ADMIN or ROOT. A background apply this account started (kept for a day), or null. */
+  schoolJob?: Maybe<SchoolJob>;
   /** ADMIN or ROOT. */
   schoolCounts: SchoolCounts;
   /** ADMIN or ROOT. The file an import of the same entity reads back unchanged. */
@@ -179,6 +181,15 @@ export type QueryAuditBatchArgs = {
  * Every root field needs the API key scope of the matching REST endpoint:
  * students STUDENT_READ, clubs CLUB_READ, projects PROJECT_READ, NEIS data NEIS_READ.
  */
+export type QuerySchoolJobArgs = {
+  id: Scalars['ID']['input'];
+};
+
+
+/**
+ * Every root field needs the API key scope of the matching REST endpoint:
+ * students STUDENT_READ, clubs CLUB_READ, projects PROJECT_READ, NEIS data NEIS_READ.
+ */
 export type QueryExportSchoolDataArgs = {
   entity: SchoolEntity;
   format: FileFormat;
@@ -241,6 +252,10 @@ export type Mutation = {
   /** A dry run of the school-year rollover with the new classes and numbers of the file. */
   previewRollover: ImportPreview;
   applyRollover: ImportPreview;
+  /** Applies a previewed import as a background job (the admin console's way): answers at once; follow it with schoolJob. */
+  startApplyImport: SchoolJob;
+  /** Applies a previewed rollover as a background job: answers at once; follow it with schoolJob. */
+  startApplyRollover: SchoolJob;
   /** Restores the before-images of an applied change, unless a record changed since. */
   undoAuditBatch: UndoPayload;
 };
@@ -362,6 +377,18 @@ export type MutationPreviewRolloverArgs = {
 
 /** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts only. */
 export type MutationApplyRolloverArgs = {
+  uploadId: Scalars['ID']['input'];
+};
+
+
+/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts only. */
+export type MutationStartApplyImportArgs = {
+  uploadId: Scalars['ID']['input'];
+};
+
+
+/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts only. */
+export type MutationStartApplyRolloverArgs = {
   uploadId: Scalars['ID']['input'];
 };
 
@@ -908,6 +935,32 @@ export type SchoolCounts = {
   endedProjects: Scalars['Int']['output'];
 };
 
+/** Where a background apply is. */
+export type SchoolJobState =
+  /** Being written: see written and total. */
+  | 'RUNNING'
+  /** Finished: result says whether it applied (and its batch) or what refused it on planning it again. */
+  | 'DONE'
+  /** Failed: error says why; nothing was changed (a failed write is rolled back). */
+  | 'FAILED'
+  /** The process running it stopped half-way: its change was rolled back (see the audit log's interrupted changes). */
+  | 'INTERRUPTED';
+
+/** An import or rollover applied in the background (docs/school-writes.md). */
+export type SchoolJob = {
+  __typename?: 'SchoolJob';
+  id: Scalars['ID']['output'];
+  /** IMPORT or ROLLOVER. */
+  kind: AuditAction;
+  state: SchoolJobState;
+  /** Records written so far, of total (0 of 0 while it plans). */
+  written: Scalars['Int']['output'];
+  total: Scalars['Int']['output'];
+  /** The apply's answer, once DONE. */
+  result?: Maybe<ImportPreview>;
+  error?: Maybe<Scalars['String']['output']>;
+};
+
 export type Sex =
   | 'MAN'
   | 'WOMAN';
@@ -1120,6 +1173,8 @@ export type ResolversTypes = {
   AuditFilter: AuditFilter;
   AuditPage: ResolverTypeWrapper<Omit<AuditPage, 'entries'> & { entries: Array<ResolversTypes['AuditEntry']> }>;
   SchoolCounts: ResolverTypeWrapper<SchoolCounts>;
+  SchoolJobState: SchoolJobState;
+  SchoolJob: ResolverTypeWrapper<Omit<SchoolJob, 'result'> & { result?: Maybe<ResolversTypes['ImportPreview']> }>;
   Sex: Sex;
   Major: Major;
   StudentRole: StudentRole;
@@ -1172,6 +1227,7 @@ export type ResolversParentTypes = {
   AuditFilter: AuditFilter;
   AuditPage: Omit<AuditPage, 'entries'> & { entries: Array<ResolversParentTypes['AuditEntry']> };
   SchoolCounts: SchoolCounts;
+  SchoolJob: Omit<SchoolJob, 'result'> & { result?: Maybe<ResolversParentTypes['ImportPreview']> };
   Student: StudentDoc;
   StudentFilter: StudentFilter;
   StudentPage: StudentPageParent;
@@ -1195,6 +1251,7 @@ export type QueryResolvers<ContextType = GraphQLContext, ParentType extends Reso
   auditLog?: Resolver<ResolversTypes['AuditPage'], ParentType, ContextType, RequireFields<QueryAuditLogArgs, 'page' | 'size'>>;
   auditBatches?: Resolver<Array<ResolversTypes['AuditBatch']>, ParentType, ContextType, RequireFields<QueryAuditBatchesArgs, 'limit'>>;
   auditBatch?: Resolver<Maybe<ResolversTypes['AuditBatch']>, ParentType, ContextType, RequireFields<QueryAuditBatchArgs, 'id'>>;
+  schoolJob?: Resolver<Maybe<ResolversTypes['SchoolJob']>, ParentType, ContextType, RequireFields<QuerySchoolJobArgs, 'id'>>;
   schoolCounts?: Resolver<ResolversTypes['SchoolCounts'], ParentType, ContextType>;
   exportSchoolData?: Resolver<ResolversTypes['ExportFile'], ParentType, ContextType, RequireFields<QueryExportSchoolDataArgs, 'entity' | 'format' | 'includeGraduates'>>;
   exportAuditLog?: Resolver<ResolversTypes['ExportFile'], ParentType, ContextType, RequireFields<QueryExportAuditLogArgs, 'format'>>;
@@ -1221,6 +1278,8 @@ export type MutationResolvers<ContextType = GraphQLContext, ParentType extends R
   applyImport?: Resolver<ResolversTypes['ImportPreview'], ParentType, ContextType, RequireFields<MutationApplyImportArgs, 'uploadId'>>;
   previewRollover?: Resolver<ResolversTypes['ImportPreview'], ParentType, ContextType, RequireFields<MutationPreviewRolloverArgs, 'input'>>;
   applyRollover?: Resolver<ResolversTypes['ImportPreview'], ParentType, ContextType, RequireFields<MutationApplyRolloverArgs, 'uploadId'>>;
+  startApplyImport?: Resolver<ResolversTypes['SchoolJob'], ParentType, ContextType, RequireFields<MutationStartApplyImportArgs, 'uploadId'>>;
+  startApplyRollover?: Resolver<ResolversTypes['SchoolJob'], ParentType, ContextType, RequireFields<MutationStartApplyRolloverArgs, 'uploadId'>>;
   undoAuditBatch?: Resolver<ResolversTypes['UndoPayload'], ParentType, ContextType, RequireFields<MutationUndoAuditBatchArgs, 'batchId'>>;
 };
 
@@ -1450,6 +1509,16 @@ export type SchoolCountsResolvers<ContextType = GraphQLContext, ParentType exten
   endedProjects?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
 };
 
+export type SchoolJobResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['SchoolJob'] = ResolversParentTypes['SchoolJob']> = {
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  kind?: Resolver<ResolversTypes['AuditAction'], ParentType, ContextType>;
+  state?: Resolver<ResolversTypes['SchoolJobState'], ParentType, ContextType>;
+  written?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  total?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  result?: Resolver<Maybe<ResolversTypes['ImportPreview']>, ParentType, ContextType>;
+  error?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+};
+
 export type StudentResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Student'] = ResolversParentTypes['Student']> = {
   id?: Resolver<ResolversTypes['Long'], ParentType, ContextType>;
   name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
@@ -1504,6 +1573,7 @@ export type Resolvers<ContextType = GraphQLContext> = {
   AuditBatch?: AuditBatchResolvers<ContextType>;
   AuditPage?: AuditPageResolvers<ContextType>;
   SchoolCounts?: SchoolCountsResolvers<ContextType>;
+  SchoolJob?: SchoolJobResolvers<ContextType>;
   Student?: StudentResolvers<ContextType>;
   StudentPage?: StudentPageResolvers<ContextType>;
 };

@@ -1,4 +1,5 @@
 import { STAFF_ROLES, assertRole } from '../../auth/principal.js';
+import { BadRequestError } from '../../errors/index.js';
 import type { Database } from '../../data/database.js';
 import type { ClubDoc } from '../../data/models/club.model.js';
 import type { ProjectDoc } from '../../data/models/project.model.js';
@@ -23,6 +24,7 @@ import { issueMessage } from '../../data/school/messages.js';
 import { applyRollover, previewRollover } from '../../data/school/rollover.js';
 import { FILE_LIMITS, formatBytes, type FileFormat } from '../../data/school/spreadsheet.js';
 import type { Actor, Issue, PreviewResult, SchoolEntity } from '../../data/school/types.js';
+import { findJob, startJob } from '../../data/school/jobs.js';
 import { dropUpload, findUpload, keepUpload } from '../../data/school/uploads.js';
 import { SchoolWriter, type WriteOutcome } from '../../data/school/writes.js';
 import type { AuditFilter, FileFormat as GraphQLFileFormat, Language, Resolvers } from '../__generated__/resolvers.js';
@@ -205,6 +207,37 @@ export const schoolAdminResolvers: Resolvers = {
       if (result.applied) await dropUpload(ctx.db, uploadId);
       return result;
     },
+    async startApplyImport(_p, { uploadId }, ctx) {
+      const actor = staff(ctx);
+      const now = ctx.now();
+      const accountId = actor.kind === 'ACCOUNT' ? actor.accountId : null;
+      const upload = await findUpload(ctx.db, uploadId, accountId, now);
+      if (!upload || upload.kind !== 'IMPORT')
+        throw new BadRequestError('uploadId: no previewed import by that id (files are kept for an hour).');
+      return startJob(ctx.db, { kind: 'IMPORT', accountId, now }, async (onProgress) => {
+        const result = await applyImport(ctx.db, actor, upload.entity, upload.fileName, upload.content, {
+          removeMissing: upload.removeMissing ?? false,
+          timeZone: ctx.timeZone,
+          now,
+          onProgress,
+        });
+        if (result.applied) await dropUpload(ctx.db, uploadId);
+        return result;
+      });
+    },
+    async startApplyRollover(_p, { uploadId }, ctx) {
+      const actor = staff(ctx);
+      const now = ctx.now();
+      const accountId = actor.kind === 'ACCOUNT' ? actor.accountId : null;
+      const upload = await findUpload(ctx.db, uploadId, accountId, now);
+      if (!upload || upload.kind !== 'ROLLOVER')
+        throw new BadRequestError('uploadId: no previewed rollover by that id (files are kept for an hour).');
+      return startJob(ctx.db, { kind: 'ROLLOVER', accountId, now }, async (onProgress) => {
+        const result = await applyRollover(ctx.db, actor, upload.fileName, upload.content, { now, onProgress });
+        if (result.applied) await dropUpload(ctx.db, uploadId);
+        return result;
+      });
+    },
     async undoAuditBatch(_p, { batchId }, ctx) {
       const result = await undoBatch(ctx.db, staff(ctx), batchId, ctx.now());
       return { batchId: result.batchId, errors: result.issues };
@@ -230,6 +263,10 @@ export const schoolAdminResolvers: Resolvers = {
     async auditBatch(_p, { id }, ctx) {
       staff(ctx);
       return findBatch(ctx.db, id);
+    },
+    async schoolJob(_p, { id }, ctx) {
+      const actor = staff(ctx);
+      return findJob(ctx.db, id, actor.kind === 'ACCOUNT' ? actor.accountId : null);
     },
     async schoolCounts(_p, _a, ctx) {
       staff(ctx);

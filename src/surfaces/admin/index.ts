@@ -7,6 +7,7 @@ import { auditExport, auditList, auditUndo } from './audit.js';
 import { abolishClub, clubDetail, clubList, createClub, deleteClub, newClub, updateClub } from './clubs.js';
 import type { AdminDeps } from './deps.js';
 import { adminHome } from './home.js';
+import { jobPage } from './jobs.js';
 import { decideKeyScopes, keyList, renewKey, revokeKey } from './keys.js';
 import {
   createProject,
@@ -79,6 +80,7 @@ export function adminRoutes(web: Web): RouteTable<AdminDeps> {
       { method: 'GET', path: '/admin/school-year', handler: schoolYearStart },
       { method: 'POST', path: '/admin/school-year', handler: schoolYearPreview, upload: true },
       { method: 'POST', path: '/admin/school-year/apply', handler: schoolYearApply },
+      { method: 'GET', path: '/admin/jobs/:id', handler: jobPage },
       { method: 'GET', path: '/admin/audit', handler: auditList },
       { method: 'GET', path: '/admin/audit/export', handler: auditExport },
       { method: 'POST', path: '/admin/audit/undo', handler: auditUndo },

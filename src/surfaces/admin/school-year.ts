@@ -1,17 +1,19 @@
+import { BadRequestError } from '../../errors/index.js';
 import { ROLLOVER_COLUMNS } from '../../data/school/rollover.js';
 import { FILE_LIMITS, formatBytes } from '../../data/school/spreadsheet.js';
 import { csrfField, errorSummary, table, type FieldError } from '../web/components.js';
 import { html } from '../web/html.js';
 import { uploadOf } from '../web/multipart.js';
-import { page, redirect, type Handler, type Outcome, type PageRequest } from '../web/routes.js';
+import { page, type Handler, type Outcome, type PageRequest } from '../web/routes.js';
 import type {
-  ApplyRolloverMutation,
-  ApplyRolloverMutationVariables,
   PreviewRolloverMutation,
   PreviewRolloverMutationVariables,
+  StartApplyRolloverMutation,
+  StartApplyRolloverMutationVariables,
 } from './__generated__/operations.js';
 import type { AdminDeps } from './deps.js';
-import { APPLY_ROLLOVER, PREVIEW_ROLLOVER } from './operations/transfer.js';
+import { toJob } from './jobs.js';
+import { PREVIEW_ROLLOVER, START_APPLY_ROLLOVER } from './operations/transfer.js';
 import { previewPage, type Preview } from './preview.js';
 import { tooLarge } from './transfer.js';
 import { language, spreadsheetField } from './ui.js';
@@ -72,13 +74,13 @@ export const schoolYearPreview: Handler<AdminDeps> = async (req, deps) => {
 
 export const schoolYearApply: Handler<AdminDeps> = async (req, deps) => {
   const uploadId = typeof req.form['uploadId'] === 'string' ? req.form['uploadId'] : '';
-  const result = (
-    await deps.school.run<ApplyRolloverMutation, ApplyRolloverMutationVariables>(req, APPLY_ROLLOVER, {
-      uploadId,
-      lang: language(req.lang),
-    })
-  ).applyRollover;
-  if (result.applied && result.batchId)
-    return redirect(`/admin/audit?batchId=${encodeURIComponent(result.batchId)}`, { kind: 'ok', text: req.t.admin.audit.done.rolledOver });
-  return rolloverPreview(req, result);
+  // Applied in the background (src/data/school/jobs.ts): the job's page follows it, no request waits.
+  const started = await deps.school
+    .run<StartApplyRolloverMutation, StartApplyRolloverMutationVariables>(req, START_APPLY_ROLLOVER, { uploadId, lang: language(req.lang) })
+    .catch((err: unknown) => {
+      if (err instanceof BadRequestError) return null;
+      throw err;
+    });
+  if (!started) return uploadPage(req, [{ field: 'file', message: req.t.admin.schoolYear.uploadGone }], 422);
+  return toJob(started.startApplyRollover);
 };

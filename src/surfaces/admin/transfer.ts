@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { BadRequestError } from '../../errors/index.js';
 import { SchoolEntity } from '../../data/__generated__/enums.js';
 import { formatOf } from '../../data/school/columns.js';
 import { ENTITY_LABELS } from '../../data/school/labels.js';
@@ -8,18 +9,19 @@ import { oneOf, text, ticked } from '../web/forms.js';
 import { html, type Html } from '../web/html.js';
 import type { Lang } from '../web/lang.js';
 import { uploadOf } from '../web/multipart.js';
-import { download, page, redirect, type Handler, type Outcome, type PageRequest } from '../web/routes.js';
+import { download, page, type Handler, type Outcome, type PageRequest } from '../web/routes.js';
 import type { Texts } from '../web/texts/index.js';
 import type {
-  ApplyImportMutation,
-  ApplyImportMutationVariables,
   ExportSchoolDataQuery,
   ExportSchoolDataQueryVariables,
   PreviewImportMutation,
   PreviewImportMutationVariables,
+  StartApplyImportMutation,
+  StartApplyImportMutationVariables,
 } from './__generated__/operations.js';
 import type { AdminDeps } from './deps.js';
-import { APPLY_IMPORT, EXPORT_SCHOOL_DATA, PREVIEW_IMPORT } from './operations/transfer.js';
+import { toJob } from './jobs.js';
+import { EXPORT_SCHOOL_DATA, PREVIEW_IMPORT, START_APPLY_IMPORT } from './operations/transfer.js';
 import { previewPage, type Preview } from './preview.js';
 import { language, spreadsheetField } from './ui.js';
 
@@ -108,12 +110,20 @@ export const importPreview: Handler<AdminDeps> = async (req, deps) => {
 export const importApply: Handler<AdminDeps> = async (req, deps) => {
   const { t } = req;
   const uploadId = typeof req.form['uploadId'] === 'string' ? req.form['uploadId'] : '';
-  const result = (
-    await deps.school.run<ApplyImportMutation, ApplyImportMutationVariables>(req, APPLY_IMPORT, { uploadId, lang: language(req.lang) })
-  ).applyImport;
-  if (!result.applied) return importPreviewPage(req, result);
-  if (!result.batchId) return redirect('/admin/import', { kind: 'ok', text: t.admin.transfer.unchanged });
-  return redirect(`/admin/audit?batchId=${encodeURIComponent(result.batchId)}`, { kind: 'ok', text: t.admin.audit.done.imported });
+  // Applied in the background (src/data/school/jobs.ts): the job's page follows it, no request waits.
+  const started = await deps.school
+    .run<StartApplyImportMutation, StartApplyImportMutationVariables>(req, START_APPLY_IMPORT, { uploadId, lang: language(req.lang) })
+    .catch((err: unknown) => {
+      if (err instanceof BadRequestError) return null;
+      throw err;
+    });
+  if (!started)
+    return importPage(
+      req,
+      { entity: 'STUDENT', removeMissing: false, errors: [{ field: 'file', message: t.admin.schoolYear.uploadGone }] },
+      422,
+    );
+  return toJob(started.startApplyImport);
 };
 
 function importPreviewPage(req: PageRequest, preview: Preview): Outcome {

@@ -195,6 +195,17 @@ export type AuditFilter = {
   to?: string | null | undefined;
 };
 
+/** Where a background apply is. */
+export type SchoolJobState =
+  /** Being written: see written and total. */
+  | 'RUNNING'
+  /** Finished: result says whether it applied (and its batch) or what refused it on planning it again. */
+  | 'DONE'
+  /** Failed: error says why; nothing was changed (a failed write is rolled back). */
+  | 'FAILED'
+  /** The process running it stopped half-way: its change was rolled back (see the audit log's interrupted changes). */
+  | 'INTERRUPTED';
+
 export type Sex =
   | 'MAN'
   | 'WOMAN';
@@ -457,15 +468,6 @@ export type PreviewImportMutationVariables = Exact<{
 
 export type PreviewImportMutation = { previewImport: { uploadId: string | null, entity: SchoolEntity, fileName: string, removeMissing: boolean, applied: boolean, batchId: string | null, rows: number, counts: { created: number, updated: number, unchanged: number, removed: number, refused: number }, issues: Array<{ sheet: string | null, row: number | null, column: string | null, value: string | null, message: string }>, changes: Array<{ sheet: string | null, row: number | null, entity: SchoolEntity, operation: RecordOperation, recordId: number, label: string, fields: Array<{ field: string, before: string | null, after: string | null }> }> } };
 
-export type ApplyImportMutationVariables = Exact<{
-  uploadId: string | number;
-  lang: Language;
-  changeLimit?: number | null | undefined;
-}>;
-
-
-export type ApplyImportMutation = { applyImport: { uploadId: string | null, entity: SchoolEntity, fileName: string, removeMissing: boolean, applied: boolean, batchId: string | null, rows: number, counts: { created: number, updated: number, unchanged: number, removed: number, refused: number }, issues: Array<{ sheet: string | null, row: number | null, column: string | null, value: string | null, message: string }>, changes: Array<{ sheet: string | null, row: number | null, entity: SchoolEntity, operation: RecordOperation, recordId: number, label: string, fields: Array<{ field: string, before: string | null, after: string | null }> }> } };
-
 export type PreviewRolloverMutationVariables = Exact<{
   input: RolloverInput;
   lang: Language;
@@ -475,15 +477,6 @@ export type PreviewRolloverMutationVariables = Exact<{
 
 export type PreviewRolloverMutation = { previewRollover: { uploadId: string | null, entity: SchoolEntity, fileName: string, removeMissing: boolean, applied: boolean, batchId: string | null, rows: number, counts: { created: number, updated: number, unchanged: number, removed: number, refused: number }, issues: Array<{ sheet: string | null, row: number | null, column: string | null, value: string | null, message: string }>, changes: Array<{ sheet: string | null, row: number | null, entity: SchoolEntity, operation: RecordOperation, recordId: number, label: string, fields: Array<{ field: string, before: string | null, after: string | null }> }> } };
 
-export type ApplyRolloverMutationVariables = Exact<{
-  uploadId: string | number;
-  lang: Language;
-  changeLimit?: number | null | undefined;
-}>;
-
-
-export type ApplyRolloverMutation = { applyRollover: { uploadId: string | null, entity: SchoolEntity, fileName: string, removeMissing: boolean, applied: boolean, batchId: string | null, rows: number, counts: { created: number, updated: number, unchanged: number, removed: number, refused: number }, issues: Array<{ sheet: string | null, row: number | null, column: string | null, value: string | null, message: string }>, changes: Array<{ sheet: string | null, row: number | null, entity: SchoolEntity, operation: RecordOperation, recordId: number, label: string, fields: Array<{ field: string, before: string | null, after: string | null }> }> } };
-
 export type ExportSchoolDataQueryVariables = Exact<{
   entity: SchoolEntity;
   format: FileFormat;
@@ -492,3 +485,32 @@ export type ExportSchoolDataQueryVariables = Exact<{
 
 
 export type ExportSchoolDataQuery = { exportSchoolData: { fileName: string, contentType: string, contentBase64: string, rows: number } };
+
+export type SchoolJobFieldsFragment = { id: string, kind: AuditAction, state: SchoolJobState, written: number, total: number, error: string | null, result: { uploadId: string | null, entity: SchoolEntity, fileName: string, removeMissing: boolean, applied: boolean, batchId: string | null, rows: number, counts: { created: number, updated: number, unchanged: number, removed: number, refused: number }, issues: Array<{ sheet: string | null, row: number | null, column: string | null, value: string | null, message: string }>, changes: Array<{ sheet: string | null, row: number | null, entity: SchoolEntity, operation: RecordOperation, recordId: number, label: string, fields: Array<{ field: string, before: string | null, after: string | null }> }> } | null };
+
+export type StartApplyImportMutationVariables = Exact<{
+  uploadId: string | number;
+  lang: Language;
+  changeLimit?: number | null | undefined;
+}>;
+
+
+export type StartApplyImportMutation = { startApplyImport: { id: string, kind: AuditAction, state: SchoolJobState, written: number, total: number, error: string | null, result: { uploadId: string | null, entity: SchoolEntity, fileName: string, removeMissing: boolean, applied: boolean, batchId: string | null, rows: number, counts: { created: number, updated: number, unchanged: number, removed: number, refused: number }, issues: Array<{ sheet: string | null, row: number | null, column: string | null, value: string | null, message: string }>, changes: Array<{ sheet: string | null, row: number | null, entity: SchoolEntity, operation: RecordOperation, recordId: number, label: string, fields: Array<{ field: string, before: string | null, after: string | null }> }> } | null } };
+
+export type StartApplyRolloverMutationVariables = Exact<{
+  uploadId: string | number;
+  lang: Language;
+  changeLimit?: number | null | undefined;
+}>;
+
+
+export type StartApplyRolloverMutation = { startApplyRollover: { id: string, kind: AuditAction, state: SchoolJobState, written: number, total: number, error: string | null, result: { uploadId: string | null, entity: SchoolEntity, fileName: string, removeMissing: boolean, applied: boolean, batchId: string | null, rows: number, counts: { created: number, updated: number, unchanged: number, removed: number, refused: number }, issues: Array<{ sheet: string | null, row: number | null, column: string | null, value: string | null, message: string }>, changes: Array<{ sheet: string | null, row: number | null, entity: SchoolEntity, operation: RecordOperation, recordId: number, label: string, fields: Array<{ field: string, before: string | null, after: string | null }> }> } | null } };
+
+export type SchoolJobQueryVariables = Exact<{
+  id: string | number;
+  lang: Language;
+  changeLimit?: number | null | undefined;
+}>;
+
+
+export type SchoolJobQuery = { schoolJob: { id: string, kind: AuditAction, state: SchoolJobState, written: number, total: number, error: string | null, result: { uploadId: string | null, entity: SchoolEntity, fileName: string, removeMissing: boolean, applied: boolean, batchId: string | null, rows: number, counts: { created: number, updated: number, unchanged: number, removed: number, refused: number }, issues: Array<{ sheet: string | null, row: number | null, column: string | null, value: string | null, message: string }>, changes: Array<{ sheet: string | null, row: number | null, entity: SchoolEntity, operation: RecordOperation, recordId: number, label: string, fields: Array<{ field: string, before: string | null, after: string | null }> }> } | null } | null };

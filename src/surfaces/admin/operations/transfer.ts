@@ -51,29 +51,11 @@ export const PREVIEW_IMPORT =
   }
 ` + IMPORT_PREVIEW;
 
-export const APPLY_IMPORT =
-  /* GraphQL */ `
-  mutation ApplyImport($uploadId: ID!, $lang: Language!, $changeLimit: Int = 500) {
-    applyImport(uploadId: $uploadId) {
-      ...ImportPreviewFields
-    }
-  }
-` + IMPORT_PREVIEW;
-
 /** A roll-over touches every student: its preview lists more changes. */
 export const PREVIEW_ROLLOVER =
   /* GraphQL */ `
   mutation PreviewRollover($input: RolloverInput!, $lang: Language!, $changeLimit: Int = 2000) {
     previewRollover(input: $input) {
-      ...ImportPreviewFields
-    }
-  }
-` + IMPORT_PREVIEW;
-
-export const APPLY_ROLLOVER =
-  /* GraphQL */ `
-  mutation ApplyRollover($uploadId: ID!, $lang: Language!, $changeLimit: Int = 2000) {
-    applyRollover(uploadId: $uploadId) {
       ...ImportPreviewFields
     }
   }
@@ -89,3 +71,51 @@ export const EXPORT_SCHOOL_DATA = /* GraphQL */ `
     }
   }
 `;
+
+/** The fields of a background apply the job page shows. */
+const SCHOOL_JOB_FIELDS = /* GraphQL */ `
+  fragment SchoolJobFields on SchoolJob {
+    id
+    kind
+    state
+    written
+    total
+    error
+    result {
+      ...ImportPreviewFields
+    }
+  }
+`;
+
+export const START_APPLY_IMPORT =
+  /* GraphQL */ `
+  mutation StartApplyImport($uploadId: ID!, $lang: Language!, $changeLimit: Int = 500) {
+    startApplyImport(uploadId: $uploadId) {
+      ...SchoolJobFields
+    }
+  }
+` +
+  SCHOOL_JOB_FIELDS +
+  IMPORT_PREVIEW;
+
+export const START_APPLY_ROLLOVER =
+  /* GraphQL */ `
+  mutation StartApplyRollover($uploadId: ID!, $lang: Language!, $changeLimit: Int = 2000) {
+    startApplyRollover(uploadId: $uploadId) {
+      ...SchoolJobFields
+    }
+  }
+` +
+  SCHOOL_JOB_FIELDS +
+  IMPORT_PREVIEW;
+
+export const SCHOOL_JOB =
+  /* GraphQL */ `
+  query SchoolJob($id: ID!, $lang: Language!, $changeLimit: Int = 2000) {
+    schoolJob(id: $id) {
+      ...SchoolJobFields
+    }
+  }
+` +
+  SCHOOL_JOB_FIELDS +
+  IMPORT_PREVIEW;

@@ -631,6 +631,20 @@ export const en: Texts = {
       exampleColumns: ['학번', '학생명', '새 반', '새 번호'],
       preview: 'Preview',
       noFile: 'Choose a file.',
+      uploadGone: 'The previewed file is no longer kept (files are kept for an hour): upload it again.',
+    },
+    job: {
+      title: { IMPORT: 'Applying the import', ROLLOVER: 'Rolling the school year over' },
+      running:
+        'It is being written in the background; this page follows it (it reloads by itself). Readers keep seeing the school as it was until the whole change is written.',
+      planning: 'Checking the file against the data as it is now…',
+      progress: (written: string, total: string) => `${written} of ${total} records written`,
+      failed: 'It could not be applied; nothing was changed.',
+      interrupted:
+        'The process applying it stopped half-way (a restart, a crash). Nobody was served the half-written change, and it was rolled back: see “Interrupted changes” in the audit log.',
+      gone: 'There is no such job (jobs are kept for a day, for the account that started them).',
+      audit: 'Open the audit log',
+      again: 'Upload a file',
     },
     audit: {
       title: 'Audit log',
