@@ -2,6 +2,10 @@
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
+# The workspaces' manifests (the client and the examples): npm ci reads every workspace of the lockfile.
+COPY clients/typescript/package.json ./clients/typescript/
+COPY examples/login-with-school/package.json ./examples/login-with-school/
+COPY examples/meals-today/package.json ./examples/meals-today/
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json codegen.yml ./
 COPY schema ./schema
@@ -16,6 +20,8 @@ COPY --from=build /app/dist ./dist
 COPY package.json ./
 COPY bin ./bin
 COPY schema ./schema
+# The pages' stylesheet and script (web/assets) and the login button kit (web/kit, served under /docs/kit).
+COPY web ./web
 USER node
 EXPOSE 8080
 # Liveness over plain HTTP from inside the container (loopback may reach /livez in production too,

@@ -39,7 +39,7 @@ const layers = [
 const zones = layers.flatMap(({ layer, above = [] }) => layer.flatMap((target) => above.map((from) => ({ target, from }))));
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', '.data/', '**/__generated__/'] },
+  { ignores: ['dist/', '**/dist/', 'node_modules/', '.data/', '**/__generated__/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -14,6 +14,8 @@ export interface ApiKeyPrincipal {
   /** The key's record id (rate-limit budgets are kept per key). */
   readonly id: string;
   readonly scopes: ReadonlySet<ApiScope>;
+  /** Scopes the key asked for that await an admin's approval (issue 22): refused with their own message. */
+  readonly pendingScopes?: ReadonlySet<ApiScope>;
   /** The key's own limit, or null for RATE_LIMIT. */
   readonly rateLimit: { readonly points: number; readonly durationSeconds: number } | null;
 }
@@ -38,6 +40,8 @@ export function assertScope(principal: Principal | undefined, scope: ApiScope): 
   if (holdsScope(principal, scope)) return;
   if (!principal) throw new UnauthorizedError('Missing API key: send it in the X-API-KEY header.');
   if (principal.kind === 'account') throw new ForbiddenError(`Reading ${scope} data needs an ADMIN or ROOT account.`);
+  if (principal.pendingScopes?.has(scope))
+    throw new ForbiddenError(`This API key's ${scope} scope awaits an administrator's approval; it works for its other scopes meanwhile.`);
   throw new ForbiddenError(`This API key lacks the ${scope} scope that this endpoint requires.`);
 }
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { scopePolicySpec, type ScopePolicy } from './scope-policy.js';
 import { MisconfiguredError } from '../errors/index.js';
 
 /**
@@ -67,6 +68,8 @@ const envSchema = z.object({
     ),
 
   RATE_LIMIT: rateLimitSpec.prefault('100/60'),
+  // Issue 22: which key scopes each role gets at once and which need an admin's approval (src/config/scope-policy.ts).
+  KEY_SCOPE_POLICY: scopePolicySpec,
   // Isolation of the data API (src/http/budget.ts, src/graphql/limits.ts): no request may hold
   // the process or the database past its time budget.
   DATA_TIME_BUDGET_MS: z.coerce.number().int().min(10).max(600000).default(5000),
@@ -174,6 +177,8 @@ export interface Config {
   readonly redisUrl: string | undefined;
   readonly trustedProxies: readonly string[];
   readonly rateLimit: { readonly points: number; readonly durationSeconds: number };
+  /** Which key scopes each role gets at once and which await approval (README "API keys"). */
+  readonly keyScopePolicy: ScopePolicy;
   /** Isolation limits of the data API (README "Limits and security"). */
   readonly dataLimits: {
     /** Wall-clock budget of one data request (REST or GraphQL), queueing and database included. */
@@ -263,6 +268,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     redisUrl: e.REDIS_URL,
     trustedProxies: e.TRUSTED_PROXIES,
     rateLimit: e.RATE_LIMIT,
+    keyScopePolicy: e.KEY_SCOPE_POLICY,
     dataLimits: {
       timeBudgetMs: e.DATA_TIME_BUDGET_MS,
       maxDbOperations: e.DATA_MAX_DB_OPERATIONS,

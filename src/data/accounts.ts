@@ -122,7 +122,7 @@ export class AccountStore {
   /** Records an admin's decision on a teacher's sign-up, and the role it gives; false unless it was PENDING. */
   async decideApproval(
     id: number,
-    decision: { approval: 'APPROVED' | 'REJECTED'; role: AccountRole; by: number; now?: Date },
+    decision: { approval: 'APPROVED' | 'REJECTED'; role: AccountRole; by: number | null; now?: Date },
   ): Promise<boolean> {
     const now = decision.now ?? new Date();
     const result = await this.db.models.accounts.updateOne(

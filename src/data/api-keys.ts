@@ -5,6 +5,7 @@ import type { Database } from './database.js';
 import { API_SCOPES, type ApiKeyDoc, type ApiScope } from './models/api-key.model.js';
 import { containsInsensitive } from './queries/page.js';
 import { BadRequestError } from '../errors/index.js';
+import { splitByPolicy, type PolicyRole, type ScopePolicy } from '../config/scope-policy.js';
 
 export { API_SCOPES, type ApiScope } from './models/api-key.model.js';
 
@@ -40,7 +41,20 @@ export interface ApiKeySummary {
   lastUsedAt: Date | null;
   /** The value a rotation replaced, while its grace period lasts. */
   previous: { prefix: string; expiresAt: Date } | null;
+  /** Issue 22: scopes awaiting an admin's approval, and those refused (the key works for `scopes` only). */
+  pendingScopes: ApiScope[];
+  refusedScopes: ApiScope[];
+  /** Each scope the key holds or asked for, and where it stands. */
+  scopeStates: Partial<Record<ApiScope, ScopeState>>;
+  /** What the person wrote the data is for (null: nothing needed approval). */
+  purpose: string | null;
 }
+
+/** Where one scope of a key stands. */
+export type ScopeState = 'approved' | 'pending' | 'refused';
+
+/** Characters of the purpose written with a request that needs approval. */
+export const MAX_PURPOSE_LENGTH = 500;
 
 export interface IssueOptions {
   scopes: ApiScope[];
@@ -49,6 +63,9 @@ export interface IssueOptions {
   rateLimit?: { points: number; durationSeconds: number } | null;
   /** The account creating it in the developer console. */
   ownerAccountId?: number | null;
+  /** Scopes that wait for an admin's approval, and the purpose written for them. */
+  pendingScopes?: ApiScope[];
+  purpose?: string | null;
   /** Only the demo seed passes a fixed key, so the README's examples work as written. */
   key?: string;
   now?: Date;
@@ -105,6 +122,9 @@ export class ApiKeyService {
       expiresAt: new Date(now.getTime() + (options.days ?? API_KEY_VALIDITY_DAYS) * DAY_MS),
       revokedAt: null,
       ownerAccountId: options.ownerAccountId ?? null,
+      pendingScopes: [...new Set(options.pendingScopes ?? [])],
+      refusedScopes: [],
+      purpose: options.purpose ?? null,
     });
     await this.db.versions.bump('keys');
     return { key, summary: summarise(doc.toObject(), now) };
@@ -117,20 +137,55 @@ export class ApiKeyService {
    */
   async issueOwned(
     accountId: number,
-    options: { scopes: ApiScope[]; label: string | null },
+    options: { scopes: ApiScope[]; label: string | null; pendingScopes?: ApiScope[]; purpose?: string | null },
     now = new Date(),
   ): Promise<{ key: string; summary: ApiKeySummary }> {
     const label = options.label?.trim() ?? '';
     if (label.length > MAX_KEY_LABEL_LENGTH) throw new ApiKeyCommandError(`The label must be at most ${MAX_KEY_LABEL_LENGTH} characters.`);
-    if (options.scopes.length === 0) throw new ApiKeyCommandError(`Choose at least one scope (${API_SCOPES.join(', ')}).`);
+    const pending = options.pendingScopes ?? [];
+    if (options.scopes.length + pending.length === 0) throw new ApiKeyCommandError(`Choose at least one scope (${API_SCOPES.join(', ')}).`);
+    const purpose = options.purpose?.trim() ?? '';
+    if (purpose.length > MAX_PURPOSE_LENGTH) throw new ApiKeyCommandError(`The purpose must be at most ${MAX_PURPOSE_LENGTH} characters.`);
+    if (pending.length > 0 && purpose.length === 0)
+      throw new ApiKeyCommandError(
+        `${pending.join(', ')} needs an administrator's approval: write what you need the data for (the purpose).`,
+      );
     if ((await this.countActiveOwnedBy(accountId, now)) >= MAX_ACTIVE_KEYS_PER_ACCOUNT) throw tooManyKeys();
-    const issued = await this.issue({ scopes: options.scopes, label: label || null, ownerAccountId: accountId, now });
+    const issued = await this.issue({
+      scopes: options.scopes,
+      pendingScopes: pending,
+      purpose: purpose || null,
+      label: label || null,
+      ownerAccountId: accountId,
+      now,
+    });
     if ((await this.countActiveOwnedBy(accountId, now)) > MAX_ACTIVE_KEYS_PER_ACCOUNT) {
       await this.db.models.apiKeys.deleteOne({ _id: issued.summary.id });
       await this.db.versions.bump('keys');
       throw tooManyKeys();
     }
     return issued;
+  }
+
+  /**
+   * A key an account asks for (the developer console, and `campus keys issue --owner`): the scope
+   * policy of its role (src/config/scope-policy.ts) grants some scopes at once and leaves others
+   * pending an admin's approval; a scope the role may not ask for is refused (400).
+   */
+  async request(
+    account: { id: number; role: PolicyRole },
+    options: { scopes: ApiScope[]; label: string | null; purpose?: string | null },
+    policy: ScopePolicy,
+    now = new Date(),
+  ): Promise<{ key: string; summary: ApiKeySummary }> {
+    const split = splitByPolicy(policy, account.role, options.scopes);
+    if (split.refused.length > 0)
+      throw new ApiKeyCommandError(`An account with the role ${account.role} may not ask for ${split.refused.join(', ')}.`);
+    return this.issueOwned(
+      account.id,
+      { scopes: split.granted, pendingScopes: split.pending, label: options.label, purpose: options.purpose ?? null },
+      now,
+    );
   }
 
   /** Finds the stored record of a presented key (revoked and expired ones included). */
@@ -194,6 +249,44 @@ export class ApiKeyService {
     const doc = await this.findById(id);
     if (!doc || !ownedBy(doc, options)) return null;
     return summarise(doc, now);
+  }
+
+  /** Keys with scopes awaiting approval, oldest request first (the admin console's list). */
+  async listPending(now = new Date()): Promise<ApiKeySummary[]> {
+    const docs = await this.db.models.apiKeys
+      .find({ pendingScopes: { $in: [...API_SCOPES] }, revokedAt: null })
+      .sort({ createdAt: 1, _id: 1 })
+      .lean<ApiKeyDoc[]>();
+    return docs.map((d) => summarise(d, now)).filter((k) => k.pendingScopes.length > 0);
+  }
+
+  /**
+   * An admin (or an operator: `by` null) decides a key's pending scopes: approved ones join the
+   * scopes the key works for, refused ones are kept as refused. Refused with 400 when nothing is
+   * pending.
+   */
+  async decide(
+    idOrPrefix: string,
+    approve: boolean,
+    by: number | null,
+    now = new Date(),
+  ): Promise<{ before: ApiKeySummary; after: ApiKeySummary; decided: ApiScope[] }> {
+    const doc = await this.resolve(idOrPrefix);
+    const pending = (doc.pendingScopes ?? []) as ApiScope[];
+    if (pending.length === 0) throw new ApiKeyCommandError(`API key ${doc.prefix} has no scope awaiting approval.`);
+    const scopes = approve ? [...new Set([...(doc.scopes as ApiScope[]), ...pending])] : (doc.scopes as ApiScope[]);
+    const refused = approve
+      ? ((doc.refusedScopes ?? []) as ApiScope[])
+      : [...new Set([...((doc.refusedScopes ?? []) as ApiScope[]), ...pending])];
+    const result = await this.db.models.apiKeys.updateOne(
+      { _id: doc._id, pendingScopes: { $all: pending } },
+      { $set: { scopes, pendingScopes: [], refusedScopes: refused, decidedAt: now, decidedBy: by } },
+    );
+    if (result.matchedCount !== 1) throw new ApiKeyCommandError(`API key ${doc.prefix} was decided meanwhile.`);
+    await this.db.versions.bump('keys');
+    const updated = await this.findById(String(doc._id));
+    if (!updated) throw new ApiKeyCommandError(`API key ${doc.prefix} was deleted meanwhile.`);
+    return { before: summarise(doc, now), after: summarise(updated, now), decided: pending };
   }
 
   /** Extends the same key by another validity period from now. */
@@ -330,7 +423,21 @@ function summarise(doc: ApiKeyDoc & { _id: Types.ObjectId }, now: Date): ApiKeyS
     lastUsedAt: doc.lastUsedAt ?? null,
     previous:
       !doc.revokedAt && doc.previousPrefix && graceEnd && graceEnd > now ? { prefix: doc.previousPrefix, expiresAt: graceEnd } : null,
+    pendingScopes: [...((doc.pendingScopes ?? []) as ApiScope[])],
+    refusedScopes: [...((doc.refusedScopes ?? []) as ApiScope[])],
+    scopeStates: scopeStatesOf(doc),
+    purpose: doc.purpose ?? null,
   };
+}
+
+function scopeStatesOf(doc: ApiKeyDoc): Partial<Record<ApiScope, ScopeState>> {
+  const states: Partial<Record<ApiScope, ScopeState>> = {};
+  for (const scope of API_SCOPES) {
+    if ((doc.scopes as string[]).includes(scope)) states[scope] = 'approved';
+    else if ((doc.pendingScopes ?? []).includes(scope)) states[scope] = 'pending';
+    else if ((doc.refusedScopes ?? []).includes(scope)) states[scope] = 'refused';
+  }
+  return states;
 }
 
 /** Parses a comma-separated scope list, naming any unknown scope. */

@@ -4,6 +4,7 @@ import { studentModel } from './models/student.model.js';
 import { clubModel } from './models/club.model.js';
 import { projectModel } from './models/project.model.js';
 import { apiKeyModel } from './models/api-key.model.js';
+import { accessAuditModel } from './models/access-audit.model.js';
 import { auditBatchModel, auditEntryModel, schoolUploadModel } from './models/audit.model.js';
 import { apiKeyUsageModel } from './models/api-key-usage.model.js';
 import { oauthModels } from './models/oauth.js';
@@ -27,6 +28,7 @@ export function createModels(connection: Connection) {
     auditEntries: auditEntryModel(connection),
     schoolUploads: schoolUploadModel(connection),
     apiKeys: apiKeyModel(connection),
+    accessAudit: accessAuditModel(connection),
     apiKeyUsage: apiKeyUsageModel(connection),
     ...oauthModels(connection),
     meals: mealModel(connection),

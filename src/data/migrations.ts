@@ -5,6 +5,9 @@ import type { Database } from './database.js';
 import { hashStoredCredentials, moveClaimsToRecords } from './oauth-store.js';
 import { MisconfiguredError } from '../errors/index.js';
 import { isDuplicateKey } from './errors.js';
+import { AccessAudit, type AccessActor } from './access-audit.js';
+
+const MIGRATION_ACTOR: AccessActor = { kind: 'MIGRATION' };
 
 /**
  * Schema migrations. The database records the version it is at (`meta` document `schema`); each
@@ -67,7 +70,60 @@ export const MIGRATIONS: readonly Migration[] = [
       if (apps.length > 0) await db.versions.bump('oauth');
     },
   },
+  {
+    version: 6,
+    name: 'accounts approved as teachers become TEACHER (those a ROOT made ADMIN since stay ADMIN)',
+    up: teachersAreTeachers,
+  },
 ];
+
+/**
+ * Issue 22: approving a teacher's sign-up used to make the account ADMIN. An account approved as
+ * a teacher (approval APPROVED) whose role is ADMIN and whose record has not changed since the
+ * decision (updatedAt equals approvalDecidedAt: the decision wrote both) became ADMIN by the
+ * approval alone: it becomes TEACHER. One changed since keeps ADMIN: a ROOT could have made it
+ * ADMIN deliberately only by changing its role after the approval (taking ADMIN away and giving it
+ * back), which moves updatedAt; a password change moves it too and cannot be told apart, so such an
+ * account is kept ADMIN (a deliberate grant is never taken away) and listed for a ROOT to review.
+ * Both are written to the access log (actor MIGRATION).
+ */
+async function teachersAreTeachers(db: Database): Promise<void> {
+  const approved = await db.models.accounts
+    .find({ approval: 'APPROVED', role: 'ADMIN' })
+    .lean<{ _id: number; email: string; updatedAt: Date; approvalDecidedAt: Date | null }[]>();
+  const audit = new AccessAudit(db);
+  let changed = 0;
+  for (const account of approved) {
+    const untouched = account.approvalDecidedAt != null && account.updatedAt.getTime() === account.approvalDecidedAt.getTime();
+    const target = { kind: 'ACCOUNT' as const, id: String(account._id), label: account.email };
+    if (!untouched) {
+      await audit.record(MIGRATION_ACTOR, {
+        action: 'ROLE_CHANGED',
+        target,
+        detail: {
+          from: 'ADMIN',
+          to: 'ADMIN',
+          kept: true,
+          reason: 'changed since the teacher approval: review whether it should be TEACHER',
+        },
+      });
+      continue;
+    }
+    // The same condition again: an account changed meanwhile is left alone.
+    const result = await db.models.accounts.updateOne(
+      { _id: account._id, role: 'ADMIN', approval: 'APPROVED', updatedAt: account.updatedAt },
+      { $set: { role: 'TEACHER' } },
+    );
+    if (result.matchedCount !== 1) continue;
+    changed++;
+    await audit.record(MIGRATION_ACTOR, {
+      action: 'ROLE_CHANGED',
+      target,
+      detail: { from: 'ADMIN', to: 'TEACHER', reason: 'approved as a teacher' },
+    });
+  }
+  if (changed > 0) await db.versions.bump('oauth');
+}
 
 /** The schema version this code reads and writes. */
 export const SCHEMA_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);

@@ -87,6 +87,7 @@ function toEntry({ doc, previous }: KeyMatch): KeyEntry {
       kind: 'apiKey' as const,
       id: String(doc._id),
       scopes: new Set(doc.scopes as ApiScope[]),
+      pendingScopes: new Set((doc.pendingScopes ?? []) as ApiScope[]),
       rateLimit:
         doc.rateLimitPoints && doc.rateLimitSeconds ? { points: doc.rateLimitPoints, durationSeconds: doc.rateLimitSeconds } : null,
     }),

@@ -20,6 +20,10 @@ export const OPENAPI_PATH = '/v1/openapi.json';
 export const SCHEMA_PATH = '/graphql/schema.graphql';
 export const DOCS_PATH = '/docs';
 const ASSETS_PATH = `${DOCS_PATH}/assets`;
+/** The login button kit (web/kit, docs/login-button.md): its images, snippet and stylesheet. */
+export const KIT_PATH = `${DOCS_PATH}/kit`;
+const KIT_DIR = new URL('../../web/kit/', import.meta.url); // from src/http/ and dist/http/ alike
+export const KIT_IMAGES = ['ko-light', 'ko-dark', 'en-light', 'en-dark'].map((variant) => `login-button-${variant}.svg`);
 
 /** GET /v1/openapi.json: public, cacheable for five minutes, revalidated by its ETag. */
 export function openApiJson(document: object): AppMiddleware {
@@ -103,6 +107,9 @@ export function docsAssets(): DocsAsset[] {
     asset('favicon-32x32.png', 'image/png', fromPackage('favicon-32x32.png')),
     asset('docs.js', JAVASCRIPT, ours(INIT_SCRIPT)),
     asset('docs.css', CSS, ours(STYLE)),
+    ...KIT_IMAGES.map((name) => asset(name, 'image/svg+xml', () => readFile(new URL(name, KIT_DIR)), KIT_PATH)),
+    asset('login-button.css', CSS, () => readFile(new URL('login-button.css', KIT_DIR)), KIT_PATH),
+    asset('login-button.html', 'text/plain; charset=utf-8', () => readFile(new URL('login-button.html', KIT_DIR)), KIT_PATH),
   ];
 }
 
@@ -114,14 +121,14 @@ const CSS = 'text/css; charset=utf-8';
  * which matters on a phone) on first request and kept in memory; cached by browsers for an hour
  * and revalidated by its ETag. The ETag is weak because the bytes differ by encoding.
  */
-function asset(name: string, type: string, read: () => Promise<Buffer>): DocsAsset {
+function asset(name: string, type: string, read: () => Promise<Buffer>, base: string = ASSETS_PATH): DocsAsset {
   let loaded: Promise<{ plain: Buffer; gzipped: Buffer; etag: string }> | undefined;
   const load = async () => {
     const plain = await read();
     return { plain, gzipped: await promisify(gzip)(plain), etag: `W/"${digest(plain)}"` };
   };
   return {
-    path: `${ASSETS_PATH}/${name}`,
+    path: `${base}/${name}`,
     handler: async (ctx) => {
       loaded ??= load().catch((err: unknown) => {
         loaded = undefined;
@@ -177,6 +184,9 @@ const STYLE = `.intro{box-sizing:border-box;max-width:1460px;margin:0 auto;paddi
 .intro h1 span{display:block;font-size:1.05rem;font-weight:400;color:#555}
 .intro p{margin:.25rem 0}
 .intro a{color:#1d4ed8}
+.kit h2{font-size:1.15rem;margin:1rem 0 .25rem}.kit h2 span{font-weight:400;color:#555}.kit ul{margin:.25rem 0;padding-left:1.25rem}
+.kit .buttons{display:flex;flex-wrap:wrap;gap:.75rem;padding:.75rem;margin:.5rem 0;background:#fff;border:1px solid #e5e7eb;border-radius:8px}
+.kit .buttons.dark{background:#374151}.kit .buttons img{max-width:100%;height:auto}
 .intro nav ul{list-style:none;margin:0 0 .75rem;padding:0;display:flex;flex-wrap:wrap;gap:.25rem 1.25rem}
 :focus-visible{outline:3px solid #f59e0b;outline-offset:2px}
 @media (max-width:640px){
@@ -192,6 +202,10 @@ const STYLE = `.intro{box-sizing:border-box;max-width:1460px;margin:0 auto;paddi
 .swagger-ui .responses-table td{display:block;padding:6px 0}
 }
 `;
+
+/** One image of the login button kit, named as it reads. */
+const kitImage = (name: string) =>
+  `<img src="${KIT_PATH}/${name}" alt="${name.includes('-ko-') ? '학교 계정으로 로그인' : 'Sign in with school account'}" width="${name.includes('-ko-') ? 212 : 300}" height="44">`;
 
 /** The page: Korean first, then English, like every page; its links lead back to the front door and the consoles. */
 const page = (links: DocsLinks) => `<!DOCTYPE html>
@@ -218,6 +232,22 @@ const page = (links: DocsLinks) => `<!DOCTYPE html>
 <p>학교 데이터 REST API의 참조 문서입니다. 원본 문서: <a href="${OPENAPI_PATH}">OpenAPI 3.1 JSON</a></p>
 <p lang="en">The reference of the school's REST data API. The document behind it: <a href="${OPENAPI_PATH}">OpenAPI 3.1 JSON</a></p>
 <p>GraphQL 스키마 <span lang="en">(GraphQL schema, for graphql-codegen)</span>: <a href="${SCHEMA_PATH}">schema.graphql</a></p>
+<section class="kit" aria-labelledby="kit-title">
+<h2 id="kit-title">개발자 도구 <span lang="en">Developer kit</span></h2>
+<ul>
+<p>저장소에 있는 것 <span lang="en">(in the service's repository; README "The developer kit")</span>:</p>
+<ul>
+<li>TypeScript 클라이언트 <code>clients/typescript</code> <span lang="en">(typed calls for every endpoint, OAuth helpers)</span></li>
+<li>예제 <code>examples/login-with-school</code> (학교 계정으로 로그인 <span lang="en">login example</span>), <code>examples/meals-today</code> (오늘의 급식 <span lang="en">today's meals</span>): <code>npm install &amp;&amp; npm start</code></li>
+<li>로그인 버튼 <span lang="en">(login button)</span>: <a href="${KIT_PATH}/login-button.html">HTML</a>, <a href="${KIT_PATH}/login-button.css">CSS</a>, 규칙 <span lang="en">(rules)</span> <code>docs/login-button.md</code></li>
+</ul>
+<div class="buttons">${KIT_IMAGES.filter((name) => name.endsWith('light.svg'))
+  .map(kitImage)
+  .join('')}</div>
+<div class="buttons dark">${KIT_IMAGES.filter((name) => name.endsWith('dark.svg'))
+  .map(kitImage)
+  .join('')}</div>
+</section>
 <noscript><p>이 페이지는 JavaScript가 필요합니다. <span lang="en">This page needs JavaScript; the document itself is plain JSON (link above).</span></p></noscript>
 </header>
 <div id="swagger-ui"></div>

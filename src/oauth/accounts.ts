@@ -9,6 +9,7 @@ import {
   type ApprovalState,
 } from '../data/accounts.js';
 import { ApiKeyService } from '../data/api-keys.js';
+import { AccessAudit, CLI_ACTOR, type AccessActor } from '../data/access-audit.js';
 import type { Database } from '../data/database.js';
 import { EmailCodeStore } from '../data/email-codes.js';
 import { OAuthStore } from '../data/oauth-store.js';
@@ -40,7 +41,13 @@ export interface DeletedAccount {
 }
 
 /** Why an admin's change of an account is refused. */
-export type AccountRuleProblem = 'unknown_account' | 'own_role' | 'root_only' | 'not_pending';
+export type AccountRuleProblem = 'unknown_account' | 'own_role' | 'root_only' | 'not_pending' | 'confirm_admin';
+
+/** Who decides: a signed-in admin, or the operator at the `campus` command. */
+export type AccountActor = AccountPrincipal | 'CLI';
+
+/** The roles only a ROOT may give or take (issue 22: making anyone ADMIN is a ROOT's confirmed action). */
+const ROOT_GIVES: readonly AccountRole[] = ['ADMIN', 'ROOT'];
 
 /** An admin's change the rules refuse (403); `problem` names the rule. */
 export class AccountRuleError extends ForbiddenError {
@@ -133,29 +140,51 @@ export class AccountService {
 
   /**
    * An admin changes an account's role. Nobody changes their own role (an admin cannot lock
-   * themselves out by mistake), and only ROOT gives or takes ROOT.
+   * themselves out by mistake); only a ROOT gives or takes ADMIN and ROOT, and giving either is
+   * confirmed (`confirmed`: the console's tick, or the command's --confirm). Each change is in
+   * the access log.
    */
-  async changeRole(actor: AccountPrincipal, id: number, role: AccountRole): Promise<{ before: AccountSummary; after: AccountSummary }> {
+  async changeRole(
+    actor: AccountPrincipal,
+    id: number,
+    role: AccountRole,
+    options: { confirmed?: boolean } = {},
+  ): Promise<{ before: AccountSummary; after: AccountSummary }> {
     const doc = await this.mustFind(id);
     const target = checkRole(role);
     if (doc._id === actor.accountId) throw new AccountRuleError('You cannot change your own role.', 'own_role');
-    if ((target === 'ROOT' || doc.role === 'ROOT') && actor.role !== 'ROOT')
-      throw new AccountRuleError('Only a ROOT account may give or take the ROOT role.', 'root_only');
+    if (target === doc.role) return { before: await this.summarize(doc), after: await this.summarize(doc) };
+    if ((ROOT_GIVES.includes(target) || ROOT_GIVES.includes(doc.role)) && actor.role !== 'ROOT')
+      throw new AccountRuleError('Only a ROOT account may give or take the ADMIN and ROOT roles.', 'root_only');
+    if (ROOT_GIVES.includes(target) && options.confirmed !== true)
+      throw new AccountRuleError(`Giving ${target} is a confirmed action: confirm it to go on.`, 'confirm_admin');
     await this.store.updateRole(doc._id, target);
+    await new AccessAudit(this.db).record(accessActor(actor), {
+      action: 'ROLE_CHANGED',
+      target: { kind: 'ACCOUNT', id: String(doc._id), label: doc.email },
+      detail: { from: doc.role, to: target },
+    });
     return { before: await this.summarize(doc), after: await this.summarize({ ...doc, role: target }) };
   }
 
   /**
-   * An admin decides a teacher's sign-up: approval makes the account ADMIN (what a teacher needs:
-   * the admin console), rejection leaves its role as it is. Only a PENDING sign-up is decided.
+   * An admin (or the operator) decides a teacher's sign-up: approval makes the account TEACHER
+   * (a teacher is not an administrator: issue 22), rejection leaves its role as it is. Only a
+   * PENDING sign-up is decided; the decision is in the access log.
    */
-  async decideTeacher(actor: AccountPrincipal, id: number, approve: boolean): Promise<AccountSummary> {
-    const doc = await this.mustFind(id);
-    if (doc._id === actor.accountId) throw new AccountRuleError('You cannot decide on your own sign-up.', 'own_role');
-    const role: AccountRole = approve ? 'ADMIN' : doc.role;
+  async decideTeacher(actor: AccountActor, idOrEmail: number | string, approve: boolean): Promise<AccountSummary> {
+    const doc = typeof idOrEmail === 'number' ? await this.mustFind(idOrEmail) : await this.store.findByEmail(idOrEmail);
+    if (!doc) throw new AccountRuleError(`No account ${idOrEmail}.`, 'unknown_account');
+    if (actor !== 'CLI' && doc._id === actor.accountId) throw new AccountRuleError('You cannot decide on your own sign-up.', 'own_role');
+    const role: AccountRole = approve ? 'TEACHER' : doc.role;
     const approval = approve ? 'APPROVED' : 'REJECTED';
-    if (!(await this.store.decideApproval(doc._id, { approval, role, by: actor.accountId })))
+    if (!(await this.store.decideApproval(doc._id, { approval, role, by: actor === 'CLI' ? null : actor.accountId })))
       throw new AccountRuleError(`Account ${doc.email} is not waiting for approval.`, 'not_pending');
+    await new AccessAudit(this.db).record(accessActor(actor), {
+      action: approve ? 'TEACHER_APPROVED' : 'TEACHER_REFUSED',
+      target: { kind: 'ACCOUNT', id: String(doc._id), label: doc.email },
+      detail: { name: doc.name ?? null, department: doc.department ?? null, from: doc.role, to: role },
+    });
     return this.summarize({ ...doc, role, approval });
   }
 
@@ -195,6 +224,11 @@ export class AccountService {
       createdAt: doc.createdAt,
     };
   }
+}
+
+/** The access log's actor for an account's action or the command's. */
+export function accessActor(actor: AccountActor): AccessActor {
+  return actor === 'CLI' ? CLI_ACTOR : { kind: 'ACCOUNT', id: actor.accountId, email: actor.email };
 }
 
 /** The length is checked before the pattern runs, so no input can make the pattern slow. */

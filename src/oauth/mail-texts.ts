@@ -83,13 +83,13 @@ export function approvalMail(to: string, approved: boolean, consoleUrl: string):
   const text = approved
     ? `안녕하세요.
 
-교사 계정 신청이 승인되었습니다. 이제 관리자 콘솔을 쓸 수 있습니다: ${consoleUrl}
+교사 계정 신청이 승인되었습니다. 앱에는 교사 기록이 보이고, 개발자 콘솔에서 만드는 키는 학생 데이터를 바로 받습니다: ${consoleUrl}
 
 ---
 
 Hello,
 
-Your teacher account has been approved. You can now use the admin console: ${consoleUrl}
+Your teacher account has been approved. Apps see your teacher record, and the keys you make in the developer console get student data at once: ${consoleUrl}
 `
     : `안녕하세요.
 

@@ -19,6 +19,8 @@ export const DEMO_OAUTH = {
   clientSecret: 'demo-client-secret',
   publicClientId: 'demo-public-client',
   redirectUri: 'http://127.0.0.1:3000/callback',
+  /** Where the example app (examples/login-with-school, on port 3000) sends the browser back after a logout. */
+  postLogoutRedirectUri: 'http://127.0.0.1:3000/',
 } as const;
 
 const DEMO_CLIENT_IDS = [DEMO_OAUTH.clientId, DEMO_OAUTH.publicClientId] as const;
@@ -37,11 +39,13 @@ export async function seedDemoOAuth(db: Database, config: Config): Promise<{ lin
     secret: DEMO_OAUTH.clientSecret,
     name: 'Campus demo app',
     redirectUris: [DEMO_OAUTH.redirectUri],
+    postLogoutRedirectUris: [DEMO_OAUTH.postLogoutRedirectUri],
   });
   await clients.put({
     id: DEMO_OAUTH.publicClientId,
     name: 'Campus demo app (public)',
     redirectUris: [DEMO_OAUTH.redirectUri],
+    postLogoutRedirectUris: [DEMO_OAUTH.postLogoutRedirectUri],
     public: true,
   });
   return {

@@ -1,6 +1,7 @@
 import compose from 'koa-compose';
 import { AccountStore } from '../data/accounts.js';
 import { ApiKeyService } from '../data/api-keys.js';
+import { AccessAudit } from '../data/access-audit.js';
 import { OAuthStore } from '../data/oauth-store.js';
 import { createGraphQLServer } from '../graphql/server.js';
 import type { Logger } from '../logger.js';
@@ -97,6 +98,8 @@ export async function createAuthSurface(deps: AppDeps): Promise<Surface> {
       accounts,
       accountStore,
       apiKeys,
+      clients,
+      audit: new AccessAudit(db),
       mailer,
       now,
     }),

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
 import { ENDPOINTS } from '../../src/rest/endpoints.js';
@@ -119,5 +120,43 @@ describe('API reference page (/docs) in a browser', function () {
     expect(await page.text()).to.not.match(/<script>|<style>| style=/);
     expect((await t.request('/docs/assets/index.html')).status, 'only the files the page needs').to.equal(404);
     expect((await t.request('/docs', { method: 'POST' })).status).to.equal(405);
+  });
+
+  it('shows the developer kit: the login button in Korean and English, light and dark, from /docs/kit, with its snippet and stylesheet', async () => {
+    for (const variant of ['ko-light', 'ko-dark', 'en-light', 'en-dark']) {
+      const res = await t.request(`/docs/kit/login-button-${variant}.svg`);
+      expect(res.status, variant).to.equal(200);
+      expect(res.headers.get('content-type'), variant).to.equal('image/svg+xml');
+      expect(await res.text(), variant).to.include(variant.startsWith('ko') ? '학교 계정으로 로그인' : 'Sign in with school account');
+    }
+    const snippet = await t.request('/docs/kit/login-button.html');
+    expect(snippet.headers.get('content-type')).to.equal('text/plain; charset=utf-8');
+    expect(await snippet.text()).to.include('<a class="campus-login campus-login--dark" href="/login">');
+    expect((await t.request('/docs/kit/login-button.css')).headers.get('content-type')).to.equal('text/css; charset=utf-8');
+
+    for (const [name, viewport] of Object.entries(VIEWPORTS)) {
+      const { page, context, consoleErrors } = await openDocs(viewport);
+      try {
+        const images = page.locator('.kit img');
+        expect(await images.evaluateAll((nodes) => nodes.map((n) => n.getAttribute('alt')))).to.deep.equal([
+          '학교 계정으로 로그인',
+          'Sign in with school account',
+          '학교 계정으로 로그인',
+          'Sign in with school account',
+        ]);
+        // Every image loaded (a broken one has no natural width).
+        expect(
+          await images.evaluateAll((nodes) => nodes.every((n) => (n as unknown as { naturalWidth: number }).naturalWidth > 0)),
+        ).to.equal(true);
+        expect(await page.textContent('.kit')).to.include('examples/login-with-school');
+        expect(consoleErrors).to.deep.equal([]);
+        await screenshot(page, `docs-kit-${name}`);
+        // The kit on its own, to look at the buttons closely.
+        const dir = process.env['SCREENSHOTS_DIR'] ?? join('.data', 'screenshots');
+        await page.locator('.kit').screenshot({ path: join(dir, `docs-kit-only-${name}.png`) });
+      } finally {
+        await context.close();
+      }
+    }
   });
 });

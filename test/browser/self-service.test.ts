@@ -1,3 +1,4 @@
+import { ApiKeyService } from '../../src/data/api-keys.js';
 import { ClientService } from '../../src/oauth/clients.js';
 import { expect } from 'chai';
 import { createServer, type Server } from 'node:http';
@@ -106,8 +107,11 @@ describe('self-service in a browser: sign-up to connected apps to password reset
     await signIn(page, t.url, '/console/keys', student);
     await page.getByLabel('이름 (무엇에 쓰는 키인지)').fill('시간표 앱');
     await page.getByLabel(/STUDENT_READ/).check();
+    // A student's STUDENT_READ waits for an admin (issue 22): the purpose is asked for.
+    await page.getByLabel(/사용 목적/).fill('시간표 앱에 반 친구 이름을 보여 주려고');
     await page.getByRole('button', { name: '키 만들기' }).click();
     await page.waitForURL(/\/console\/keys\/[0-9a-f]{24}$/);
+    expect(await page.locator('.flash.ok').textContent()).to.include('STUDENT_READ은(는) 관리자의 승인을 기다립니다.');
     studentKey = (await page.locator('#shown-once').textContent()) ?? '';
     secrets.push(studentKey);
     expect(studentKey).to.match(/^[0-9a-f-]{36}$/);
@@ -116,6 +120,8 @@ describe('self-service in a browser: sign-up to connected apps to password reset
     // Shown once: a reload no longer has it.
     await page.reload();
     expect(await page.locator('#shown-once').count()).to.equal(0);
+    expect((await fetch(`${t.url}/v1/students?studentId=21`, { headers: { 'X-API-KEY': studentKey } })).status).to.equal(403);
+    await new ApiKeyService(t.db).decide(studentKey.slice(0, 8), true, null);
     const res = await fetch(`${t.url}/v1/students?studentId=21`, { headers: { 'X-API-KEY': studentKey } });
     expect(res.status).to.equal(200);
     const body = (await res.json()) as { data: { students: { name: string }[] } };

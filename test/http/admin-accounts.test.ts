@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { expectEnvelope, expectOk } from '../helpers/expect.js';
-import { createAccount, signInToConsole, type ConsoleSession } from '../helpers/oauth.js';
+import { authorize, createAccount, createClient, postJson, REDIRECT_URI, signInToConsole, type ConsoleSession } from '../helpers/oauth.js';
 import { TestMailServer } from '../helpers/smtp.js';
 import { ApiKeyService } from '../../src/data/api-keys.js';
 import { hashPassword } from '../../src/oauth/secrets.js';
@@ -17,7 +17,7 @@ describe('admin console: accounts and API keys of every user', function () {
 
   async function account(
     name: string,
-    role: 'USER' | 'ADMIN' | 'ROOT' = 'USER',
+    role: 'USER' | 'TEACHER' | 'ADMIN' | 'ROOT' = 'USER',
     teacher?: { name: string; department: string },
   ): Promise<{ email: string; password: string }> {
     const user = { email: `${name}@gsm.hs.kr`, password: `${name} has a long password` };
@@ -52,7 +52,7 @@ describe('admin console: accounts and API keys of every user', function () {
     expect(await t.db.models.accounts.countDocuments({ role: 'ROOT' })).to.equal(1);
   });
 
-  it('teachers waiting for approval are listed; approving makes the account ADMIN and mails the teacher', async () => {
+  it('teachers waiting for approval are listed; approving makes the account TEACHER (not ADMIN) and mails the teacher', async () => {
     const teacher = await account('kimteacher', 'USER', { name: '김선생', department: '정보과' });
     await account('leeteacher', 'USER', { name: '이선생', department: '수학과' });
     const list = await admin.get('/admin/accounts?approval=PENDING');
@@ -64,24 +64,62 @@ describe('admin console: accounts and API keys of every user', function () {
       back: '/admin/accounts?approval=PENDING',
     });
     expect(approved.res.headers.get('location')).to.equal('/admin/accounts?approval=PENDING');
-    expect(flashOf((await admin.get('/admin/accounts')).html)).to.equal('kimteacher@gsm.hs.kr을(를) 승인했습니다 (관리자).');
+    expect(flashOf((await admin.get('/admin/accounts')).html)).to.equal('kimteacher@gsm.hs.kr을(를) 교사로 승인했습니다.');
     const stored = await t.db.models.accounts.findOne({ _id: ids['kimteacher'] }).lean();
-    expect(stored).to.deep.include({ role: 'ADMIN', approval: 'APPROVED', approvalDecidedBy: ids['admin'] });
+    expect(stored).to.deep.include({ role: 'TEACHER', approval: 'APPROVED', approvalDecidedBy: ids['admin'] });
     const sent = await mail.waitFor(teacher.email);
     expect(sent.subject).to.include('교사 계정 승인');
+    // A teacher is not an administrator: no admin console (issue 22).
+    const asTeacher = await signInToConsole(t, teacher, '/console');
+    expect((await asTeacher.get('/admin')).res.status).to.equal(403);
+    expect((await asTeacher.get('/admin/accounts')).res.status).to.equal(403);
+    // Apps see the teacher record under self:read (and student:read), role TEACHER.
+    const app = await createClient(t.db, { firstParty: true });
+    const granted = await authorize(
+      t,
+      { client_id: app.client.id, redirect_uri: REDIRECT_URI, response_type: 'code', state: 's' },
+      teacher,
+    );
+    const tokens = (await (
+      await postJson(t, '/v1/oauth/token', {
+        grant_type: 'authorization_code',
+        code: granted.code,
+        client_id: app.client.id,
+        client_secret: app.secret,
+        redirect_uri: REDIRECT_URI,
+        code_verifier: granted.verifier,
+      })
+    ).json()) as { access_token: string };
+    const info = (await (await t.request('/userinfo', { headers: { authorization: `Bearer ${tokens.access_token}` } })).json()) as Record<
+      string,
+      unknown
+    >;
+    expect(info).to.deep.include({ role: 'TEACHER', isStudent: false, student: null, teacher: { name: '김선생', department: '정보과' } });
+    const logged = await t.db.models.accessAudit.findOne({ action: 'TEACHER_APPROVED', targetId: String(ids['kimteacher']) }).lean();
+    expect(logged).to.deep.include({ actorKind: 'ACCOUNT', actorEmail: 'admin@gsm.hs.kr', targetLabel: teacher.email });
+    expect(logged?.detail).to.deep.include({ name: '김선생', department: '정보과', from: 'USER', to: 'TEACHER' });
 
     await admin.post(`/admin/accounts/${ids['leeteacher']}/approval`, { decision: 'reject' });
     expect(await t.db.models.accounts.findOne({ _id: ids['leeteacher'] }).lean()).to.deep.include({ role: 'USER', approval: 'REJECTED' });
+    expect(await t.db.models.accessAudit.countDocuments({ action: 'TEACHER_REFUSED', targetId: String(ids['leeteacher']) })).to.equal(1);
     // A decided sign-up is not decided again.
     await admin.post(`/admin/accounts/${ids['leeteacher']}/approval`, { decision: 'approve' });
     expect(flashOf((await admin.get('/admin/accounts')).html)).to.equal('승인을 기다리는 신청이 아닙니다.');
     expect(await t.db.models.accounts.findOne({ _id: ids['leeteacher'] }).lean()).to.deep.include({ role: 'USER' });
   });
 
-  it('role changes: nobody changes their own; only ROOT gives or takes ROOT', async () => {
+  it('role changes: nobody changes their own; only a ROOT gives or takes ADMIN and ROOT, with a confirmation; each is in the access log', async () => {
     await account('dev');
-    await admin.post(`/admin/accounts/${ids['dev']}/role`, { role: 'ADMIN' });
-    expect((await t.db.models.accounts.findOne({ _id: ids['dev'] }).lean())?.role).to.equal('ADMIN');
+    // An ADMIN may make an account TEACHER or USER, not ADMIN.
+    await admin.post(`/admin/accounts/${ids['dev']}/role`, { role: 'TEACHER' });
+    expect((await t.db.models.accounts.findOne({ _id: ids['dev'] }).lean())?.role).to.equal('TEACHER');
+    await admin.post(`/admin/accounts/${ids['dev']}/role`, { role: 'ADMIN', confirm: 'yes' });
+    expect(flashOf((await admin.get('/admin/accounts')).html)).to.equal(
+      '최고 관리자(ROOT) 역할은 최고 관리자 계정만 주거나 뺄 수 있습니다.',
+    );
+    expect((await t.db.models.accounts.findOne({ _id: ids['dev'] }).lean())?.role).to.equal('TEACHER');
+    const adminList = await admin.get('/admin/accounts?q=dev@');
+    expect(adminList.html).not.to.include('<option value="ADMIN"').and.not.include('관리자 권한 부여 확인');
     await admin.post(`/admin/accounts/${ids['dev']}/role`, { role: 'ROOT' });
     expect(flashOf((await admin.get('/admin/accounts')).html)).to.equal(
       '최고 관리자(ROOT) 역할은 최고 관리자 계정만 주거나 뺄 수 있습니다.',
@@ -93,8 +131,26 @@ describe('admin console: accounts and API keys of every user', function () {
     await admin.post(`/admin/accounts/${ids['admin']}/role`, { role: 'USER' });
     expect(flashOf((await admin.get('/admin/accounts')).html)).to.equal('자신의 역할이나 신청은 바꿀 수 없습니다.');
     expect((await t.db.models.accounts.findOne({ _id: ids['admin'] }).lean())?.role).to.equal('ADMIN');
-    await root.post(`/admin/accounts/${ids['dev']}/role`, { role: 'ROOT' });
+    // A ROOT makes an account ADMIN only with the confirmation ticked.
+    expect((await root.get('/admin/accounts?q=dev@')).html).to.include('관리자 권한 부여 확인');
+    await root.post(`/admin/accounts/${ids['dev']}/role`, { role: 'ADMIN' });
+    expect(flashOf((await root.get('/admin/accounts')).html)).to.equal(
+      '관리자(ADMIN)나 최고 관리자(ROOT) 역할을 주려면 확인란을 선택하세요.',
+    );
+    expect((await t.db.models.accounts.findOne({ _id: ids['dev'] }).lean())?.role).to.equal('TEACHER');
+    await root.post(`/admin/accounts/${ids['dev']}/role`, { role: 'ADMIN', confirm: 'yes' });
+    expect((await t.db.models.accounts.findOne({ _id: ids['dev'] }).lean())?.role).to.equal('ADMIN');
+    await root.post(`/admin/accounts/${ids['dev']}/role`, { role: 'ROOT', confirm: 'yes' });
     expect((await t.db.models.accounts.findOne({ _id: ids['dev'] }).lean())?.role).to.equal('ROOT');
+    const changes = await t.db.models.accessAudit
+      .find({ action: 'ROLE_CHANGED', targetId: String(ids['dev']) })
+      .sort({ at: 1 })
+      .lean();
+    expect(changes.map((c) => [c.actorEmail, c.detail])).to.deep.equal([
+      ['admin@gsm.hs.kr', { from: 'USER', to: 'TEACHER' }],
+      ['root@gsm.hs.kr', { from: 'TEACHER', to: 'ADMIN' }],
+      ['root@gsm.hs.kr', { from: 'ADMIN', to: 'ROOT' }],
+    ]);
     // The list offers no role form on one's own row.
     const list = await admin.get(`/admin/accounts?q=admin@`);
     expect(list.html).not.to.include(`action="/admin/accounts/${ids['admin']}/role"`);

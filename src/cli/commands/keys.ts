@@ -1,6 +1,8 @@
 import type { Command } from 'commander';
 import { ApiKeyService, API_KEY_VALIDITY_DAYS, API_SCOPES, parseScopes, type ApiKeySummary } from '../../data/api-keys.js';
 import { rateLimitSpec } from '../../config/index.js';
+import { AccessAudit, CLI_ACTOR } from '../../data/access-audit.js';
+import { AccountStore } from '../../data/accounts.js';
 import { CliError, WRITES, cliConfig, output, withDatabase } from '../runtime.js';
 
 export function registerKeys(program: Command): void {
@@ -13,20 +15,85 @@ export function registerKeys(program: Command): void {
     .option('--days <days>', 'validity in days', String(API_KEY_VALIDITY_DAYS))
     .option('--label <label>', 'who or what the key is for')
     .option('--rate-limit <requests/seconds>', "this key's own limit, e.g. 600/60 (default: RATE_LIMIT)")
+    .option(
+      '--owner <email>',
+      "issue the key as that account would in the developer console: its role's scope policy (KEY_SCOPE_POLICY), the 10-key limit, default validity and limit",
+    )
+    .option('--purpose <text>', 'with --owner: what the data is for (needed when a scope awaits approval)')
     .option('--json', 'print the result as JSON')
-    .action(async (options: { scopes: string; days: string; label?: string; rateLimit?: string; json?: boolean }) => {
-      const scopes = parseScopes(options.scopes);
-      const days = parseDays(options.days);
-      const rateLimit = options.rateLimit ? parseRateLimit(options.rateLimit) : null;
-      const issued = await withDatabase(
-        cliConfig(),
-        ({ db }) => new ApiKeyService(db).issue({ scopes, days, label: options.label ?? null, rateLimit }),
-        WRITES,
-      );
-      output(options.json, { key: issued.key, ...issued.summary }, () =>
-        [`API key (shown once, store it now): ${issued.key}`, describeKey(issued.summary)].join('\n'),
-      );
-    });
+    .action(
+      async (options: {
+        scopes: string;
+        days: string;
+        label?: string;
+        rateLimit?: string;
+        owner?: string;
+        purpose?: string;
+        json?: boolean;
+      }) => {
+        const scopes = parseScopes(options.scopes);
+        const config = cliConfig();
+        if (options.owner === undefined && options.purpose !== undefined) throw new CliError('--purpose goes with --owner.');
+        if (options.owner !== undefined && (options.rateLimit !== undefined || options.days !== String(API_KEY_VALIDITY_DAYS)))
+          throw new CliError(
+            '--owner issues the key as the account would in the console: --days and --rate-limit are not allowed with it.',
+          );
+        const owner = options.owner;
+        const issued = await withDatabase(
+          config,
+          async ({ db }) => {
+            if (owner === undefined) {
+              const days = parseDays(options.days);
+              const rateLimit = options.rateLimit ? parseRateLimit(options.rateLimit) : null;
+              return new ApiKeyService(db).issue({ scopes, days, label: options.label ?? null, rateLimit });
+            }
+            const account = await new AccountStore(db).findByEmail(owner);
+            if (!account) throw new CliError(`No account ${owner}.`);
+            return new ApiKeyService(db).request(
+              { id: account._id, role: account.role },
+              { scopes, label: options.label ?? null, purpose: options.purpose ?? null },
+              config.keyScopePolicy,
+            );
+          },
+          WRITES,
+        );
+        output(options.json, { key: issued.key, ...issued.summary }, () =>
+          [`API key (shown once, store it now): ${issued.key}`, describeKey(issued.summary)].join('\n'),
+        );
+      },
+    );
+
+  for (const decision of ['approve', 'refuse'] as const) {
+    keys
+      .command(`${decision} <id-or-prefix>`)
+      .description(
+        decision === 'approve'
+          ? "approve a key's scopes that await approval: the key works for them at once (written to the access log)"
+          : "refuse a key's scopes that await approval: they stay refused, the key keeps its other scopes (written to the access log)",
+      )
+      .option('--json', 'print the result as JSON')
+      .action(async (idOrPrefix: string, options: { json?: boolean }) => {
+        const decided = await withDatabase(
+          cliConfig(),
+          async ({ db }) => {
+            const result = await new ApiKeyService(db).decide(idOrPrefix, decision === 'approve', null);
+            const owner = result.after.ownerAccountId === null ? null : await new AccountStore(db).findById(result.after.ownerAccountId);
+            await new AccessAudit(db).record(CLI_ACTOR, {
+              action: decision === 'approve' ? 'KEY_SCOPES_APPROVED' : 'KEY_SCOPES_REFUSED',
+              target: { kind: 'API_KEY', id: result.after.id, label: `${result.after.prefix}… (${owner?.email ?? 'CLI'})` },
+              detail: { scopes: result.decided, purpose: result.after.purpose, before: result.before.scopes, after: result.after.scopes },
+            });
+            return result;
+          },
+          WRITES,
+        );
+        output(
+          options.json,
+          decided.after,
+          () => `${decision === 'approve' ? 'Approved' : 'Refused'} ${decided.decided.join(', ')}: ${describeKey(decided.after)}`,
+        );
+      });
+  }
 
   keys
     .command('list')
@@ -72,7 +139,9 @@ export function registerKeys(program: Command): void {
 function describeKey(k: ApiKeySummary): string {
   const limit = k.rateLimit ? ` limit=${k.rateLimit.points}/${k.rateLimit.durationSeconds}s` : '';
   const label = k.label ? ` "${k.label}"` : '';
-  return `${k.id} ${k.prefix}… ${k.state} scopes=${k.scopes.join(',')} expires=${k.expiresAt.toISOString()}${limit}${label}`;
+  const waiting = k.pendingScopes.length > 0 ? ` pending=${k.pendingScopes.join(',')}` : '';
+  const refused = k.refusedScopes.length > 0 ? ` refused=${k.refusedScopes.join(',')}` : '';
+  return `${k.id} ${k.prefix}… ${k.state} scopes=${k.scopes.join(',')}${waiting}${refused} expires=${k.expiresAt.toISOString()}${limit}${label}`;
 }
 
 function parseDays(value: string): number {

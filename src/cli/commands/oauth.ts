@@ -1,12 +1,20 @@
 import type { Command } from 'commander';
 import { ACCOUNT_ROLES, AccountStore, PKCE_POLICIES, type AccountRole, type PkcePolicy } from '../../data/accounts.js';
-import { AccountService, AccountValidationError, DuplicateAccountError, type AccountSummary } from '../../oauth/accounts.js';
+import {
+  AccountRuleError,
+  AccountService,
+  AccountValidationError,
+  DuplicateAccountError,
+  type AccountSummary,
+} from '../../oauth/accounts.js';
+import { createMailer } from '../../oauth/mail.js';
+import { approvalMail } from '../../oauth/mail-texts.js';
 import { ClientService, ClientValidationError, DEFAULT_CLIENT_SCOPES, type ClientSummary } from '../../oauth/clients.js';
 import { OAUTH_SCOPES } from '../../oauth/constants.js';
 import { loadOAuthKeys } from '../../oauth/keys.js';
 import { MfaService } from '../../oauth/mfa.js';
 import { PASSWORD_PROBLEM_MESSAGES, passwordProblem } from '../../oauth/password-policy.js';
-import { CliError, WRITES, cliConfig, output, withDatabase } from '../runtime.js';
+import { CliError, WRITES, cliConfig, cliLogger, output, withDatabase } from '../runtime.js';
 
 /** `campus clients ...` and `campus accounts ...`. */
 export function registerOAuthCommands(program: Command): void {
@@ -186,6 +194,38 @@ function registerAccounts(program: Command): void {
       output(options.json, created, () => `Account created: ${describeAccount(created)}`);
     });
 
+  for (const decision of ['approve', 'refuse'] as const) {
+    accounts
+      .command(`${decision} <email>`)
+      .description(
+        decision === 'approve'
+          ? "approve a teacher's sign-up, as the admin console does: the account becomes TEACHER (not ADMIN), is mailed, and the decision is in the access log"
+          : "refuse a teacher's sign-up, as the admin console does: the account keeps its role, is mailed, and the decision is in the access log",
+      )
+      .option('--json', 'print the result as JSON')
+      .action(async (email: string, options: { json?: boolean }) => {
+        const config = cliConfig();
+        const decided = await withDatabase(
+          config,
+          ({ db }) => guard(() => new AccountService(db).decideTeacher('CLI', email, decision === 'approve')),
+          WRITES,
+        );
+        // The decision stands whether or not the mail goes out (as in the console).
+        const mailer = createMailer(config, cliLogger(config));
+        const mailed = await mailer
+          .send(approvalMail(decided.email, decision === 'approve', `${config.urls.auth}/console`))
+          .then(() => true)
+          .catch(() => false);
+        await mailer.close();
+        output(options.json, { ...decided, mailed }, () =>
+          [
+            `${decision === 'approve' ? 'Approved as a teacher' : 'Refused'}: ${describeAccount(decided)}`,
+            mailed ? `Mailed ${decided.email}.` : `Could not mail ${decided.email}; tell them yourself.`,
+          ].join('\n'),
+        );
+      });
+  }
+
   accounts
     .command('list')
     .description('list accounts (never their password hashes)')
@@ -277,7 +317,12 @@ async function guard<T>(fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (err) {
-    if (err instanceof ClientValidationError || err instanceof AccountValidationError || err instanceof DuplicateAccountError) {
+    if (
+      err instanceof ClientValidationError ||
+      err instanceof AccountValidationError ||
+      err instanceof DuplicateAccountError ||
+      err instanceof AccountRuleError
+    ) {
       throw new CliError(err.message);
     }
     throw err;
@@ -310,5 +355,6 @@ function describeClient(c: ClientSummary): string {
 }
 
 function describeAccount(a: AccountSummary): string {
-  return `${a.id} ${a.email} ${a.role}${a.isStudent ? ' (student)' : ''}`;
+  const teacher = a.approval ? ` teacher sign-up ${a.approval}${a.name ? ` (${a.name}, ${a.department ?? ''})` : ''}` : '';
+  return `${a.id} ${a.email} ${a.role}${a.isStudent ? ' (student)' : ''}${teacher}`;
 }

@@ -27,6 +27,13 @@ const apiKeySchema = new Schema(
     previousHash: { type: String, default: null },
     previousPrefix: { type: String, default: null },
     previousExpiresAt: { type: Date, default: null },
+    // Issue 22: scopes asked for that wait for an admin (the key works for `scopes` meanwhile),
+    // those an admin refused, the purpose the person wrote, and who decided when.
+    pendingScopes: { type: [String], enum: API_SCOPES, default: [] },
+    refusedScopes: { type: [String], enum: API_SCOPES, default: [] },
+    purpose: { type: String, default: null },
+    decidedAt: { type: Date, default: null },
+    decidedBy: { type: Number, default: null },
     // Written by the usage counter (src/http/usage.ts) every few seconds, never on a request.
     lastUsedAt: { type: Date, default: null },
   },
@@ -37,6 +44,7 @@ apiKeySchema.index({ hash: 1 }, { unique: true });
 apiKeySchema.index({ prefix: 1 });
 apiKeySchema.index({ previousHash: 1 });
 apiKeySchema.index({ ownerAccountId: 1 });
+apiKeySchema.index({ pendingScopes: 1 });
 
 export type ApiKeyDoc = InferSchemaType<typeof apiKeySchema> & { _id: Types.ObjectId };
 export type ApiKeyModel = Model<ApiKeyDoc>;

@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { ACCOUNT_ROLES, APPROVAL_STATES } from '../../data/accounts.js';
+import { ACCOUNT_ROLES, APPROVAL_STATES, type AccountRole } from '../../data/accounts.js';
 import { AccountRuleError, type AccountSummary } from '../../oauth/accounts.js';
 import { approvalMail } from '../../oauth/mail-texts.js';
 import { anyOption, csrfField, field, listPage, select, table, when, withQuery } from '../web/components.js';
-import { oneOf, text } from '../web/forms.js';
+import { oneOf, text, ticked } from '../web/forms.js';
 import { html } from '../web/html.js';
 import { page, redirect, type Handler, type PageRequest } from '../web/routes.js';
 import type { AdminDeps } from './deps.js';
@@ -13,7 +13,13 @@ import { backToList, queryInt } from './ui.js';
 const PAGE_SIZE = 50;
 const LIST = '/admin/accounts';
 
-const roleForm = z.object({ role: oneOf(ACCOUNT_ROLES), back: text() });
+const roleForm = z.object({ role: oneOf(ACCOUNT_ROLES), back: text(), confirm: ticked() });
+
+/** The roles an admin may give from the list: a ROOT any; an ADMIN only USER and TEACHER (issue 22). */
+function givableRoles(req: PageRequest, current: AccountRole): readonly AccountRole[] {
+  if (req.account?.role === 'ROOT') return ACCOUNT_ROLES;
+  return ACCOUNT_ROLES.filter((r) => r === current || r === 'USER' || r === 'TEACHER');
+}
 const approvalForm = z.object({ decision: oneOf(['approve', 'reject'] as const), back: text() });
 
 /** The admin console's accounts (ADMIN and ROOT): search, change a role, approve or reject a teacher's sign-up. */
@@ -79,13 +85,24 @@ export const accountList: Handler<AdminDeps> = async (req, deps) => {
 function actions(req: PageRequest, account: AccountSummary, back: string) {
   const a = req.t.admin.accounts;
   if (account.id === req.account?.accountId) return '—';
+  // An ADMIN's or ROOT's role is a ROOT's to change.
+  if (req.account?.role !== 'ROOT' && (account.role === 'ADMIN' || account.role === 'ROOT')) return a.rootOnly;
   return html`<form method="post" action="${LIST}/${account.id}/role" class="inline">
       ${csrfField(req.csrf)}
       <input type="hidden" name="back" value="${back}" />
       <label class="visually-hidden" for="role-${account.id}">${a.roleLabel(account.email)}</label>
       <select id="role-${account.id}" name="role">
-        ${ACCOUNT_ROLES.map((r) => html`<option value="${r}" ${account.role === r ? html`selected` : ''}>${req.t.roles[r]}</option>`)}
+        ${givableRoles(req, account.role).map(
+          (r) => html`<option value="${r}" ${account.role === r ? html`selected` : ''}>${req.t.roles[r]}</option>`,
+        )}
       </select>
+      ${
+        req.account?.role === 'ROOT'
+          ? html`<label class="check" for="confirm-${account.id}"
+              ><input id="confirm-${account.id}" name="confirm" type="checkbox" value="yes" /> <span>${a.confirmAdmin}</span></label
+            >`
+          : ''
+      }
       <button type="submit" class="secondary">${a.change}</button>
     </form>
     ${
@@ -110,9 +127,9 @@ export const changeRole: Handler<AdminDeps> = async (req, deps) => {
   const actor = req.account;
   if (!actor || !form.role) return redirect(back, { kind: 'error', text: a.problems.unknown_account });
   try {
-    const { before, after } = await deps.accounts.changeRole(actor, Number(req.param('id')), form.role);
+    const { before, after } = await deps.accounts.changeRole(actor, Number(req.param('id')), form.role, { confirmed: form.confirm });
     if (before.role === after.role) return redirect(back, { kind: 'ok', text: a.unchanged });
-    // No audit log of account changes exists yet (src/data/school/audit.ts is the school data's): the change is logged.
+    // The change is in the access log (AccountService.changeRole); the log line is for operators.
     req.ctx.state.log.info(
       { event: 'admin.role_changed', actorId: actor.accountId, accountId: after.id, from: before.role, to: after.role },
       'account role changed',
@@ -138,7 +155,7 @@ export const decideTeacher: Handler<AdminDeps> = async (req, deps) => {
       'teacher sign-up decided',
     );
     // The decision stands whether or not the mail goes out.
-    await deps.mailer.send(approvalMail(account.email, approve, `${deps.config.urls.auth}/admin`)).catch((err: unknown) => {
+    await deps.mailer.send(approvalMail(account.email, approve, `${deps.config.urls.auth}/console`)).catch((err: unknown) => {
       req.ctx.state.log.warn(
         { event: 'admin.approval_mail_failed', accountId: account.id, reason: err instanceof Error ? err.name : 'error' },
         'could not mail the decision',

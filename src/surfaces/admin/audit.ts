@@ -13,6 +13,7 @@ import type {
   UndoAuditBatchMutation,
   UndoAuditBatchMutationVariables,
 } from './__generated__/operations.js';
+import { accessLogPage, logSwitch } from './access-log.js';
 import type { AdminDeps } from './deps.js';
 import { AUDIT_LOG, EXPORT_AUDIT_LOG, UNDO_AUDIT_BATCH } from './operations/audit.js';
 import { fileOf } from './transfer.js';
@@ -64,7 +65,7 @@ async function auditPage(req: PageRequest, deps: AdminDeps, filter: AuditFilter,
     a.title,
     listPage(t, {
       path: LIST,
-      before: html`${errorSummary(t, errors, [])}
+      before: html`${logSwitch(req, 'school')} ${errorSummary(t, errors, [])}
         <p>${a.intro}</p>
         ${data.resets.map(
           (reset) =>
@@ -167,7 +168,9 @@ function entryTable(req: PageRequest, entries: AuditLogQuery['auditLog']['entrie
   });
 }
 
-export const auditList: Handler<AdminDeps> = async (req, deps) => auditPage(req, deps, filterOf(req));
+export const auditList: Handler<AdminDeps> = async (req, deps) =>
+  // Issue 22: the access log (privilege changes, exports of personal data) is the other log of this page.
+  req.query('log') === 'access' ? accessLogPage(req, deps) : auditPage(req, deps, filterOf(req));
 
 export const auditExport: Handler<AdminDeps> = async (req, deps) => {
   const format = req.query('format') === 'CSV' ? ('CSV' as const) : ('XLSX' as const);

@@ -1,3 +1,5 @@
+import type { AccessAudit } from '../../data/access-audit.js';
+import type { ClientService } from '../../oauth/clients.js';
 import type { Config } from '../../config/index.js';
 import type { AccountStore } from '../../data/accounts.js';
 import type { ApiKeyService } from '../../data/api-keys.js';
@@ -45,6 +47,9 @@ export interface AdminDeps {
   readonly accounts: AccountService;
   readonly accountStore: AccountStore;
   readonly apiKeys: ApiKeyService;
+  readonly clients: ClientService;
+  /** The access log: every privilege change and export of personal data (issue 22). */
+  readonly audit: AccessAudit;
   readonly mailer: Mailer;
   readonly now: () => Date;
 }

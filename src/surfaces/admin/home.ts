@@ -4,6 +4,7 @@ import { page, type Handler } from '../web/routes.js';
 import type { AdminHomeQuery, AdminHomeQueryVariables } from './__generated__/operations.js';
 import type { AdminDeps } from './deps.js';
 import { ADMIN_HOME } from './operations/counts.js';
+import { pendingKeyRequests } from './keys.js';
 
 /** GET /admin: the school in numbers, the tasks, and the latest changes. */
 export const adminHome: Handler<AdminDeps> = async (req, deps) => {
@@ -11,6 +12,8 @@ export const adminHome: Handler<AdminDeps> = async (req, deps) => {
   const h = t.admin.home;
   const data = await deps.school.run<AdminHomeQuery, AdminHomeQueryVariables>(req, ADMIN_HOME, {});
   const c = data.schoolCounts;
+  // Issue 22: what waits for an admin's decision comes first.
+  const pending = await pendingKeyRequests(req, deps);
   const links: readonly (readonly [string, string])[] = [
     ['/admin/import', h.links.import],
     ['/admin/export', h.links.export],
@@ -21,7 +24,8 @@ export const adminHome: Handler<AdminDeps> = async (req, deps) => {
   ];
   return page(
     t.admin.title,
-    html`<div class="tiles">
+    html`${pending}
+      <div class="tiles">
         <section class="card tile" aria-labelledby="tile-students">
           <h2 id="tile-students">${h.students}</h2>
           <p class="big"><span data-count="enrolled">${c.enrolled}</span> <span class="muted">${h.enrolled}</span></p>

@@ -6,7 +6,7 @@ import { auditExport, auditList, auditUndo } from './audit.js';
 import { abolishClub, clubDetail, clubList, createClub, deleteClub, newClub, updateClub } from './clubs.js';
 import type { AdminDeps } from './deps.js';
 import { adminHome } from './home.js';
-import { keyList, renewKey, revokeKey } from './keys.js';
+import { decideKeyScopes, keyList, renewKey, revokeKey } from './keys.js';
 import {
   createProject,
   deleteProject,
@@ -88,6 +88,7 @@ export function adminRoutes(web: Web): RouteTable<AdminDeps> {
       { method: 'GET', path: '/admin/keys', handler: keyList },
       { method: 'POST', path: '/admin/keys/:id/renew', handler: renewKey },
       { method: 'POST', path: '/admin/keys/:id/revoke', handler: revokeKey },
+      { method: 'POST', path: '/admin/keys/:id/scopes', handler: decideKeyScopes },
     ],
   };
 }

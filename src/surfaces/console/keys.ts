@@ -5,6 +5,7 @@ import {
   ApiKeyCommandError,
   MAX_ACTIVE_KEYS_PER_ACCOUNT,
   MAX_KEY_LABEL_LENGTH,
+  MAX_PURPOSE_LENGTH,
   MAX_ROTATION_GRACE_SECONDS,
   type ApiKeySummary,
 } from '../../data/api-keys.js';
@@ -27,7 +28,18 @@ const createForm = (t: PageRequest['t']) =>
   z.object({
     label: text().pipe(z.string().max(MAX_KEY_LABEL_LENGTH, t.console.keys.labelTooLong)),
     scopes: list().pipe(z.array(z.enum(API_SCOPES, { error: t.console.keys.noScope })).min(1, t.console.keys.noScope)),
+    purpose: text().pipe(z.string().max(MAX_PURPOSE_LENGTH, t.console.keys.purposeTooLong)),
   });
+
+/** A key's scopes with where each stands (approved, awaiting approval, refused). */
+export function scopeTags(t: PageRequest['t'], key: ApiKeySummary): Html {
+  return html`${Object.entries(key.scopeStates).map(
+    ([scope, state]) =>
+      html`<span class="tag" data-scope-state="${state}"
+        >${scope}${state === 'approved' ? '' : ` · ${t.console.keys.scopeStates[state]}`}</span
+      > `,
+  )}`;
+}
 
 /** The rotate form: a grace period of whole hours. */
 const rotateForm = (t: PageRequest['t']) =>
@@ -45,13 +57,15 @@ const rotateForm = (t: PageRequest['t']) =>
 async function listPage(
   req: PageRequest,
   deps: ConsoleDeps,
-  values: { label: string; scopes: readonly string[] },
+  values: { label: string; scopes: readonly string[]; purpose: string },
   errors: FieldError[] = [],
   status = 200,
 ): Promise<Outcome> {
   const { t } = req;
   const k = t.console.keys;
   const keys = await deps.apiKeys.listOwnedBy(accountOf(req), deps.now());
+  const role = req.account?.role ?? 'USER';
+  const policy = deps.config.keyScopePolicy[role];
   return page(
     k.title,
     html`<p>${k.intro(MAX_ACTIVE_KEYS_PER_ACCOUNT)}</p>
@@ -65,10 +79,21 @@ async function listPage(
             name: 'scopes',
             legend: k.scopes,
             type: 'checkbox',
-            options: API_SCOPES.map((scope) => ({ value: scope, label: scope, hint: t.console.scopes[scope] })),
+            options: API_SCOPES.map((scope) => ({
+              value: scope,
+              label: scope,
+              hint: `${t.console.scopes[scope]} · ${
+                (policy.granted as readonly string[]).includes(scope)
+                  ? k.policy.granted
+                  : (policy.approval as readonly string[]).includes(scope)
+                    ? k.policy.approval
+                    : k.policy.none
+              }`,
+            })),
             checked: values.scopes,
             errors,
           })}
+          ${field({ name: 'purpose', label: k.purpose, value: values.purpose, hint: k.purposeHint, maxlength: MAX_PURPOSE_LENGTH, errors })}
           <div class="actions"><button type="submit">${k.createButton}</button></div>
         </form>
       </section>
@@ -80,7 +105,7 @@ async function listPage(
         cells: (key) => [
           { content: html`<a href="/console/keys/${key.id}">${key.label ?? k.unnamed}</a>`, rowHeader: true },
           html`<code>${key.prefix}…</code>`,
-          key.scopes.join(', '),
+          scopeTags(t, key),
           k.states[key.state],
           when(deps, t, key.lastUsedAt),
           when(deps, t, key.expiresAt),
@@ -90,7 +115,7 @@ async function listPage(
   );
 }
 
-export const keyList: Handler<ConsoleDeps> = async (req, deps) => listPage(req, deps, { label: '', scopes: [] });
+export const keyList: Handler<ConsoleDeps> = async (req, deps) => listPage(req, deps, { label: '', scopes: [], purpose: '' });
 
 export const createKey: Handler<ConsoleDeps> = async (req, deps) => {
   const { t } = req;
@@ -98,18 +123,29 @@ export const createKey: Handler<ConsoleDeps> = async (req, deps) => {
   const values = {
     label: typeof req.form['label'] === 'string' ? req.form['label'].trim() : '',
     scopes: [req.form['scopes'] ?? []].flat(),
+    purpose: typeof req.form['purpose'] === 'string' ? req.form['purpose'].trim().slice(0, MAX_PURPOSE_LENGTH) : '',
   };
   if (!form.ok) return listPage(req, deps, values, form.errors, 422);
+  // The scope policy of the signed-in account's role (src/config/scope-policy.ts): refusals at their fields.
+  const role = req.account?.role ?? 'USER';
+  const policy = deps.config.keyScopePolicy[role];
+  const notAllowed = form.value.scopes.filter((s) => !policy.granted.includes(s) && !policy.approval.includes(s));
+  if (notAllowed.length > 0)
+    return listPage(req, deps, values, [{ field: 'scopes', message: t.console.keys.notAllowed(notAllowed.join(', ')) }], 422);
+  const pending = form.value.scopes.filter((s) => policy.approval.includes(s));
+  if (pending.length > 0 && !form.value.purpose)
+    return listPage(req, deps, values, [{ field: 'purpose', message: t.console.keys.purposeNeeded(pending.join(', ')) }], 422);
   try {
-    const issued = await deps.apiKeys.issueOwned(
-      accountOf(req),
-      { scopes: form.value.scopes, label: form.value.label || null },
+    const issued = await deps.apiKeys.request(
+      { id: accountOf(req), role },
+      { scopes: form.value.scopes, label: form.value.label || null, purpose: form.value.purpose || null },
+      deps.config.keyScopePolicy,
       deps.now(),
     );
     req.ctx.state.log.info({ event: 'console.key_created', keyId: issued.summary.id }, 'API key created in the console');
     return redirect(`/console/keys/${issued.summary.id}`, {
       kind: 'ok',
-      text: t.console.keys.created,
+      text: pending.length > 0 ? t.console.keys.createdPending(pending.join(', ')) : t.console.keys.created,
       secret: { label: t.console.keys.newKey, value: issued.key },
     });
   } catch (err) {
@@ -173,7 +209,8 @@ async function detailPage(
       <div class="card">
         ${facts([
           [k.prefix, html`<code>${key.prefix}…</code>`],
-          [k.scopes, key.scopes.join(', ')],
+          [k.scopes, scopeTags(t, key)],
+          ...(key.purpose ? ([[k.purpose, key.purpose]] as [string, string][]) : []),
           [k.state, k.states[key.state]],
           [k.createdAt, when(deps, t, key.createdAt)],
           [k.expires, when(deps, t, key.expiresAt)],

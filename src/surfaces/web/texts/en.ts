@@ -1,4 +1,4 @@
-import { MAX_KEY_LABEL_LENGTH, MAX_ROTATION_GRACE_SECONDS } from '../../../data/api-keys.js';
+import { MAX_KEY_LABEL_LENGTH, MAX_PURPOSE_LENGTH, MAX_ROTATION_GRACE_SECONDS } from '../../../data/api-keys.js';
 import { MAX_APPS_PER_ACCOUNT, MAX_CLIENT_NAME_LENGTH, MAX_REDIRECT_URIS } from '../../../oauth/clients.js';
 import { scopeTitles } from '../../../oauth/login-scopes.js';
 import { CODE_DIGITS, CODE_LIFETIME_SECONDS } from '../../../oauth/email-codes.js';
@@ -196,7 +196,7 @@ export const en: Texts = {
     password: 'Password',
     passwordHint: `${PASSWORD_LENGTH.min} to ${PASSWORD_LENGTH.max} characters; not a common password, and not containing your email name.`,
     teacherLegend: 'Teacher account',
-    teacher: 'I am a teacher (after an admin approves, I can use the admin console)',
+    teacher: 'I am a teacher (an admin approves the account as a teacher’s)',
     name: 'Name',
     department: 'Department',
     teacherHint: 'Only when signing up as a teacher.',
@@ -205,7 +205,7 @@ export const en: Texts = {
     doneTitle: 'You have signed up',
     done: 'Your account has been created. You can sign in now.',
     donePending:
-      'As a teacher you can use the admin console once an admin approves your account; we will tell you by email. Meanwhile the developer console is yours to use.',
+      'Once an admin approves your account as a teacher’s, apps see your teacher record and your keys get student data at once; we will tell you by email. Meanwhile the developer console is yours to use.',
     continueSignIn: 'Sign in',
     backToSignIn: 'Back to the sign-in page',
     resetTitle: 'Reset your password',
@@ -276,6 +276,15 @@ export const en: Texts = {
       tooMany: (max: number) =>
         `You may hold at most ${count(max, { one: '# active key', other: '# active keys' })}. Revoke one you no longer use first.`,
       labelTooLong: `The label must be at most ${MAX_KEY_LABEL_LENGTH} characters.`,
+      purpose: 'Purpose (when a scope needs approval)',
+      purposeHint: 'Say what you will use which data for. An administrator reads it and approves or refuses.',
+      purposeTooLong: `The purpose must be at most ${MAX_PURPOSE_LENGTH} characters.`,
+      purposeNeeded: (scopes: string) => `${scopes} needs an administrator's approval: write the purpose.`,
+      notAllowed: (scopes: string) => `Your role may not ask for ${scopes}.`,
+      policy: { granted: 'granted at once', approval: 'needs an administrator’s approval', none: 'not for your role' },
+      scopeStates: { approved: 'approved', pending: 'awaiting approval', refused: 'refused' },
+      createdPending: (scopes: string) =>
+        `The key has been created. ${scopes} awaits an administrator’s approval; its other scopes work now.`,
       createButton: 'Create the key',
       none: 'No keys yet.',
       prefix: 'Prefix',
@@ -656,10 +665,35 @@ export const en: Texts = {
         undone: 'Undone; these are the changes that restored the records.',
       },
     },
+    access: {
+      title: 'Access log',
+      schoolLog: 'School data changes',
+      intro:
+        'Who was allowed to read what: key scopes approved or refused, apps approved, disabled or enabled, roles changed, teachers’ sign-ups decided, and exports of personal data (who exported what, with which filter).',
+      action: 'Action',
+      actor: 'By (email, CLI or MIGRATION)',
+      target: 'Target (key prefix, app name, email)',
+      from: 'From',
+      to: 'To',
+      columns: ['When', 'By', 'Action', 'Target', 'Details'],
+      none: 'Nothing recorded.',
+      count: (n: number) => count(n, { one: '# entry', other: '# entries' }),
+      actions: {
+        KEY_SCOPES_APPROVED: 'Key scopes approved',
+        KEY_SCOPES_REFUSED: 'Key scopes refused',
+        APP_APPROVED: 'App approved',
+        APP_DISABLED: 'App disabled',
+        APP_ENABLED: 'App enabled',
+        ROLE_CHANGED: 'Role changed',
+        TEACHER_APPROVED: 'Teacher approved',
+        TEACHER_REFUSED: 'Teacher refused',
+        DATA_EXPORTED: 'Personal data exported',
+      },
+    },
     accounts: {
       title: 'Accounts',
       intro:
-        'Change roles and approve teachers’ sign-ups. Approval makes the account an administrator (ADMIN), with the admin console. Only a root administrator gives or takes the ROOT role.',
+        'Change roles and approve teachers’ sign-ups. Approval makes the account a teacher (TEACHER): apps see its teacher record and it gets student-data keys at once, but not the admin console. Only a root administrator gives or takes the ADMIN and ROOT roles, with a confirmation.',
       search: 'Find by email, name or department',
       approvalFilter: 'Teacher sign-up',
       pending: (total: number) =>
@@ -682,7 +716,7 @@ export const en: Texts = {
       approveLabel: (email: string) => `Approve ${email}`,
       rejectLabel: (email: string) => `Reject ${email}`,
       changed: (email: string, role: string) => `The role of ${email} is now ${role}.`,
-      approved: (email: string) => `${email} has been approved (administrator).`,
+      approved: (email: string) => `${email} has been approved as a teacher.`,
       rejected: (email: string) => `The sign-up of ${email} has been rejected.`,
       unchanged: 'The role is the same; nothing changed.',
       problems: {
@@ -690,7 +724,10 @@ export const en: Texts = {
         own_role: 'You cannot change your own role or sign-up.',
         root_only: 'Only a root administrator may give or take the ROOT role.',
         not_pending: 'That sign-up is not waiting for approval.',
+        confirm_admin: 'Tick the box to give the ADMIN or ROOT role.',
       },
+      confirmAdmin: 'Confirm giving administrator rights',
+      rootOnly: 'Only a ROOT may change this',
     },
     keys: {
       title: 'API keys',
@@ -716,6 +753,17 @@ export const en: Texts = {
       revoked: (prefix: string) => `Key ${prefix}… has been revoked.`,
       refused: 'A revoked key cannot be extended.',
       unknown: 'There is no such key.',
+      pendingTitle: (n: number) => `Key scope requests awaiting a decision: ${n}`,
+      purpose: 'Purpose',
+      pendingScopes: 'Scopes asked for',
+      requestedAt: 'Asked',
+      approve: 'Approve',
+      refuse: 'Refuse',
+      approveLabel: (prefix: string) => `Approve the scope request of key ${prefix}…`,
+      refuseLabel: (prefix: string) => `Refuse the scope request of key ${prefix}…`,
+      scopesApproved: (prefix: string) => `The scope request of key ${prefix}… has been approved.`,
+      scopesRefused: (prefix: string) => `The scope request of key ${prefix}… has been refused.`,
+      notPending: 'That key has no scope awaiting a decision.',
     },
   },
 };

@@ -1,7 +1,8 @@
 import type { AccountRole, ApiScope, SchoolEntity } from '../../../data/__generated__/enums.js';
-import { MAX_KEY_LABEL_LENGTH, MAX_ROTATION_GRACE_SECONDS } from '../../../data/api-keys.js';
+import { MAX_KEY_LABEL_LENGTH, MAX_PURPOSE_LENGTH, MAX_ROTATION_GRACE_SECONDS } from '../../../data/api-keys.js';
 import { MAX_APPS_PER_ACCOUNT, MAX_CLIENT_NAME_LENGTH, MAX_REDIRECT_URIS, type ClientProblem } from '../../../oauth/clients.js';
 import { scopeTitles } from '../../../oauth/login-scopes.js';
+import type { AccessAction } from '../../../data/access-audit.js';
 import { CODE_DIGITS, CODE_LIFETIME_SECONDS } from '../../../oauth/email-codes.js';
 import { PASSWORD_LENGTH } from '../../../oauth/password-policy.js';
 import type { SelfServiceProblem } from '../../../oauth/self-service.js';
@@ -200,7 +201,7 @@ export const ko = {
     password: '비밀번호',
     passwordHint: `${PASSWORD_LENGTH.min}~${PASSWORD_LENGTH.max}자. 흔한 비밀번호와 이메일 아이디가 들어간 비밀번호는 쓸 수 없습니다.`,
     teacherLegend: '교사 계정',
-    teacher: '교사입니다 (관리자의 승인 후 관리자 콘솔을 쓸 수 있습니다)',
+    teacher: '교사입니다 (관리자가 교사 계정으로 승인합니다)',
     name: '이름',
     department: '학과 또는 부서',
     teacherHint: '교사로 가입할 때만 입력하세요.',
@@ -209,7 +210,7 @@ export const ko = {
     doneTitle: '가입을 마쳤습니다',
     done: '계정이 만들어졌습니다. 이제 로그인할 수 있습니다.',
     donePending:
-      '교사 계정 신청은 관리자가 승인하면 관리자 콘솔을 쓸 수 있습니다. 승인 결과는 이메일로 알려 드립니다. 그동안에도 개발자 콘솔은 쓸 수 있습니다.',
+      '관리자가 교사 계정으로 승인하면 앱에 교사 기록이 보이고, 키는 학생 데이터를 바로 받습니다. 승인 결과는 이메일로 알려 드립니다. 그동안에도 개발자 콘솔은 쓸 수 있습니다.',
     continueSignIn: '로그인하러 가기',
     backToSignIn: '로그인 화면으로 돌아가기',
     resetTitle: '비밀번호 재설정',
@@ -277,6 +278,15 @@ export const ko = {
       noScope: '권한을 하나 이상 고르세요.',
       tooMany: (max: number) => `활성 키는 ${n(max)}개까지입니다. 쓰지 않는 키를 폐기한 뒤 만드세요.`,
       labelTooLong: `이름은 ${MAX_KEY_LABEL_LENGTH}자 이하여야 합니다.`,
+      purpose: '사용 목적 (승인이 필요한 권한을 고를 때)',
+      purposeHint: '무엇에 어떤 데이터를 쓰는지 적으세요. 관리자가 읽고 승인하거나 거절합니다.',
+      purposeTooLong: `사용 목적은 ${MAX_PURPOSE_LENGTH}자 이하여야 합니다.`,
+      purposeNeeded: (scopes: string) => `${scopes}은(는) 관리자의 승인이 필요합니다. 사용 목적을 적으세요.`,
+      notAllowed: (scopes: string) => `내 역할로는 ${scopes} 권한을 요청할 수 없습니다.`,
+      policy: { granted: '바로 사용', approval: '관리자 승인 필요', none: '내 역할로는 요청할 수 없음' },
+      scopeStates: { approved: '승인됨', pending: '승인 대기', refused: '거절됨' },
+      createdPending: (scopes: string) =>
+        `키를 만들었습니다. ${scopes}은(는) 관리자의 승인을 기다립니다. 그동안 다른 권한은 바로 쓸 수 있습니다.`,
       createButton: '키 만들기',
       none: '아직 키가 없습니다.',
       prefix: '키 앞부분',
@@ -653,10 +663,35 @@ export const ko = {
         undone: '되돌렸습니다. 아래가 되돌린 변경입니다.',
       },
     },
+    access: {
+      title: '접근 기록',
+      schoolLog: '학교 데이터 변경 기록',
+      intro:
+        '누가 무엇을 읽을 수 있게 되었는지: 키 권한 승인·거절, 앱 승인·사용 중지·다시 사용, 역할 변경, 교사 가입 결정, 그리고 개인정보 내보내기(누가, 무엇을, 어떤 조건으로).',
+      action: '작업',
+      actor: '한 사람 (이메일, CLI 또는 MIGRATION)',
+      target: '대상 (키 앞부분, 앱 이름, 이메일)',
+      from: '시작일',
+      to: '종료일',
+      columns: ['시각', '한 사람', '작업', '대상', '내용'],
+      none: '기록이 없습니다.',
+      count: (count: number) => `${n(count)}건`,
+      actions: {
+        KEY_SCOPES_APPROVED: '키 권한 승인',
+        KEY_SCOPES_REFUSED: '키 권한 거절',
+        APP_APPROVED: '앱 승인',
+        APP_DISABLED: '앱 사용 중지',
+        APP_ENABLED: '앱 다시 사용',
+        ROLE_CHANGED: '역할 변경',
+        TEACHER_APPROVED: '교사 가입 승인',
+        TEACHER_REFUSED: '교사 가입 거절',
+        DATA_EXPORTED: '개인정보 내보내기',
+      } as Record<AccessAction, string>,
+    },
     accounts: {
       title: '계정',
       intro:
-        '역할을 바꾸고, 교사 가입 신청을 승인합니다. 승인하면 계정이 관리자(ADMIN)가 되어 관리자 콘솔을 쓸 수 있습니다. 최고 관리자(ROOT) 역할은 최고 관리자만 주거나 뺄 수 있습니다.',
+        '역할을 바꾸고, 교사 가입 신청을 승인합니다. 승인하면 계정이 교사(TEACHER)가 됩니다: 교사 기록이 앱에 보이고 학생 데이터 키를 바로 받지만, 관리자 콘솔은 쓸 수 없습니다. 관리자(ADMIN)와 최고 관리자(ROOT) 역할은 최고 관리자만, 확인을 거쳐 주거나 뺄 수 있습니다.',
       search: '이메일·이름·부서 찾기',
       approvalFilter: '교사 신청',
       pending: (count: number) => `승인을 기다리는 교사 신청이 ${n(count)}건 있습니다.`,
@@ -678,7 +713,7 @@ export const ko = {
       approveLabel: (email: string) => `${email} 승인`,
       rejectLabel: (email: string) => `${email} 거절`,
       changed: (email: string, role: string) => `${email}의 역할을 ${role}(으)로 바꿨습니다.`,
-      approved: (email: string) => `${email}을(를) 승인했습니다 (관리자).`,
+      approved: (email: string) => `${email}을(를) 교사로 승인했습니다.`,
       rejected: (email: string) => `${email}의 신청을 거절했습니다.`,
       unchanged: '역할이 같아 바꾸지 않았습니다.',
       problems: {
@@ -686,7 +721,10 @@ export const ko = {
         own_role: '자신의 역할이나 신청은 바꿀 수 없습니다.',
         root_only: '최고 관리자(ROOT) 역할은 최고 관리자 계정만 주거나 뺄 수 있습니다.',
         not_pending: '승인을 기다리는 신청이 아닙니다.',
+        confirm_admin: '관리자(ADMIN)나 최고 관리자(ROOT) 역할을 주려면 확인란을 선택하세요.',
       } as Record<AccountRuleProblem, string>,
+      confirmAdmin: '관리자 권한 부여 확인',
+      rootOnly: '최고 관리자만 바꿀 수 있음',
     },
     keys: {
       title: 'API 키',
@@ -712,6 +750,17 @@ export const ko = {
       revoked: (prefix: string) => `${prefix}… 키를 폐기했습니다.`,
       refused: '폐기된 키는 연장할 수 없습니다.',
       unknown: '그 키가 없습니다.',
+      pendingTitle: (n: number) => `승인을 기다리는 키 권한 요청 ${n}건`,
+      purpose: '사용 목적',
+      pendingScopes: '요청한 권한',
+      requestedAt: '요청한 때',
+      approve: '승인',
+      refuse: '거절',
+      approveLabel: (prefix: string) => `${prefix}… 키의 권한 요청 승인`,
+      refuseLabel: (prefix: string) => `${prefix}… 키의 권한 요청 거절`,
+      scopesApproved: (prefix: string) => `${prefix}… 키의 권한 요청을 승인했습니다.`,
+      scopesRefused: (prefix: string) => `${prefix}… 키의 권한 요청을 거절했습니다.`,
+      notPending: '그 키에는 승인을 기다리는 권한이 없습니다.',
     },
   },
 };

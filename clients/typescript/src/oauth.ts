@@ -1,0 +1,167 @@
+import * as oidc from 'openid-client';
+
+/**
+ * "Log in with the school" for a server-side app, on openid-client (an OpenID Certified relying
+ * party library): the authorization server is found through discovery
+ * (`{issuer}/.well-known/openid-configuration`), every login uses PKCE (S256) and a state, and
+ * the code exchange checks the state, the `iss` of the answer (RFC 9207) and, with `openid`, the
+ * ID token.
+ *
+ *   const login = await createLoginUrl({ issuer, clientId, redirectUri, scope: 'openid self:read' });
+ *   // keep login.state and login.codeVerifier in the user's session; redirect to login.url
+ *   const tokens = await exchangeCode({ issuer, clientId, clientSecret, callbackUrl, state, codeVerifier });
+ *   const me = await userinfo({ issuer, clientId, clientSecret, accessToken: tokens.access_token });
+ */
+
+export interface OAuthClientOptions {
+  /** The authorization server's issuer (AUTH_URL of the service), e.g. `http://127.0.0.1:8080`. */
+  readonly issuer: string;
+  readonly clientId: string;
+  /** The confidential client's secret; leave out for a public client. */
+  readonly clientSecret?: string;
+}
+
+/** The scopes of the service: `self:read` (the user's own record, what userinfo needs) and `openid` (an ID token). */
+export const DEFAULT_SCOPE = 'openid self:read';
+
+const configurations = new Map<string, Promise<oidc.Configuration>>();
+
+/**
+ * The discovered configuration of an issuer and client, fetched once per process. Plain
+ * `http://` issuers (a development server on 127.0.0.1) are allowed; production is https.
+ */
+export function discover(options: OAuthClientOptions): Promise<oidc.Configuration> {
+  const key = JSON.stringify([options.issuer, options.clientId, options.clientSecret ?? null]);
+  let found = configurations.get(key);
+  if (!found) {
+    const issuer = new URL(options.issuer);
+    found = oidc
+      .discovery(
+        issuer,
+        options.clientId,
+        options.clientSecret,
+        options.clientSecret === undefined ? oidc.None() : oidc.ClientSecretPost(options.clientSecret),
+        issuer.protocol === 'http:' ? { execute: [oidc.allowInsecureRequests] } : undefined,
+      )
+      .catch((err: unknown) => {
+        configurations.delete(key); // a server that was down may be up next time
+        throw err;
+      });
+    configurations.set(key, found);
+  }
+  return found;
+}
+
+export interface LoginUrlOptions extends OAuthClientOptions {
+  /** The app's callback, registered for the client exactly. */
+  readonly redirectUri: string;
+  /** Space-separated; `openid self:read` by default. */
+  readonly scope?: string;
+  /** `ko` or `en`: the language of the login page. */
+  readonly uiLocales?: 'ko' | 'en';
+}
+
+export interface LoginUrl {
+  /** Send the browser here. */
+  readonly url: string;
+  /** Keep with the user's session; `exchangeCode` checks the callback carries it. */
+  readonly state: string;
+  /** Keep with the user's session (never in the browser); `exchangeCode` sends it. */
+  readonly codeVerifier: string;
+}
+
+/** The authorize URL of a new login, with a fresh PKCE pair and state. */
+export async function createLoginUrl(options: LoginUrlOptions): Promise<LoginUrl> {
+  const config = await discover(options);
+  const codeVerifier = oidc.randomPKCECodeVerifier();
+  const state = oidc.randomState();
+  const url = oidc.buildAuthorizationUrl(config, {
+    redirect_uri: options.redirectUri,
+    scope: options.scope ?? DEFAULT_SCOPE,
+    code_challenge: await oidc.calculatePKCECodeChallenge(codeVerifier),
+    code_challenge_method: 'S256',
+    state,
+    ...(options.uiLocales ? { ui_locales: options.uiLocales } : {}),
+  });
+  return { url: url.href, state, codeVerifier };
+}
+
+/** What the token endpoint answers: an access token (1 hour), a refresh token (30 days, rotated) and, with `openid`, an ID token. */
+export type Tokens = oidc.TokenEndpointResponse & oidc.TokenEndpointResponseHelpers;
+
+export interface ExchangeCodeOptions extends OAuthClientOptions {
+  /**
+   * The whole address the browser came back to: the registered redirect URI with `code`,
+   * `state` and `iss` (or `error`) in its query.
+   */
+  readonly callbackUrl: string | URL;
+  /** From `createLoginUrl`, kept in the session. */
+  readonly state: string;
+  readonly codeVerifier: string;
+}
+
+/**
+ * Exchanges the callback's code for tokens. Throws when the callback carries an error (the user
+ * chose Deny: `access_denied`), another state, or a code the server refuses.
+ */
+export async function exchangeCode(options: ExchangeCodeOptions): Promise<Tokens> {
+  const config = await discover(options);
+  return oidc.authorizationCodeGrant(config, new URL(options.callbackUrl), {
+    pkceCodeVerifier: options.codeVerifier,
+    expectedState: options.state,
+  });
+}
+
+/** A new access token and a new refresh token (keep it: the old one is retired, and reusing it revokes the login). */
+export async function refresh(options: OAuthClientOptions & { readonly refreshToken: string }): Promise<Tokens> {
+  return oidc.refreshTokenGrant(await discover(options), options.refreshToken);
+}
+
+/** The answer of the userinfo server (README "Log in with the school"). */
+export interface Userinfo {
+  readonly sub: string;
+  readonly id: number;
+  readonly email: string;
+  readonly role: 'USER' | 'ADMIN' | 'ROOT';
+  readonly isStudent: boolean;
+  /** The student record of the account's email (as GET /v1/students shows it), or null. */
+  readonly student: ({ readonly id: number; readonly name: string } & Record<string, unknown>) | null;
+}
+
+/**
+ * Who signed in. `expectedSubject` (the ID token's `sub`, when the login asked for `openid`) is
+ * checked against the answer; without it the check is skipped, which is safe for a token this
+ * server took from the token endpoint itself.
+ */
+export async function userinfo(
+  options: OAuthClientOptions & { readonly accessToken: string; readonly expectedSubject?: string },
+): Promise<Userinfo> {
+  const config = await discover(options);
+  const answer = await oidc.fetchUserInfo(config, options.accessToken, options.expectedSubject ?? oidc.skipSubjectCheck);
+  return answer as unknown as Userinfo;
+}
+
+/** Revokes a token (RFC 7009); revoking the refresh token ends the whole login grant of this app. */
+export async function revoke(options: OAuthClientOptions & { readonly token: string }): Promise<void> {
+  await oidc.tokenRevocation(await discover(options), options.token);
+}
+
+export interface LogoutUrlOptions extends OAuthClientOptions {
+  /** Registered for the client (`campus clients update --post-logout-redirect-uri`), matched exactly. */
+  readonly postLogoutRedirectUri?: string;
+  readonly state?: string;
+  /** The ID token of the login, when it asked for `openid`. */
+  readonly idTokenHint?: string;
+  readonly uiLocales?: 'ko' | 'en';
+}
+
+/** The RP-initiated logout address (OpenID Connect): the user confirms there, then comes back to `postLogoutRedirectUri`. */
+export async function createLogoutUrl(options: LogoutUrlOptions): Promise<string> {
+  const config = await discover(options);
+  return oidc.buildEndSessionUrl(config, {
+    ...(options.postLogoutRedirectUri ? { post_logout_redirect_uri: options.postLogoutRedirectUri } : {}),
+    ...(options.state ? { state: options.state } : {}),
+    ...(options.idTokenHint ? { id_token_hint: options.idTokenHint } : {}),
+    ...(options.uiLocales ? { ui_locales: options.uiLocales } : {}),
+  }).href;
+}

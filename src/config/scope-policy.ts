@@ -1,0 +1,78 @@
+import { z } from 'zod';
+
+/**
+ * Which data-API scopes each account role gets on a key at once, and which wait for an admin's
+ * approval (issue 22). A scope in neither list cannot be asked for by that role. The default is
+ * the table below; KEY_SCOPE_POLICY (JSON, one entry per role to change) overrides it role by
+ * role, e.g. `{"USER":{"granted":["NEIS_READ"],"approval":["CLUB_READ","PROJECT_READ","STUDENT_READ"]}}`.
+ * Operator keys (`campus keys issue` without `--owner`) are not bound by it.
+ */
+export const POLICY_ROLES = ['USER', 'TEACHER', 'ADMIN', 'ROOT'] as const;
+export type PolicyRole = (typeof POLICY_ROLES)[number];
+export const POLICY_SCOPES = ['STUDENT_READ', 'CLUB_READ', 'PROJECT_READ', 'NEIS_READ'] as const;
+export type PolicyScope = (typeof POLICY_SCOPES)[number];
+
+export interface RolePolicy {
+  /** Granted when the key is issued. */
+  readonly granted: readonly PolicyScope[];
+  /** Pending on the key until an admin approves (or refuses) it. */
+  readonly approval: readonly PolicyScope[];
+}
+export type ScopePolicy = Readonly<Record<PolicyRole, RolePolicy>>;
+
+const ALL: readonly PolicyScope[] = ['STUDENT_READ', 'CLUB_READ', 'PROJECT_READ', 'NEIS_READ'];
+
+export const DEFAULT_SCOPE_POLICY: ScopePolicy = {
+  USER: { granted: ['NEIS_READ', 'CLUB_READ', 'PROJECT_READ'], approval: ['STUDENT_READ'] },
+  TEACHER: { granted: ALL, approval: [] },
+  ADMIN: { granted: ALL, approval: [] },
+  ROOT: { granted: ALL, approval: [] },
+};
+
+const rolePolicy = z
+  .object({ granted: z.array(z.enum(POLICY_SCOPES)).default([]), approval: z.array(z.enum(POLICY_SCOPES)).default([]) })
+  .strict()
+  .refine((p) => !p.granted.some((s) => p.approval.includes(s)), 'a scope cannot be both granted and awaiting approval');
+
+/** KEY_SCOPE_POLICY: a JSON object of roles to change; the others keep the default. */
+export const scopePolicySpec = z
+  .string()
+  .optional()
+  .transform((value, ctx): ScopePolicy => {
+    if (value === undefined || value.trim() === '') return DEFAULT_SCOPE_POLICY;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(value);
+    } catch {
+      ctx.addIssue({
+        code: 'custom',
+        message: 'must be a JSON object, e.g. {"USER":{"granted":["NEIS_READ"],"approval":["STUDENT_READ"]}}',
+      });
+      return z.NEVER;
+    }
+    const result = z
+      .object({ USER: rolePolicy, TEACHER: rolePolicy, ADMIN: rolePolicy, ROOT: rolePolicy })
+      .partial()
+      .strict()
+      .safeParse(parsed);
+    if (!result.success) {
+      ctx.addIssue({ code: 'custom', message: result.error.issues.map((i) => `${i.path.join('.') || 'policy'}: ${i.message}`).join('; ') });
+      return z.NEVER;
+    }
+    return { ...DEFAULT_SCOPE_POLICY, ...result.data };
+  });
+
+/** How a role's request for `scopes` splits: granted now, pending approval, and not allowed at all. */
+export function splitByPolicy(
+  policy: ScopePolicy,
+  role: PolicyRole,
+  scopes: readonly string[],
+): { granted: PolicyScope[]; pending: PolicyScope[]; refused: string[] } {
+  const rule = policy[role];
+  const unique = [...new Set(scopes)];
+  return {
+    granted: rule.granted.filter((s) => unique.includes(s)),
+    pending: rule.approval.filter((s) => unique.includes(s)),
+    refused: unique.filter((s) => !(rule.granted as readonly string[]).includes(s) && !(rule.approval as readonly string[]).includes(s)),
+  };
+}
