@@ -12,13 +12,22 @@ import Koa, { type Context } from 'koa';
 const config = {
   issuer: process.env['CAMPUS_ISSUER'] ?? 'http://127.0.0.1:8080',
   clientId: process.env['CLIENT_ID'] ?? 'demo-client',
-  clientSecret: process.env['CLIENT_SECRET'] ?? 'demo-client-secret',
+  // A public client has no secret: with your own CLIENT_ID and no CLIENT_SECRET, none is sent.
+  clientSecret: process.env['CLIENT_SECRET'] ?? (process.env['CLIENT_ID'] ? undefined : 'demo-client-secret'),
   redirectUri: process.env['REDIRECT_URI'] ?? 'http://127.0.0.1:3000/callback',
   port: Number(process.env['PORT'] ?? 3000),
+  // `self:read` is what userinfo needs; add `openid` (tick it for your app) for an ID token.
+  scope: process.env['SCOPE'] ?? 'self:read',
 };
 const oauth = { issuer: config.issuer, clientId: config.clientId, clientSecret: config.clientSecret };
-/** Where logout comes back to: this app's home page (register it: `campus clients update <id> --post-logout-redirect-uri`). */
-const home = new URL('/', config.redirectUri).href;
+/**
+ * Where the school's logout page sends the browser back: it must be registered for the client
+ * (`campus clients update <id> --post-logout-redirect-uri`). The demo client has this app's home
+ * page; for your own client set POST_LOGOUT_REDIRECT_URI once it is registered, else the sign-out
+ * ends on the school's "signed out" page.
+ */
+const postLogoutRedirectUri =
+  process.env['POST_LOGOUT_REDIRECT_URI'] ?? (process.env['CLIENT_ID'] ? undefined : new URL('/', config.redirectUri).href);
 
 /** What the app keeps per browser, on the server (never tokens in the browser). */
 interface Session {
@@ -54,7 +63,7 @@ app.use(async (ctx) => {
   try {
     if (ctx.method === 'GET' && ctx.path === '/') return void (ctx.body = page(s));
     if (ctx.method === 'GET' && ctx.path === '/login') {
-      const login = await createLoginUrl({ ...oauth, redirectUri: config.redirectUri, scope: 'openid self:read' });
+      const login = await createLoginUrl({ ...oauth, redirectUri: config.redirectUri, scope: config.scope });
       s.login = { state: login.state, codeVerifier: login.codeVerifier };
       return ctx.redirect(login.url);
     }
@@ -66,7 +75,9 @@ app.use(async (ctx) => {
       // The whole callback address: openid-client checks state, iss and the code against it.
       const callbackUrl = new URL(ctx.search, config.redirectUri);
       s.tokens = await exchangeCode({ ...oauth, callbackUrl, ...login });
-      s.user = await userinfo({ ...oauth, accessToken: s.tokens.access_token, expectedSubject: s.tokens.claims()?.sub ?? '' });
+      // With `openid` the ID token names the user, and userinfo must name the same one.
+      const subject = s.tokens.claims()?.sub;
+      s.user = await userinfo({ ...oauth, accessToken: s.tokens.access_token, ...(subject ? { expectedSubject: subject } : {}) });
       return ctx.redirect('/');
     }
     if (ctx.method === 'POST' && ctx.path === '/refresh' && s.tokens?.refresh_token) {
@@ -83,7 +94,13 @@ app.use(async (ctx) => {
       delete s.tokens;
       delete s.user;
       delete s.refreshedAt;
-      return ctx.redirect(await createLogoutUrl({ ...oauth, postLogoutRedirectUri: home, ...(idToken ? { idTokenHint: idToken } : {}) }));
+      return ctx.redirect(
+        await createLogoutUrl({
+          ...oauth,
+          ...(postLogoutRedirectUri ? { postLogoutRedirectUri } : {}),
+          ...(idToken ? { idTokenHint: idToken } : {}),
+        }),
+      );
     }
     ctx.status = 404;
     ctx.body = 'Not found';

@@ -24,6 +24,7 @@ import { SchoolOperations } from './admin/deps.js';
 import { consoleRoutes } from './console/index.js';
 import type { AppDeps, Surface } from './types.js';
 import { serveAssets } from './web/assets.js';
+import { devCallbackRoutes } from './web/dev-callback.js';
 import { homeRoutes } from './web/home.js';
 import { loginRoutes } from './web/login.js';
 import { MfaService } from '../oauth/mfa.js';
@@ -70,6 +71,8 @@ export async function createAuthSurface(deps: AppDeps): Promise<Surface> {
   const pages = compose([
     serveAssets(),
     web.mount(homeRoutes(web), web),
+    // A redirect address to register while developing (issue 27); absent in production.
+    ...(config.isProduction ? [] : [web.mount(devCallbackRoutes(web), web)]),
     web.mount(loginRoutes, {
       provider,
       accounts,

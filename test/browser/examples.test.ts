@@ -109,6 +109,7 @@ describe('examples/ against campus serve', function () {
         CLIENT_ID: registered.id,
         CLIENT_SECRET: registered.clientSecret,
         REDIRECT_URI: `${origin}/callback`,
+        POST_LOGOUT_REDIRECT_URI: `${origin}/`,
         PORT: String(port),
       },
       /listening on/,

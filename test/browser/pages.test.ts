@@ -161,6 +161,8 @@ describe('every page: the shell, labels, phone width, both languages', function 
     ['/account/password-reset', 'account-reset'],
     ['/account/password-reset/verify?email=new%40gsm.hs.kr', 'account-reset-verify'],
     ['/dev/outbox', 'dev-outbox'],
+    ['/dev/callback', 'dev-callback-empty'],
+    ['/dev/callback?code=Gb3Xq0b2vWcV8Yd7kz4N1pQeRr5sT6uU7vW8xY9zA0b&state=first-state&iss=http%3A%2F%2F127.0.0.1%3A8080', 'dev-callback'],
   ] as const;
   const consolePages = () =>
     [

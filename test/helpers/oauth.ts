@@ -77,6 +77,8 @@ export interface AuthorizeOptions {
   pkce?: boolean;
   /** Tick "keep me signed in" on the login form. */
   remember?: boolean;
+  /** Where the redirect to the client is, when it is on our own origin (e.g. /dev/callback). */
+  stopAt?: (url: URL) => boolean;
 }
 
 /**
@@ -108,7 +110,8 @@ export async function authorize(
     const location = res.headers.get('location');
     if (location) {
       const target = new URL(location, next.url);
-      if (target.origin !== t.url) return { location: target, code: target.searchParams.get('code'), verifier, statuses, jar, pages };
+      if (target.origin !== t.url || options.stopAt?.(target))
+        return { location: target, code: target.searchParams.get('code'), verifier, statuses, jar, pages };
       await res.arrayBuffer();
       next = { url: target.href, init: {} };
       continue;

@@ -21,8 +21,11 @@ export interface OAuthClientOptions {
   readonly clientSecret?: string;
 }
 
-/** The scopes of the service: `self:read` (the user's own record, what userinfo needs) and `openid` (an ID token). */
-export const DEFAULT_SCOPE = 'openid self:read';
+/**
+ * What a login asks for unless told: `self:read`, the user's own record (what userinfo needs), as
+ * the service itself defaults. Add `openid` for an ID token when the app may ask for it.
+ */
+export const DEFAULT_SCOPE = 'self:read';
 
 const configurations = new Map<string, Promise<oidc.Configuration>>();
 
@@ -55,7 +58,7 @@ export function discover(options: OAuthClientOptions): Promise<oidc.Configuratio
 export interface LoginUrlOptions extends OAuthClientOptions {
   /** The app's callback, registered for the client exactly. */
   readonly redirectUri: string;
-  /** Space-separated; `openid self:read` by default. */
+  /** Space-separated; `self:read` by default. */
   readonly scope?: string;
   /** `ko` or `en`: the language of the login page. */
   readonly uiLocales?: 'ko' | 'en';
@@ -137,7 +140,8 @@ export async function userinfo(
   options: OAuthClientOptions & { readonly accessToken: string; readonly expectedSubject?: string },
 ): Promise<Userinfo> {
   const config = await discover(options);
-  const answer = await oidc.fetchUserInfo(config, options.accessToken, options.expectedSubject ?? oidc.skipSubjectCheck);
+  // An empty subject (no ID token) is no subject to check, not one that must match.
+  const answer = await oidc.fetchUserInfo(config, options.accessToken, options.expectedSubject || oidc.skipSubjectCheck);
   return answer as unknown as Userinfo;
 }
 

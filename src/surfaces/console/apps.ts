@@ -9,11 +9,24 @@ import {
 } from '../../oauth/clients.js';
 import { SELF_READ } from '../../oauth/constants.js';
 import { LOGIN_SCOPES } from '../../oauth/login-scopes.js';
-import { choices, csrfField, errorSummary, facts, field, type FieldError, linkButton, table, textArea, when } from '../web/components.js';
+import {
+  choices,
+  csrfField,
+  errorSummary,
+  facts,
+  field,
+  type FieldError,
+  linkButton,
+  snippet,
+  table,
+  textArea,
+  when,
+} from '../web/components.js';
 import { list, text, ticked } from '../web/forms.js';
 import { html, type Html } from '../web/html.js';
 import { page, redirect, type Handler, type Outcome, type PageRequest } from '../web/routes.js';
 import type { Texts } from '../web/texts/index.js';
+import { appSnippets, DEV_CALLBACK_PATH, discoveryUrl, exampleCommand } from './first-hour.js';
 import type { ConsoleDeps } from './deps.js';
 
 /** The form field each refusal belongs to. */
@@ -153,6 +166,8 @@ export const createApp: Handler<ConsoleDeps> = async (req, deps) => {
       kind: 'ok',
       text: t.console.apps.registered,
       ...(created.secret ? { secret: { label: t.console.apps.secretLabel, value: created.secret } } : {}),
+      // The first hour: where the issuer is, the client id, and the example app started as this app.
+      snippets: appSnippets(t, deps.config, created.client, created.secret),
     });
   } catch (err) {
     if (!(err instanceof ClientValidationError)) throw err;
@@ -200,6 +215,13 @@ async function detailPage(
           [a.createdAt, when(deps, t, app.createdAt)],
         ])}
       </div>
+      <section class="card" aria-labelledby="get-started">
+        <h2 id="get-started">${t.firstHour.getStarted}</h2>
+        ${facts([[t.firstHour.discovery, html`<code>${discoveryUrl(deps.config)}</code>`]])}
+        <p class="hint">${t.firstHour.exampleHint}</p>
+        ${snippet(t, 'example-command', t.firstHour.example, exampleCommand(t, deps.config, app, null))}
+        ${deps.config.isProduction ? '' : html`<p class="hint">${t.firstHour.devCallback(`${deps.config.urls.auth}${DEV_CALLBACK_PATH}`)}</p>`}
+      </section>
       <section class="card" aria-labelledby="edit">
         <h2 id="edit">${a.edit}</h2>
         ${errorSummary(t, errors)}

@@ -15,6 +15,7 @@ import { list, parseForm, text } from '../web/forms.js';
 import { html, type Html } from '../web/html.js';
 import { page, redirect, type Handler, type Outcome, type PageRequest } from '../web/routes.js';
 import { fillDays, usageChart } from './chart.js';
+import { keySnippets } from './first-hour.js';
 import type { ConsoleDeps } from './deps.js';
 
 /** Days the usage chart shows, today included. */
@@ -147,6 +148,8 @@ export const createKey: Handler<ConsoleDeps> = async (req, deps) => {
       kind: 'ok',
       text: pending.length > 0 ? t.console.keys.createdPending(pending.join(', ')) : t.console.keys.created,
       secret: { label: t.console.keys.newKey, value: issued.key },
+      // The first hour: a request to paste right away, with the key (shown once, like the key).
+      snippets: keySnippets(t, deps.config, issued.key, form.value.scopes),
     });
   } catch (err) {
     if (!(err instanceof ApiKeyCommandError)) throw err;

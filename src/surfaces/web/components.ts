@@ -263,6 +263,15 @@ export function secretBox(t: Texts, id: string, label: string, value: string): H
   </div>`;
 }
 
+/** Text to copy as it is (a command, a code sample), with a copy button (web/assets/web.js). */
+export function snippet(t: Texts, id: string, label: string, code: string): Html {
+  return html`<div class="snippet">
+    <p class="snippet-label"><strong>${label}</strong></p>
+    <pre><code id="${id}">${code}</code></pre>
+    <button type="button" class="secondary" data-copy="${id}" data-copied="${t.kit.copied}">${t.kit.copy}</button>
+  </div>`;
+}
+
 /** A link that looks like a button. */
 export function linkButton(href: string, label: string, kind: 'primary' | 'secondary' = 'primary'): Html {
   return html`<a class="button${kind === 'secondary' ? ' secondary' : ''}" href="${href}">${label}</a>`;

@@ -7,6 +7,11 @@ const flashSchema = z.object({
   text: z.string(),
   /** A value shown once (a new API key, a client secret): never in an address, a log or the server's memory. */
   secret: z.object({ label: z.string(), value: z.string() }).optional(),
+  /** Ready-to-copy text shown with it (a curl with the new key, the example app's settings): as private as the secret. */
+  snippets: z
+    .array(z.object({ label: z.string(), code: z.string() }))
+    .max(4)
+    .optional(),
 });
 /** A one-time message after a change, shown by the page the change redirects to. */
 export type Flash = z.infer<typeof flashSchema>;

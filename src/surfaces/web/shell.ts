@@ -1,5 +1,5 @@
 import type { AppContext } from '../../http/context.js';
-import { secretBox } from './components.js';
+import { secretBox, snippet } from './components.js';
 import type { Flash } from './flash.js';
 import { html, type Html } from './html.js';
 import type { Lang } from './lang.js';
@@ -122,7 +122,8 @@ export function renderShell(input: ShellInput): string {
           ${
             flash
               ? html`<p class="flash ${flash.kind}" role="${flash.kind === 'error' ? 'alert' : 'status'}">${flash.text}</p>
-                  ${flash.secret ? secretBox(t, 'shown-once', flash.secret.label, flash.secret.value) : ''}`
+                  ${flash.secret ? secretBox(t, 'shown-once', flash.secret.label, flash.secret.value) : ''}
+                  ${(flash.snippets ?? []).map((s, i) => snippet(t, `snippet-${i}`, s.label, s.code))}`
               : ''
           }
           ${input.content}

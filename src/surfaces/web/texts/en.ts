@@ -95,6 +95,37 @@ export const en: Texts = {
     developers:
       'Call the data API with a key in the X-API-KEY header. Sign-in is standard OAuth 2.0 (PKCE) and OpenID Connect. The API reference and the repository README say more.',
   },
+  firstHour: {
+    curl: 'Try it now with this key (curl)',
+    client: 'With the TypeScript client (@campus/client)',
+    getStarted: 'Get started',
+    discovery: 'Discovery address (OpenID Connect)',
+    clientId: 'Client ID',
+    example: 'Run the example app (examples/login-with-school)',
+    exampleHint:
+      "Run it in the repository's examples/login-with-school folder. The app's redirect address must be the example's (/callback).",
+    secretPlaceholder: 'YOUR_APP_SECRET',
+    devCallback: (url: string) =>
+      `While developing, register ${url} as a redirect address: after signing in you see the code and the token request to make.`,
+  },
+  devCallback: {
+    title: 'OAuth callback (development)',
+    intro:
+      "This address exists only outside production. Register it as an app's redirect address to receive the authorization code here and make the token request yourself.",
+    nothing:
+      "No code received yet. Register this page's address as a redirect address of your app and use it as the redirect_uri of the authorization request.",
+    registerThis: 'Redirect address to register',
+    code: 'Authorization code (code)',
+    state: 'state',
+    issuer: 'Issuer (iss)',
+    codeHint: 'The code works once, for 5 minutes. Check that state is the value you sent.',
+    tokenRequest: "Token request (from your app's server)",
+    tokenHint:
+      'Fill in CLIENT_ID, CLIENT_SECRET (leave it out for a public client) and the PKCE code_verifier of the authorization request.',
+    errorTitle: 'The sign-in did not finish',
+    error: (code: string) => `The authorization server sent back an error: ${code}`,
+    invalid: (name: string) => `The ${name} parameter is malformed.`,
+  },
   signin: {
     failedTitle: 'Sign-in failed',
     failed: 'The sign-in could not be completed. Please try again.',

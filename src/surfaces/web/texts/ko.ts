@@ -101,6 +101,34 @@ export const ko = {
     developers:
       '데이터 API는 X-API-KEY 헤더의 키로 부릅니다. 로그인은 표준 OAuth 2.0 (PKCE)와 OpenID Connect입니다. 자세한 것은 API 문서와 저장소의 README를 보세요.',
   },
+  /** The developer's first hour: snippets after a key or an app is made, and /dev/callback (issue 27). */
+  firstHour: {
+    curl: '이 키로 바로 불러 보기 (curl)',
+    client: 'TypeScript 클라이언트로 (@campus/client)',
+    getStarted: '시작하기',
+    discovery: '디스커버리 주소 (OpenID Connect)',
+    clientId: '클라이언트 ID',
+    example: '예제 앱 실행 (examples/login-with-school)',
+    exampleHint: '저장소의 examples/login-with-school 폴더에서 실행합니다. 리디렉션 주소가 예제 앱의 주소(/callback)여야 합니다.',
+    secretPlaceholder: '앱의_시크릿',
+    devCallback: (url: string) =>
+      `개발 중에는 ${url} 을 리디렉션 주소로 등록하면, 로그인 뒤 받은 코드와 토큰 요청을 화면에서 볼 수 있습니다.`,
+  },
+  devCallback: {
+    title: 'OAuth 콜백 (개발용)',
+    intro: '이 주소는 개발 환경에만 있습니다. 앱의 리디렉션 주소로 등록하면 인가 코드를 여기서 받아 토큰 요청을 직접 해 볼 수 있습니다.',
+    nothing: '아직 받은 코드가 없습니다. 앱을 등록할 때 이 페이지의 주소를 리디렉션 주소로 넣고, 인가 요청의 redirect_uri로 쓰세요.',
+    registerThis: '등록할 리디렉션 주소',
+    code: '인가 코드 (code)',
+    state: 'state',
+    issuer: '발급자 (iss)',
+    codeHint: '코드는 5분 동안 한 번만 쓸 수 있습니다. state가 보낸 값과 같은지 확인하세요.',
+    tokenRequest: '토큰 요청 (앱의 서버에서)',
+    tokenHint: 'CLIENT_ID, CLIENT_SECRET(공개 클라이언트는 빼세요), 인가 요청에 쓴 PKCE code_verifier를 채워 넣으세요.',
+    errorTitle: '로그인이 끝나지 않았습니다',
+    error: (code: string) => `인가 서버가 오류를 돌려보냈습니다: ${code}`,
+    invalid: (name: string) => `${name} 값의 형식이 올바르지 않습니다.`,
+  },
   signin: {
     failedTitle: '로그인하지 못했습니다',
     failed: '로그인을 마치지 못했습니다. 다시 시도하세요.',
