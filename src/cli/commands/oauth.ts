@@ -8,6 +8,8 @@ import {
   type AccountSummary,
 } from '../../oauth/accounts.js';
 import { createMailer } from '../../oauth/mail.js';
+import { AccountStore } from '../../data/accounts.js';
+import { CLI_ACTOR } from '../../data/access-audit.js';
 import { approvalMail } from '../../oauth/mail-texts.js';
 import { ClientService, ClientValidationError, DEFAULT_CLIENT_SCOPES, type ClientSummary } from '../../oauth/clients.js';
 import { OAUTH_SCOPES } from '../../oauth/constants.js';
@@ -32,6 +34,8 @@ interface CreateOptions {
   public?: boolean;
   firstParty?: boolean;
   pkce?: string;
+  owner?: string;
+  serviceName?: string;
   json?: boolean;
 }
 
@@ -71,24 +75,51 @@ function registerClients(program: Command): void {
       '--pkce <policy>',
       `${PKCE_POLICIES.join(' or ')}: PKCE is required of every client by default; optional only for a confidential legacy app`,
     )
+    .option(
+      '--owner <email>',
+      'register the app as that account would in the developer console: never first-party, PKCE required, reserved names refused, at most 10 apps, in testing until approved when it asks for student data',
+    )
+    .option('--service-name <name>', 'with --owner: the service the login page names')
     .option('--json', 'print the result as JSON')
     .action(async (options: CreateOptions) => {
       const config = cliConfig();
       const pkce = options.pkce === undefined ? undefined : parsePkce(options.pkce);
+      if (options.owner !== undefined && (options.firstParty || pkce !== undefined || options.postLogoutRedirectUri.length > 0))
+        throw new CliError(
+          '--owner registers the app as the account would in the console: --first-party, --pkce and --post-logout-redirect-uri are not allowed with it.',
+        );
+      if (options.owner === undefined && options.serviceName !== undefined) throw new CliError('--service-name goes with --owner.');
+      const owner = options.owner;
       const created = await withDatabase(
         config,
-        ({ db }) =>
-          guard(() =>
-            new ClientService(db, config).create({
+        async ({ db }) => {
+          const service = new ClientService(db, config);
+          const scopes = options.scope.length > 0 ? { scopes: splitScopes(options.scope) } : {};
+          if (owner === undefined) {
+            return guard(() =>
+              service.create({
+                name: options.name,
+                redirectUris: options.redirectUri,
+                postLogoutRedirectUris: options.postLogoutRedirectUri,
+                ...scopes,
+                public: options.public ?? false,
+                firstParty: options.firstParty ?? false,
+                ...(pkce ? { pkce } : {}),
+              }),
+            );
+          }
+          const account = await new AccountStore(db).findByEmail(owner);
+          if (!account) throw new CliError(`No account ${owner}.`);
+          return guard(() =>
+            service.createOwned(account._id, {
               name: options.name,
+              serviceName: options.serviceName ?? null,
               redirectUris: options.redirectUri,
-              postLogoutRedirectUris: options.postLogoutRedirectUri,
-              ...(options.scope.length > 0 ? { scopes: splitScopes(options.scope) } : {}),
+              ...scopes,
               public: options.public ?? false,
-              firstParty: options.firstParty ?? false,
-              ...(pkce ? { pkce } : {}),
             }),
-          ),
+          );
+        },
         WRITES,
       );
       output(options.json, { ...created.client, clientSecret: created.secret }, () =>
@@ -106,7 +137,13 @@ function registerClients(program: Command): void {
     .option('--json', 'print the clients as JSON')
     .action(async (options: { json?: boolean }) => {
       const config = cliConfig();
-      const list = await withDatabase(config, ({ db }) => new ClientService(db, config).list());
+      const list = await withDatabase(config, async ({ db }) => {
+        const clients = await new ClientService(db, config).list();
+        const ids = [...new Set(clients.map((c) => c.ownerAccountId).filter((id): id is number => id !== null))];
+        const emails = new Map((await new AccountStore(db).findByIds(ids)).map((a) => [a._id, a.email]));
+        // The owner: an account's email, or null for an operator's (`campus clients create` without --owner).
+        return clients.map((c) => ({ ...c, ownerEmail: c.ownerAccountId === null ? null : (emails.get(c.ownerAccountId) ?? null) }));
+      });
       output(options.json, list, () => (list.length === 0 ? 'No clients.' : list.map(describeClient).join('\n')));
     });
 
@@ -141,6 +178,37 @@ function registerClients(program: Command): void {
       );
       output(options.json, updated, () => `Client updated: ${describeClient(updated)}`);
     });
+
+  for (const action of ['approve', 'disable', 'enable'] as const) {
+    clients
+      .command(`${action} <client-id>`)
+      .description(
+        {
+          approve: 'approve an app in testing: everyone may sign in to it (written to the access log)',
+          disable:
+            'disable an app: its authorize answers an error page, its tokens stop at the token endpoint and userinfo at once (written to the access log)',
+          enable: 'enable a disabled app again (written to the access log)',
+        }[action],
+      )
+      .option('--json', 'print the result as JSON')
+      .action(async (clientId: string, options: { json?: boolean }) => {
+        const config = cliConfig();
+        const done = await withDatabase(
+          config,
+          ({ db }) =>
+            guard(() => {
+              const service = new ClientService(db, config);
+              return action === 'approve'
+                ? service.approve(clientId, CLI_ACTOR)
+                : action === 'disable'
+                  ? service.disable(clientId, CLI_ACTOR)
+                  : service.enable(clientId, CLI_ACTOR);
+            }),
+          WRITES,
+        );
+        output(options.json, done.after, () => `${done.before.state} -> ${done.after.state}: ${describeClient(done.after)}`);
+      });
+  }
 
   clients
     .command('rotate-secret <client-id>')
@@ -346,12 +414,13 @@ function parseRole(value: string): AccountRole {
   return role as AccountRole;
 }
 
-function describeClient(c: ClientSummary): string {
+function describeClient(c: ClientSummary & { ownerEmail?: string | null }): string {
   const flags = [c.type, c.firstParty ? 'first-party' : undefined, c.pkce === 'optional' ? 'PKCE optional' : 'PKCE required']
     .filter(Boolean)
     .join(', ');
   const logout = c.postLogoutRedirectUris.length > 0 ? ` post-logout=${c.postLogoutRedirectUris.join(' ')}` : '';
-  return `${c.id} "${c.name}" (${flags}) scopes=${c.scopes.join(',')} redirect=${c.redirectUris.join(' ')}${logout}`;
+  const owner = 'ownerEmail' in c ? ` owner=${typeof c.ownerEmail === 'string' ? c.ownerEmail : 'operator'}` : '';
+  return `${c.id} "${c.name}" ${c.state} (${flags}) scopes=${c.scopes.join(',')} redirect=${c.redirectUris.join(' ')}${logout}${owner}`;
 }
 
 function describeAccount(a: AccountSummary): string {

@@ -174,10 +174,19 @@ export const auditList: Handler<AdminDeps> = async (req, deps) =>
 
 export const auditExport: Handler<AdminDeps> = async (req, deps) => {
   const format = req.query('format') === 'CSV' ? ('CSV' as const) : ('XLSX' as const);
-  const data = await deps.school.run<ExportAuditLogQuery, ExportAuditLogQueryVariables>(req, EXPORT_AUDIT_LOG, {
-    filter: filterOf(req),
-    format,
-  });
+  const filter = filterOf(req);
+  const data = await deps.school.run<ExportAuditLogQuery, ExportAuditLogQueryVariables>(req, EXPORT_AUDIT_LOG, { filter, format });
+  // The audit log holds records' before and after: its export is one of personal data (issue 22).
+  if (req.account) {
+    await deps.audit.record(
+      { kind: 'ACCOUNT', id: req.account.accountId, email: req.account.email },
+      {
+        action: 'DATA_EXPORTED',
+        target: { kind: 'DATA', id: 'AUDIT_LOG', label: data.exportAuditLog.fileName },
+        detail: { format, filter: { ...filter } },
+      },
+    );
+  }
   return fileOf(data.exportAuditLog, req.t.admin.audit.fileStem);
 };
 
