@@ -8,7 +8,6 @@ import {
   type AccountSummary,
 } from '../../oauth/accounts.js';
 import { createMailer } from '../../oauth/mail.js';
-import { AccountStore } from '../../data/accounts.js';
 import { CLI_ACTOR } from '../../data/access-audit.js';
 import { approvalMail } from '../../oauth/mail-texts.js';
 import { ClientService, ClientValidationError, DEFAULT_CLIENT_SCOPES, type ClientSummary } from '../../oauth/clients.js';
