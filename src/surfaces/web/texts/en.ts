@@ -686,6 +686,16 @@ export const en: Texts = {
       undoneBy: 'Undone by',
       undoes: 'Undoes',
       supersededBy: 'Superseded by the reset',
+      interruptedTitle: 'Interrupted changes',
+      interruptedIntro:
+        'Changes whose writer stopped half-way (killed, or its database went away). Nobody was served the half-applied state; each was rolled back to before it, as below.',
+      interruptedLine: (at: string, actor: string, recoveredAt: string, recoveredBy: string) =>
+        `Started on ${at} by ${actor}, interrupted, and rolled back on ${recoveredAt} (${recoveredBy}).`,
+      interrupted: 'Interrupted: rolled back to before it',
+      recoveredAt: 'Rolled back on',
+      recoveredBy: 'Rolled back by',
+      error: 'Why',
+      details: 'Details',
       fileStem: 'audit-log',
       reset: (at: string, actor: string) =>
         `On ${at}, ${actor} reset the whole school to the demo school (campus seed --demo --reset). The changes before it read "superseded by a reset" and cannot be undone.`,

@@ -681,6 +681,16 @@ export const ko = {
       undoneBy: '되돌린 변경',
       undoes: '되돌린 대상',
       supersededBy: '대체한 초기화',
+      interruptedTitle: '중단된 변경',
+      interruptedIntro:
+        '적용하던 프로그램이 도중에 멈춘 변경입니다 (강제 종료, 데이터베이스 중단). 반쯤 적용된 상태는 누구에게도 보이지 않았고, 아래와 같이 변경 전으로 되돌렸습니다.',
+      interruptedLine: (at: string, actor: string, recoveredAt: string, recoveredBy: string) =>
+        `${at}에 ${actor}이(가) 시작한 변경이 중단되어 ${recoveredAt}에 되돌렸습니다 (${recoveredBy}).`,
+      interrupted: '중단됨: 변경 전으로 되돌림',
+      recoveredAt: '되돌린 시각',
+      recoveredBy: '되돌린 프로세스',
+      error: '이유',
+      details: '자세히',
       fileStem: '변경기록',
       reset: (at: string, actor: string) =>
         `${at}에 ${actor}이(가) 학교 데이터 전체를 데모 학교로 초기화했습니다 (campus seed --demo --reset). 그 전의 변경은 "초기화로 대체됨"으로 남고, 되돌릴 수 없습니다.`,
