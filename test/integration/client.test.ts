@@ -60,6 +60,10 @@ describe('clients/typescript against campus serve', function () {
     const timetables = await campus.GET('/v1/neis/timetables', { params: { query: { grade: 1, classNum: 1 } } });
     called.add('/v1/neis/timetables');
     expect(timetables.data?.status).to.equal('OK');
+    // The change feed: typed cursor and limit; the demo school has no change yet.
+    const changes = await campus.GET('/v1/changes', { params: { query: { after: '0', limit: 10 } } });
+    called.add('/v1/changes');
+    expect(changes.data?.data).to.deep.equal({ events: [], nextCursor: '0' });
     expect([...called].sort()).to.deep.equal(ENDPOINTS.map((e) => e.path).sort());
 
     const health = await campus.GET('/v1/health');
