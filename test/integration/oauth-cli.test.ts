@@ -108,7 +108,7 @@ describe('campus clients / accounts / seed --demo (OAuth)', function () {
     const client = JSON.parse(created.stdout) as ClientJson & { pkce: string; postLogoutRedirectUris: string[] };
     expect(client).to.include({ type: 'confidential', pkce: 'optional' });
     expect(client.postLogoutRedirectUris).to.deep.equal(['https://legacy.example/bye']);
-    expect((await campus(uri, 'clients', 'list')).stdout).to.include(`${client.id} "Legacy app" (confidential, PKCE optional)`);
+    expect((await campus(uri, 'clients', 'list')).stdout).to.include(`${client.id} "Legacy app" active (confidential, PKCE optional)`);
 
     const updated = await campus(
       uri,
