@@ -62,6 +62,7 @@ export async function startService(
         time: config.backup.time,
         timeZone: config.schoolTimeZone,
         keep: config.backup.keep,
+        key: config.backupKey,
       })
     : undefined;
   const server = createServer();

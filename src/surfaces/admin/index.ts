@@ -44,6 +44,7 @@ export function adminRoutes(web: Web): RouteTable<AdminDeps> {
     access: STAFF_ROLES,
     csrf: web.sessionForms,
     section: adminSection,
+    freshSignIn: true,
     prefix: '/admin',
     routes: [
       { method: 'GET', path: '/admin', handler: adminHome },
