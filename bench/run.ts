@@ -5,6 +5,7 @@ import { runDatabaseBench } from './database.js';
 import { runFloodBench } from './flood.js';
 import { benchDatabaseName } from './lib.js';
 import { runOAuthBench } from './oauth.js';
+import { runSchoolBench } from './school.js';
 import { runUncachedBench } from './uncached.js';
 
 const parts: Record<string, () => Promise<boolean>> = {
@@ -13,6 +14,7 @@ const parts: Record<string, () => Promise<boolean>> = {
   database: runDatabaseBench,
   oauth: runOAuthBench,
   flood: runFloodBench,
+  school: runSchoolBench,
 };
 const asked = process.argv.slice(2);
 const unknown = asked.filter((name) => !(name in parts));

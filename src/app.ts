@@ -67,7 +67,13 @@ export async function createApp(appDeps: AppDeps, options: AppOptions = {}): Pro
   for (const surface of surfaces) if (surface.boundary) koa.use(surface.boundary);
   if (deps.config.isProduction) koa.use(requireTls(deps.config.trustedProxies));
   koa.use(probes({ db: deps.db, redis: deps.redis }));
-  koa.use(metrics.endpoint({ isProduction: deps.config.isProduction, trustedProxies: deps.config.trustedProxies }));
+  koa.use(
+    metrics.endpoint({
+      isProduction: deps.config.isProduction,
+      trustedProxies: deps.config.trustedProxies,
+      token: deps.config.metricsToken,
+    }),
+  );
   for (const surface of surfaces) koa.use(surface.middleware);
   koa.use(async () => {
     throw new NotFoundError();

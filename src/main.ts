@@ -5,6 +5,7 @@ import type { Config } from './config/index.js';
 import { BackupScheduler } from './data/backup-schedule.js';
 import type { Database } from './data/database.js';
 import { migrate } from './data/migrations.js';
+import { SchoolUnsettledError, settleSchool, watchForInterrupted } from './data/school/engine.js';
 import { joinVersionBus, type VersionBus } from './data/version-bus.js';
 import { openDatabaseRuntime } from './data/runtime.js';
 import type { SurfaceName } from './surfaces/types.js';
@@ -61,15 +62,25 @@ export async function startService(
         time: config.backup.time,
         timeZone: config.schoolTimeZone,
         keep: config.backup.keep,
+        key: config.backupKey,
       })
     : undefined;
   const server = createServer();
+  let stopWatching = () => {};
   let bus: VersionBus | undefined;
   try {
     await migrate(runtime.db, { progress });
     // The demo key, clients and account are published in the README: never serve them for real.
     if (config.isProduction) await refuseDemoCredentials(runtime.db);
     await ensureIndexes(runtime.db, logger);
+    // A school change its writer left half-applied (a kill, a database that went away) is rolled
+    // back before any request is answered (docs/school-writes.md); readers check again later.
+    // A living writer's change is not waited for past a few seconds: readers wait for it themselves.
+    const recovered = await settleSchool(runtime.db, 5000, 'at start-up').catch((err: unknown) => {
+      if (err instanceof SchoolUnsettledError) return [];
+      throw err;
+    });
+    if (recovered.length > 0) logger.warn({ batches: recovered }, `rolled back ${recovered.length} interrupted change(s) to school data`);
     // Processes sharing the database hear each other's data changes and revocations at once
     // through Redis (src/data/version-bus.ts); without Redis, within the clock's second.
     if (redis) bus = await joinVersionBus(runtime.db.versions, redis, runtime.db.name, logger);
@@ -81,6 +92,9 @@ export async function startService(
       server.listen(config.port, config.host, () => done());
     });
     await backups?.start();
+    stopWatching = watchForInterrupted(runtime.db, (batches) =>
+      logger.warn({ batches }, `rolled back ${batches.length} interrupted change(s) to school data`),
+    );
   } catch (err) {
     // Leave nothing running (the embedded database is a child process) when start-up fails.
     if (server.listening) await closeServer(server);
@@ -101,6 +115,7 @@ export async function startService(
     (stopping ??= (async () => {
       logger.info('stopping: no new connections; finishing requests in flight');
       await closeServer(server);
+      stopWatching();
       await backups?.stop();
       await running.close();
       await bus?.close();

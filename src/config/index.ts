@@ -112,6 +112,8 @@ const envSchema = z.object({
   BACKUP_DIR: z.string().trim().min(1).optional(),
   BACKUP_TIME: dailyTime.default('03:00'),
   BACKUP_KEEP: z.coerce.number().int().min(1).max(3650).default(7),
+  // Signs backup manifests (HMAC-SHA256), and restores only archives signed with it (src/data/backup.ts).
+  BACKUP_KEY: z.string().trim().min(32, 'must be at least 32 characters').optional(),
 
   // The school's name in the pages' header and on the login page (src/surfaces/web/shell.ts); the
   // demo school's by default. SCHOOL_NAME_EN is the English pages' (SCHOOL_NAME when unset).
@@ -214,6 +216,8 @@ export interface Config {
   readonly schoolName: { readonly ko: string; readonly en: string };
   /** The email domain sign-up is open to (SCHOOL_EMAIL_DOMAIN). */
   readonly schoolEmailDomain: string;
+  /** BACKUP_KEY: signs backup manifests; restores require the signature when set. */
+  readonly backupKey: string | undefined;
   /** Whether self-service sign-up takes `name+tag@` sub-addresses (SIGNUP_ALLOW_SUBADDRESSES). */
   readonly signupAllowSubaddresses: boolean;
   /** The bearer token a scrape through the proxy must carry (METRICS_TOKEN); unset: none is served. */
@@ -295,6 +299,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     schoolName: schoolNameOf(e),
     schoolEmailDomain: e.SCHOOL_EMAIL_DOMAIN,
     signupAllowSubaddresses: e.SIGNUP_ALLOW_SUBADDRESSES,
+    backupKey: e.BACKUP_KEY,
     metricsToken: e.METRICS_TOKEN,
     adminMfa: e.ADMIN_MFA ?? (e.NODE_ENV === 'production' ? 'required' : 'optional'),
     mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM ?? `"캠퍼스 데이터 서비스 (Campus Data Service)" <no-reply@${e.SCHOOL_EMAIL_DOMAIN}>` },

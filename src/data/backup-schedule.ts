@@ -24,6 +24,8 @@ export interface BackupScheduleOptions {
   readonly time: string;
   readonly timeZone: string;
   readonly keep: number;
+  /** BACKUP_KEY: the archives' manifests are signed with it. */
+  readonly key?: string | undefined;
   readonly now?: () => Date;
 }
 
@@ -75,7 +77,7 @@ export class BackupScheduler {
     }
     await mkdir(dir, { recursive: true, mode: 0o700 });
     const file = join(dir, `campus-${stamp(now)}.jsonl.gz`);
-    const summary = await writeBackup(db, file);
+    const summary = await writeBackup(db, file, () => {}, { key: this.options.key });
     logger.info({ file, documents: summary.documents }, 'scheduled backup written');
     await prune(dir, this.options.keep, logger);
     await forgetOldMarkers(db, now);

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
@@ -9,6 +9,7 @@ import { BSON, type Db, type Document } from 'mongodb';
 import type { Database } from './database.js';
 import { LOCK_ID, SCHEMA_ID, SCHEMA_VERSION } from './migrations.js';
 import { BadRequestError, ServiceUnavailableError } from '../errors/index.js';
+import { sameSecret } from '../compare.js';
 import { counted } from '../plural.js';
 
 /**
@@ -22,7 +23,10 @@ import { counted } from '../plural.js';
  *
  * Canonical Extended JSON keeps every BSON type (dates, ObjectIds, 64-bit numbers) exact. Each
  * section's sha256 covers its document lines; the manifest's covers every line before it, so a
- * truncated or edited archive is refused before anything is written.
+ * truncated or damaged archive is refused before anything is written. A checksum anyone can
+ * recompute does not stop an edit, though: with BACKUP_KEY the manifest also carries
+ * `signature`, an HMAC-SHA256 under that key of the checksum and the sections, and a restore
+ * with BACKUP_KEY refuses an archive without a valid one.
  */
 export const BACKUP_FORMAT = 'campus-data-service-backup';
 export const BACKUP_FORMAT_VERSION = 1;
@@ -50,9 +54,21 @@ export interface BackupSummary {
   readonly createdAt: string;
   readonly collections: readonly CollectionSummary[];
   readonly documents: number;
+  /** The manifest carries a BACKUP_KEY signature. */
+  readonly signed: boolean;
 }
 
 export type Progress = (line: string) => void;
+
+/** BACKUP_KEY: signs the manifests written, and is required of the archives read. */
+export interface BackupSigning {
+  readonly key: string | undefined;
+}
+
+function signatureOf(key: string, sha256: string, collections: readonly CollectionSummary[]): string {
+  const sections = collections.map((c) => `${c.name}:${c.count}:${c.sha256}`).join('\n');
+  return `hmac-sha256:${createHmac('sha256', `campus-backup:${key}`).update(`${sha256}\n${sections}`).digest('hex')}`;
+}
 
 /**
  * Writes every collection of the database to `file` (through a temporary file, renamed at the
@@ -61,17 +77,22 @@ export type Progress = (line: string) => void;
  * when the school data or the API keys changed while it ran (the shared version stamp moved);
  * OAuth artifacts written meanwhile (a login, a refresh) may or may not be in it.
  */
-export async function writeBackup(db: Database, file: string, progress: Progress = () => {}): Promise<BackupSummary> {
+export async function writeBackup(
+  db: Database,
+  file: string,
+  progress: Progress = () => {},
+  signing: BackupSigning = { key: undefined },
+): Promise<BackupSummary> {
   for (let attempt = 1; ; attempt++) {
     const before = await db.versions.readFresh();
-    const summary = await dumpOnce(db.client.db(), file, progress);
+    const summary = await dumpOnce(db.client.db(), file, progress, signing);
     const after = await db.versions.readFresh();
     if ((before.data === after.data && before.keys === after.keys) || attempt >= CONSISTENCY_ATTEMPTS) return summary;
     progress('the data changed while it was read; taking the backup again');
   }
 }
 
-async function dumpOnce(db: Db, file: string, progress: Progress): Promise<BackupSummary> {
+async function dumpOnce(db: Db, file: string, progress: Progress, signing: BackupSigning): Promise<BackupSummary> {
   const partial = `${file}.partial`;
   // A leftover of an interrupted run would keep its own mode; the archive is created 0600.
   await rm(partial, { force: true });
@@ -100,7 +121,9 @@ async function dumpOnce(db: Db, file: string, progress: Progress): Promise<Backu
       collections.push({ name, count, sha256: section.digest('hex') });
       progress(`${name}: ${counted(count, 'document')}`);
     }
-    yield `${JSON.stringify({ manifest: { collections, sha256: whole.digest('hex') } })}\n`;
+    const sha256 = whole.digest('hex');
+    const signature = signing.key ? { signature: signatureOf(signing.key, sha256, collections) } : {};
+    yield `${JSON.stringify({ manifest: { collections, sha256, ...signature } })}\n`;
   }
 
   try {
@@ -110,7 +133,7 @@ async function dumpOnce(db: Db, file: string, progress: Progress): Promise<Backu
     await rm(partial, { force: true });
     throw err;
   }
-  return { file, createdAt, collections, documents: collections.reduce((n, c) => n + c.count, 0) };
+  return { file, createdAt, collections, documents: collections.reduce((n, c) => n + c.count, 0), signed: Boolean(signing.key) };
 }
 
 /** What `readArchive` found in a file that passed every check. */
@@ -127,16 +150,16 @@ export interface VerifiedArchive {
  * every line parseable, sections matching the manifest's counts and checksums, the manifest
  * last. Throws BackupError naming the first problem.
  */
-export async function verifyArchive(file: string): Promise<VerifiedArchive> {
-  return readArchive(file, async () => {});
+export async function verifyArchive(file: string, signing: BackupSigning = { key: undefined }): Promise<VerifiedArchive> {
+  return readArchive(file, async () => {}, signing);
 }
 
 type SectionSink = (collection: string, docs: Document[]) => Promise<void>;
 
-async function readArchive(file: string, sink: SectionSink): Promise<VerifiedArchive> {
+async function readArchive(file: string, sink: SectionSink, signing: BackupSigning): Promise<VerifiedArchive> {
   const whole = createHash('sha256');
   let header: { createdAt: string } | undefined;
-  let manifest: { collections: CollectionSummary[]; sha256: string } | undefined;
+  let manifest: { collections: CollectionSummary[]; sha256: string; signature: string | undefined } | undefined;
   const seen: CollectionSummary[] = [];
   let current: { name: string; hash: ReturnType<typeof createHash>; count: number; batch: Document[] } | undefined;
   let lineNo = 0;
@@ -189,6 +212,7 @@ async function readArchive(file: string, sink: SectionSink): Promise<VerifiedArc
   if (manifest.sha256 !== whole.digest('hex'))
     throw new BackupError(`${file} does not match its checksum: the archive was altered or damaged.`);
   compareSections(seen, manifest.collections);
+  checkSignature(file, manifest, signing);
   return { createdAt: header.createdAt, collections: seen, documents: seen.reduce((n, c) => n + c.count, 0), schemaVersion };
 }
 
@@ -203,12 +227,35 @@ function parseHeader(line: string): { createdAt: string } {
   return { createdAt: String(header.createdAt) };
 }
 
-function parseManifest(line: string, lineNo: number): { collections: CollectionSummary[]; sha256: string } {
-  const value = parseJson(line, lineNo) as { manifest?: { collections?: unknown; sha256?: unknown } };
+function parseManifest(line: string, lineNo: number): { collections: CollectionSummary[]; sha256: string; signature: string | undefined } {
+  const value = parseJson(line, lineNo) as { manifest?: { collections?: unknown; sha256?: unknown; signature?: unknown } };
   const collections = value.manifest?.collections;
   const sha256 = value.manifest?.sha256;
-  if (!Array.isArray(collections) || typeof sha256 !== 'string') throw new BackupError(`line ${lineNo}: the manifest is malformed.`);
-  return { collections: collections as CollectionSummary[], sha256 };
+  const signature = value.manifest?.signature;
+  if (!Array.isArray(collections) || typeof sha256 !== 'string' || (signature !== undefined && typeof signature !== 'string')) {
+    throw new BackupError(`line ${lineNo}: the manifest is malformed.`);
+  }
+  return { collections: collections as CollectionSummary[], sha256, signature };
+}
+
+/**
+ * With BACKUP_KEY, only an archive signed under it is read: a checksum anyone can recompute
+ * after an edit, the signature only the key's holder. Without BACKUP_KEY a signed archive
+ * cannot be checked and is refused too (set the key it was written with).
+ */
+function checkSignature(
+  file: string,
+  manifest: { collections: CollectionSummary[]; sha256: string; signature: string | undefined },
+  signing: BackupSigning,
+): void {
+  if (!signing.key) {
+    if (manifest.signature) throw new BackupError(`${file} is signed: set BACKUP_KEY to the key it was written with to check it.`);
+    return;
+  }
+  if (!manifest.signature) throw new BackupError(`${file} has no signature, and BACKUP_KEY is set: only signed archives are restored.`);
+  if (!sameSecret(manifest.signature, signatureOf(signing.key, manifest.sha256, manifest.collections))) {
+    throw new BackupError(`${file} has no valid signature under BACKUP_KEY: the archive was altered, or written with another key.`);
+  }
 }
 
 function parseSection(line: string, lineNo: number): string {
@@ -246,6 +293,8 @@ export interface RestoreOptions {
   /** Replace a database that already holds data. */
   readonly force?: boolean;
   readonly progress?: Progress;
+  /** BACKUP_KEY: with it only archives signed under it are restored. */
+  readonly signing?: BackupSigning;
 }
 
 /**
@@ -266,7 +315,8 @@ export async function restoreBackup(db: Database, file: string, options: Restore
   // finish first, so no collection appears under a name the switch below is about to rename to.
   await Promise.all(Object.values(db.connection.models).map((model) => model.init()));
   progress(`checking ${file}`);
-  const archive = await verifyArchive(file);
+  const signing = options.signing ?? { key: undefined };
+  const archive = await verifyArchive(file, signing);
   progress(`archive verified: ${describeCounts(archive)} (taken ${archive.createdAt})`);
   if (archive.schemaVersion > SCHEMA_VERSION) {
     throw new BackupError(
@@ -285,13 +335,17 @@ export async function restoreBackup(db: Database, file: string, options: Restore
   await dropStaging(raw);
   try {
     let staged = 0;
-    await readArchive(file, async (collection, docs) => {
-      await raw.collection(STAGING_PREFIX + collection).insertMany(docs, { ordered: true });
-      staged += docs.length;
-      if (Math.floor(staged / 10000) > Math.floor((staged - docs.length) / 10000)) {
-        progress(`  staged ${staged} of ${counted(archive.documents, 'document')}`);
-      }
-    });
+    await readArchive(
+      file,
+      async (collection, docs) => {
+        await raw.collection(STAGING_PREFIX + collection).insertMany(docs, { ordered: true });
+        staged += docs.length;
+        if (Math.floor(staged / 10000) > Math.floor((staged - docs.length) / 10000)) {
+          progress(`  staged ${staged} of ${counted(archive.documents, 'document')}`);
+        }
+      },
+      signing,
+    );
     for (const { name, count } of archive.collections) {
       // An empty section still replaces its collection (with an empty one).
       if (count === 0) await raw.createCollection(STAGING_PREFIX + name).catch(() => {});

@@ -5,7 +5,7 @@ import { clubModel } from './models/club.model.js';
 import { projectModel } from './models/project.model.js';
 import { apiKeyModel } from './models/api-key.model.js';
 import { accessAuditModel } from './models/access-audit.model.js';
-import { auditBatchModel, auditEntryModel, schoolUploadModel } from './models/audit.model.js';
+import { auditBatchModel, auditEntryModel, schoolJournalModel, schoolUploadModel } from './models/audit.model.js';
 import { apiKeyUsageModel } from './models/api-key-usage.model.js';
 import { oauthModels } from './models/oauth.js';
 import { mealModel } from './models/meal.model.js';
@@ -15,6 +15,7 @@ import { timetableModel } from './models/timetable.model.js';
 import { DataVersions } from './versions.js';
 import { budgetPlugin } from './budget.js';
 import { SchoolReadModel } from './read-model.js';
+import { readSettled } from './school/engine.js';
 import { DataTelemetry, operationTimingPlugin, reportOperations } from './telemetry.js';
 import type { BackendIndexer } from './embedded/index.js';
 
@@ -27,6 +28,7 @@ export function createModels(connection: Connection) {
     auditBatches: auditBatchModel(connection),
     auditEntries: auditEntryModel(connection),
     schoolUploads: schoolUploadModel(connection),
+    schoolJournal: schoolJournalModel(connection),
     apiKeys: apiKeyModel(connection),
     accessAudit: accessAuditModel(connection),
     apiKeyUsage: apiKeyUsageModel(connection),
@@ -102,9 +104,11 @@ export async function openDatabase(uri: string, options: ConnectOptions = {}): P
   reportOperations(connection, telemetry);
   const models = createModels(connection);
   const versions = new DataVersions(connection.collection('meta'));
-  const school = new SchoolReadModel({ models, versions, telemetry });
+  // The read model never loads a half-written batch (readSettled needs the database it belongs to).
+  const settled = <T>(read: () => Promise<T>): Promise<T> => readSettled(db, read);
+  const school = new SchoolReadModel({ models, versions, telemetry, settled });
 
-  return {
+  const db: Database = {
     connection,
     client,
     models,
@@ -130,6 +134,7 @@ export async function openDatabase(uri: string, options: ConnectOptions = {}): P
       await client.close();
     },
   };
+  return db;
 }
 
 /**

@@ -130,6 +130,11 @@ export interface ReadModelSource {
   readonly models: { readonly students: StudentModel; readonly clubs: ClubModel; readonly projects: ProjectModel };
   readonly versions: DataVersions;
   readonly telemetry: DataTelemetry;
+  /**
+   * Runs a read of the records as one settled state (src/data/school/engine.ts readSettled): never
+   * while a batch is half-written. Absent, the records are read as they are.
+   */
+  readonly settled?: <T>(read: () => Promise<T>) => Promise<T>;
 }
 
 /** One round trip per collection: the driver's default first batch (101) would add getMore calls. */
@@ -197,11 +202,13 @@ export class SchoolReadModel {
   private async load(version: number): Promise<SchoolSnapshot> {
     const started = performance.now();
     const { students, clubs, projects } = this.source.models;
-    const [studentDocs, clubDocs, projectDocs] = await Promise.all([
-      students.find({}).batchSize(BATCH).lean<StudentDoc[]>(),
-      clubs.find({}).batchSize(BATCH).lean<ClubDoc[]>(),
-      projects.find({}).batchSize(BATCH).lean<ProjectDoc[]>(),
-    ]);
+    const read = () =>
+      Promise.all([
+        students.find({}).batchSize(BATCH).lean<StudentDoc[]>(),
+        clubs.find({}).batchSize(BATCH).lean<ClubDoc[]>(),
+        projects.find({}).batchSize(BATCH).lean<ProjectDoc[]>(),
+      ]);
+    const [studentDocs, clubDocs, projectDocs] = await (this.source.settled ? this.source.settled(read) : read());
     const snapshot = new SchoolSnapshot(version, studentDocs, clubDocs, projectDocs);
     this.source.telemetry.readModelLoad({
       version,

@@ -3,7 +3,15 @@ import type { Database } from '../data/database.js';
 import { ForbiddenError, MethodNotAllowedError } from '../errors/index.js';
 import type { AppContext, AppMiddleware } from './context.js';
 import { METRICS_PATH, PROBE_PATHS } from './probes.js';
+import { sameSecret } from '../compare.js';
 import { fromLoopbackOrProxy } from './tls.js';
+
+/** Headers a proxy adds to what it forwards: their presence means the request came through one. */
+const FORWARDED_HEADERS = ['forwarded', 'x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto', 'x-real-ip'] as const;
+
+function forwarded(ctx: AppContext): boolean {
+  return FORWARDED_HEADERS.some((name) => ctx.req.headers[name] !== undefined);
+}
 
 /**
  * How paths outside any router are labelled (src/app.ts gives the authorization server's, whose
@@ -148,14 +156,24 @@ export class AppMetrics {
   /**
    * GET /metrics: the app's series and the process's, in Prometheus's text format. In
    * production only from loopback or TRUSTED_PROXIES (the probes' rule, src/http/tls.ts), even
-   * over TLS: the figures describe the service's traffic and are for its operators.
+   * over TLS: the figures describe the service's traffic and are for its operators. A request
+   * that came *through* a proxy (it carries a forwarded header) is anyone on the internet as far
+   * as the socket can tell (its peer is the proxy), so it is served only with
+   * `Authorization: Bearer <METRICS_TOKEN>`, in every mode; without METRICS_TOKEN, never.
    */
-  endpoint(options: { isProduction: boolean; trustedProxies: readonly string[] }): AppMiddleware {
+  endpoint(options: { isProduction: boolean; trustedProxies: readonly string[]; token?: string | undefined }): AppMiddleware {
     const allowed = fromLoopbackOrProxy(options.trustedProxies);
     return async (ctx, next) => {
       if (ctx.path !== METRICS_PATH) return next();
       if (ctx.method !== 'GET' && ctx.method !== 'HEAD') throw new MethodNotAllowedError(['GET', 'HEAD']);
-      if (options.isProduction && !allowed(ctx)) {
+      if (forwarded(ctx)) {
+        const presented = /^Bearer (\S+)$/.exec(ctx.get('Authorization'))?.[1];
+        if (!options.token || !sameSecret(presented, options.token)) {
+          throw new ForbiddenError(
+            'Metrics are not served through the proxy without Authorization: Bearer <METRICS_TOKEN>; scrape this machine directly.',
+          );
+        }
+      } else if (options.isProduction && !allowed(ctx)) {
         throw new ForbiddenError('Metrics are served only to this machine and the trusted proxies.');
       }
       ctx.set('Cache-Control', 'no-store');

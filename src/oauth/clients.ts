@@ -5,6 +5,7 @@ import type { Database } from '../data/database.js';
 import { OAuthStore } from '../data/oauth-store.js';
 import { OAUTH_SCOPES, OPENID, SELF_READ, type OAuthScope } from './constants.js';
 import { SCOPES_NEEDING_APPROVAL } from './login-scopes.js';
+import { AccessAudit, type AccessAction, type AccessActor } from '../data/access-audit.js';
 import { hashClientSecret, newClientSecret } from './secrets.js';
 import { BadRequestError } from '../errors/index.js';
 
@@ -260,11 +261,18 @@ export class ClientService implements ClientDirectory {
    * An admin (or an operator: `by` null) approves an app: everyone may sign in to it. Idempotent
    * (an approved app keeps its first approval).
    */
-  async approve(id: string, by: number | null, now = new Date()): Promise<{ before: ClientSummary; after: ClientSummary }> {
+  async approve(id: string, actor: AccessActor, now = new Date()): Promise<{ before: ClientSummary; after: ClientSummary }> {
     const doc = await this.mustFind(id);
-    const updated = doc.approvedAt ? doc : await this.store.update(id, { approvedAt: now, approvedBy: by }, now);
+    const updated = doc.approvedAt ? doc : await this.store.update(id, { approvedAt: now, approvedBy: actorId(actor) }, now);
     if (!updated) throw unknownClient(id);
+    if (!doc.approvedAt)
+      await this.logged(actor, 'APP_APPROVED', doc, { scopes: [...doc.scopes], from: stateOf(doc), to: stateOf(updated) });
     return { before: summarize(doc), after: summarize(updated) };
+  }
+
+  /** Writes an app's change to the access log (src/data/access-audit.ts). */
+  private async logged(actor: AccessActor, action: AccessAction, doc: OAuthClientDoc, detail: Record<string, unknown>): Promise<void> {
+    await new AccessAudit(this.db).record(actor, { action, target: { kind: 'APP', id: doc._id, label: doc.name }, detail });
   }
 
   /**
@@ -272,19 +280,21 @@ export class ClientService implements ClientDirectory {
    * and at userinfo at once (the `oauth` version moves; nothing is revoked, so enabling it again
    * restores what people had allowed).
    */
-  async disable(id: string, by: number | null, now = new Date()): Promise<{ before: ClientSummary; after: ClientSummary }> {
+  async disable(id: string, actor: AccessActor, now = new Date()): Promise<{ before: ClientSummary; after: ClientSummary }> {
     const doc = await this.mustFind(id);
     if (id === RESERVED_WEB_CLIENT) throw new ClientValidationError('The consoles’ own sign-in cannot be disabled.', 'unknown_client', id);
-    const updated = doc.disabledAt ? doc : await this.store.update(id, { disabledAt: now, disabledBy: by }, now);
+    const updated = doc.disabledAt ? doc : await this.store.update(id, { disabledAt: now, disabledBy: actorId(actor) }, now);
     if (!updated) throw unknownClient(id);
+    if (!doc.disabledAt) await this.logged(actor, 'APP_DISABLED', doc, { from: stateOf(doc), to: 'disabled' });
     return { before: summarize(doc), after: summarize(updated) };
   }
 
   /** Enables a disabled app again. */
-  async enable(id: string, now = new Date()): Promise<{ before: ClientSummary; after: ClientSummary }> {
+  async enable(id: string, actor: AccessActor, now = new Date()): Promise<{ before: ClientSummary; after: ClientSummary }> {
     const doc = await this.mustFind(id);
     const updated = doc.disabledAt ? await this.store.update(id, { disabledAt: null, disabledBy: null }, now) : doc;
     if (!updated) throw unknownClient(id);
+    if (doc.disabledAt) await this.logged(actor, 'APP_ENABLED', doc, { from: 'disabled', to: stateOf(updated) });
     return { before: summarize(doc), after: summarize(updated) };
   }
 
@@ -385,6 +395,10 @@ export class ClientService implements ClientDirectory {
 function isProductionRedirect(uri: string): boolean {
   const url = URL.parse(uri);
   return url !== null && (url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname)));
+}
+
+function actorId(actor: AccessActor): number | null {
+  return actor.kind === 'ACCOUNT' ? actor.id : null;
 }
 
 /** The id of the consoles' own sign-in client (src/surfaces/web/signin.ts, WEB_CLIENT_ID). */

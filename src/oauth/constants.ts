@@ -49,6 +49,9 @@ export const LIFETIMES = {
 } as const;
 
 /** Cookie names of the authorization server. */
+/** The first-party client of our own pages (the consoles' sign-in, src/surfaces/web/signin.ts). */
+export const WEB_CLIENT_ID = 'campus-web';
+
 export const COOKIE_NAMES = { session: 'campus_session', interaction: 'campus_interaction', resume: 'campus_resume' } as const;
 
 /** The audience (resource indicator) of every access token: the userinfo endpoint. */

@@ -54,7 +54,9 @@ const SMTP_TIMEOUTS = { connectionTimeout: 10_000, greetingTimeout: 10_000, sock
  * log with its code masked. The SMTP URL (it holds the server's password) is never logged.
  */
 export function createMailer(config: Config, logger: Logger, now: () => Date = () => new Date()): Mailer {
-  return config.mail.smtpUrl ? new SmtpMailer(config.mail.smtpUrl, config.mail.from, logger) : new OutboxMailer(logger, now);
+  return config.mail.smtpUrl
+    ? new SmtpMailer(config.mail.smtpUrl, config.mail.from, logger, config.isProduction)
+    : new OutboxMailer(logger, now);
 }
 
 class SmtpMailer implements Mailer {
@@ -65,8 +67,13 @@ class SmtpMailer implements Mailer {
     url: string,
     private readonly from: string,
     private readonly logger: Logger,
+    isProduction: boolean,
   ) {
-    this.transport = nodemailer.createTransport({ url, ...SMTP_TIMEOUTS });
+    // smtp:// upgrades with STARTTLS when the server offers it; someone on the path can strip
+    // the offer and read the codes. In production the upgrade is required (the mail fails
+    // instead of going out in clear); smtps:// is TLS from the first byte.
+    const requireTLS = isProduction && url.startsWith('smtp://');
+    this.transport = nodemailer.createTransport({ url, ...SMTP_TIMEOUTS, ...(requireTLS ? { requireTLS: true } : {}) });
   }
 
   async send(mail: Mail): Promise<void> {

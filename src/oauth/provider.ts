@@ -18,7 +18,16 @@ import type { AccountService } from './accounts.js';
 import { RememberedLookups } from '../data/remembered.js';
 import { createAdapterFactory } from './adapter.js';
 import { ALLOWED_SCOPES, FIRST_PARTY, REQUIRE_PKCE, SERVICE_NAME, type ClientService } from './clients.js';
-import { COOKIE_NAMES, LIFETIMES, OAUTH_PATHS, OAUTH_SCOPES, OPENID, RESOURCE_SCOPES, userinfoAudience } from './constants.js';
+import {
+  COOKIE_NAMES,
+  LIFETIMES,
+  OAUTH_PATHS,
+  OAUTH_SCOPES,
+  OPENID,
+  RESOURCE_SCOPES,
+  userinfoAudience,
+  WEB_CLIENT_ID,
+} from './constants.js';
 import type { OAuthKeys, SigningAlg } from './keys.js';
 import { clientSecretMatches } from './secrets.js';
 
@@ -107,7 +116,7 @@ function configuration(deps: ProviderDeps, audience: string): Configuration {
       Session: (_ctx, session) => sessionTtl(session, Math.floor(Date.now() / 1000)),
     },
     // The userinfo server checks that the grant behind an access token is still alive.
-    extraTokenClaims: async (_ctx, token) => accessTokenGrantClaim(token),
+    extraTokenClaims: async (ctx, token) => ({ ...accessTokenGrantClaim(token), ...signInClaims(ctx, token) }),
     findAccount: accountFinder(deps),
     loadExistingGrant: (ctx) => loadExistingGrant(ctx),
     clientBasedCORS: (_ctx, origin, client) => browserClientOrigin(client, origin),
@@ -177,6 +186,18 @@ export function sessionTtl(session: Pick<Session, 'accountId' | 'transient' | 'l
 
 function accessTokenGrantClaim(token: AccessToken | ClientCredentials): Record<string, unknown> | undefined {
   return token.kind === 'AccessToken' && token.grantId ? { gid: token.grantId } : undefined;
+}
+
+/**
+ * For our own pages' client: when and how the person signed in (RFC 9068 `auth_time` and
+ * `amr`), from the authorization code being redeemed, so the admin console can ask for a fresh
+ * sign-in (15 minutes) and for a second factor (src/surfaces/web/web.ts).
+ */
+function signInClaims(ctx: KoaContextWithOIDC, token: AccessToken | ClientCredentials): Record<string, unknown> | undefined {
+  if (token.kind !== 'AccessToken' || token.clientId !== WEB_CLIENT_ID) return undefined;
+  const code = ctx.oidc?.entities.AuthorizationCode;
+  if (!code) return undefined;
+  return { auth_time: code.authTime, amr: code.amr ?? [] };
 }
 
 /** Accounts whose existence is remembered per process. */

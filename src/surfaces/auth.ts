@@ -27,6 +27,7 @@ import { serveAssets } from './web/assets.js';
 import { devCallbackRoutes } from './web/dev-callback.js';
 import { homeRoutes } from './web/home.js';
 import { loginRoutes } from './web/login.js';
+import { MfaService } from '../oauth/mfa.js';
 import { providerPages } from './web/provider-pages.js';
 import { CookieSealer } from './web/seal.js';
 import { registerWebClient, signInRoutes } from './web/signin.js';
@@ -58,6 +59,7 @@ export async function createAuthSurface(deps: AppDeps): Promise<Surface> {
   const mailer = createMailer(config, logger, now);
   const codes = new EmailCodes(db, keys.cookieKeys, now, deps.redis);
   const selfService = new SelfService({ db, config, logger, mailer, codes, redis: deps.redis });
+  const mfa = new MfaService(db, keys.cookieKeys, now, deps.redis);
   const apiKeys = new ApiKeyService(db);
   const accountStore = new AccountStore(db);
   const graphql = await createGraphQLServer(logger);
@@ -71,7 +73,16 @@ export async function createAuthSurface(deps: AppDeps): Promise<Surface> {
     web.mount(homeRoutes(web), web),
     // A redirect address to register while developing (issue 27); absent in production.
     ...(config.isProduction ? [] : [web.mount(devCallbackRoutes(web), web)]),
-    web.mount(loginRoutes, { provider, accounts, clients, throttle }),
+    web.mount(loginRoutes, {
+      provider,
+      accounts,
+      clients,
+      throttle,
+      mfa,
+      sealer: new CookieSealer(keys.cookieKeys, 'second-factor'),
+      secure: web.secure,
+      now,
+    }),
     web.mount(signInRoutes(web), {
       web,
       config,
@@ -83,7 +94,7 @@ export async function createAuthSurface(deps: AppDeps): Promise<Surface> {
     accountApi(selfService),
     web.mount(accountRoutes(web), { service: selfService, domain: config.schoolEmailDomain }),
     web.mount(outboxRoutes(web), { outbox: mailer.outbox, timeZone: config.schoolTimeZone }),
-    web.mount(consoleRoutes(web), { config, db, web, apiKeys, clients, accounts, selfService, now }),
+    web.mount(consoleRoutes(web), { config, db, web, apiKeys, clients, accounts, selfService, mfa, now }),
     web.mount(adminRoutes(web), {
       config,
       school: new SchoolOperations(graphql, db, config, now),

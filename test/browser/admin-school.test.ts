@@ -2,6 +2,8 @@ import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import ExcelJS from 'exceljs';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { StudentDoc } from '../../src/data/models/student.model.js';
+import { journalBatch, settleSchool } from '../../src/data/school/engine.js';
 import { seedDemoSchool } from '../../src/data/seed/demo.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { launchChromium, screenshot, signIn, VIEWPORTS } from '../helpers/browser.js';
@@ -229,5 +231,47 @@ describe('admin console: school data in a browser', function () {
     expect(clubRows).to.have.length(1);
     expect(clubRows[0]).to.include('Rocket Lab');
     expect(clubRows[0]).to.include('설립연도');
+  });
+
+  it('an interrupted change shows at the top of the audit log with what became of it, and on its own page (issue 28)', async () => {
+    // A writer that journaled a change and died before settling it (nobody holds the write lease):
+    // the first reader rolls it back and marks it interrupted.
+    const student = await t.db.models.students.findOne({ email: 'star@gsm.hs.kr' }).lean<StudentDoc>();
+    if (!student) throw new Error('no student star@gsm.hs.kr');
+    const batchId = await journalBatch(
+      t.db,
+      {
+        actor: { kind: 'CLI' },
+        action: 'IMPORT',
+        summary: 'import crash.csv: 0 created, 1 updated, 0 removed, 0 unchanged',
+        source: 'crash.csv',
+        changes: [{ entity: 'STUDENT', id: student._id, before: student, after: { ...student, specialty: '반쯤 적용된 값' } }],
+      },
+      new Date(),
+    );
+    expect(await settleSchool(t.db)).to.deep.equal([batchId]);
+    const ids = async () => (await t.db.models.students.findOne({ email: 'star@gsm.hs.kr' }).lean<StudentDoc>())?.specialty;
+    expect(await ids()).to.equal(student.specialty ?? null);
+
+    for (const [lang, viewport] of [
+      ['ko', 'desktop'],
+      ['en', 'desktop'],
+      ['ko', 'phone'],
+      ['en', 'phone'],
+    ] as const) {
+      await page.setViewportSize(VIEWPORTS[viewport]);
+      await page.goto(`${t.url}/admin/audit?lang=${lang}`);
+      const section = (await page.textContent('section[aria-labelledby="interrupted-heading"]')) ?? '';
+      expect(section).to.include(lang === 'ko' ? '중단된 변경' : 'Interrupted changes');
+      expect(section).to.include('import crash.csv');
+      expect(section).to.match(/campus before a read \(pid \d+ on /);
+      expect(Number(await page.evaluate('document.documentElement.scrollWidth'))).to.be.at.most(VIEWPORTS[viewport].width);
+      await screenshot(page, `admin-audit-interrupted-${viewport}-${lang}`);
+    }
+    await page.click(`li[data-batch="${batchId}"] a`);
+    expect(await page.textContent('[data-status="ROLLED_BACK"]')).to.equal('Interrupted: rolled back to before it');
+    expect(await page.textContent('#batch-heading + dl')).to.match(/Rolled back by\s*campus before a read/);
+    await screenshot(page, 'admin-audit-interrupted-batch-phone-en');
+    await page.setViewportSize(VIEWPORTS.desktop);
   });
 });

@@ -52,6 +52,13 @@ describe('every page: the shell, labels, phone width, both languages', function 
     keyId = issued.summary.id;
     await keys.rotate(keyId, new Date(), { ownerAccountId: devId, graceSeconds: 3600 });
     await keys.issueOwned(devId, { scopes: ['CLUB_READ'], label: null });
+    // A request awaiting an admin (issue 22): /admin lists it, /console/keys shows its state.
+    await keys.issueOwned(devId, {
+      scopes: ['CLUB_READ'],
+      pendingScopes: ['STUDENT_READ'],
+      purpose: '동아리 출석부에 부원의 학번과 이름을 보여 주려고 합니다',
+      label: '동아리 출석부',
+    });
     const today = todayIn('Asia/Seoul', new Date());
     await t.db.models.apiKeyUsage.insertMany(
       Array.from({ length: 30 }, (_, i) => {
@@ -81,7 +88,23 @@ describe('every page: the shell, labels, phone width, both languages', function 
       dev,
     );
     // An app the admin has not allowed yet: its authorization shows the consent page.
-    thirdParty = (await clients.create({ name: '동아리 출석부', redirectUris: ['http://127.0.0.1:9/cb'] })).client.id;
+    thirdParty = (
+      await clients.create({
+        name: '동아리 출석부',
+        redirectUris: ['http://127.0.0.1:9/cb'],
+        scopes: ['openid', 'account:read', 'club:read', 'project:read', 'self:read'],
+      })
+    ).client.id;
+    // A student's app in testing, another disabled, for /admin/apps; the access log gets its entries.
+    const testing = await clients.createOwned(devId, {
+      name: 'Lunch rater',
+      redirectUris: ['https://lunch.example/callback', 'http://127.0.0.1:7777/cb'],
+      scopes: ['student:read', 'club:read'],
+    });
+    await clients.disable(testing.client.id, { kind: 'CLI' });
+    await clients.enable(testing.client.id, { kind: 'CLI' });
+    await clients.disable(appId, { kind: 'CLI' });
+    await clients.enable(appId, { kind: 'CLI' });
     // One change in the audit log, through the admin console itself.
     const adminConsole = await signInToConsole(t, admin, '/admin');
     const changed = await adminConsole.post('/admin/clubs', {
@@ -192,6 +215,8 @@ describe('every page: the shell, labels, phone width, both languages', function 
       [`/admin/audit?batchId=${batchId}`, 'admin-audit-batch'],
       ['/admin/accounts', 'admin-accounts'],
       ['/admin/keys', 'admin-keys'],
+      ['/admin/apps', 'admin-apps'],
+      ['/admin/audit?log=access', 'admin-access-log'],
     ] as const;
 
   for (const [viewportName, viewport] of Object.entries(VIEWPORTS)) {
@@ -206,7 +231,7 @@ describe('every page: the shell, labels, phone width, both languages', function 
           client_id: thirdParty,
           redirect_uri: 'http://127.0.0.1:9/cb',
           response_type: 'code',
-          scope: 'openid self:read',
+          scope: 'openid account:read club:read project:read',
           state: 's',
           code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
           code_challenge_method: 'S256',
@@ -251,7 +276,7 @@ describe('every page: the shell, labels, phone width, both languages', function 
           // Every item of the admin navigation is on the screen (it wraps), none hidden sideways.
           await page.goto(`${t.url}/admin`);
           const items = await page.locator('nav.section li a').evaluateAll((links) => links.map((a) => a.getBoundingClientRect().right));
-          expect(items).to.have.length(9);
+          expect(items).to.have.length(10);
           for (const right of items) expect(right).to.be.at.most(viewport.width);
         }
         await context.close();

@@ -146,7 +146,7 @@ describe('self-service in a browser: sign-up to connected apps to password reset
     secrets.push(appSecret);
     expect(appSecret.length).to.be.greaterThan(30);
     // It asks for self:read: in testing until the school approves it (issue 22).
-    await new ClientService(t.db, { isProduction: false }).approve(appId, null);
+    await new ClientService(t.db, { isProduction: false }).approve(appId, { kind: 'CLI' });
 
     const { context, page } = await newPage();
     const { verifier, challenge } = pkcePair();

@@ -62,12 +62,18 @@ describe('consoles: sign-in through our own authorization server', function () {
     await context.close();
   });
 
-  it('signing out ends the grant: the old cookie no longer opens a page', async () => {
+  it('signing out ends the grant and the sign-in at the authorization server in one step: the old cookie no longer opens a page', async () => {
     const context = await browser.newContext();
     const page = await context.newPage();
     await signIn(page, t.url, '/console', student);
     const cookies = await context.cookies();
-    await Promise.all([page.waitForURL(/\/v1\/oauth\/logout/), page.click('header form button')]);
+    // No confirmation page in between: straight to "signed out".
+    await Promise.all([page.waitForURL(/\/web\/signed-out$/), page.click('header form button')]);
+    expect(await page.textContent('h1')).to.match(/로그아웃되었습니다|Signed out/);
+    // The same browser opening the console again is asked for the password.
+    await page.goto(`${t.url}/console`);
+    expect(page.url()).to.include('/v1/oauth/interaction/');
+    expect(await page.locator('#f-password').count()).to.equal(1);
     // The old cookie, replayed: its grant is gone, so it is sent to sign in again.
     const jar = cookies.map((c) => `${c.name}=${c.value}`).join('; ');
     const replay = await t.request('/console', { headers: { cookie: jar }, redirect: 'manual' });

@@ -47,10 +47,16 @@ export function testDatabaseEngine(): EmbeddedDatabase['engine'] | 'MONGODB_URI'
 }
 
 /** Opens an empty database of its own, indexed as `campus serve` indexes it; `drop()` removes it. */
-export async function createTestDatabase(name: string, options: ConnectOptions = {}): Promise<Database & { drop(): Promise<void> }> {
-  const db = await openDatabase(testDatabaseUri(name), { backendIndexes: embedded?.indexer, ...options });
+export async function createTestDatabase(
+  name: string,
+  options: ConnectOptions = {},
+): Promise<Database & { readonly uri: string; drop(): Promise<void> }> {
+  const uri = testDatabaseUri(name);
+  const db = await openDatabase(uri, { backendIndexes: embedded?.indexer, ...options });
   await db.ensureIndexes();
   return Object.assign(db, {
+    /** Its connection string, for the `campus` processes a test starts on it. */
+    uri,
     async drop() {
       await db.connection.dropDatabase().catch(() => {});
       await db.close();

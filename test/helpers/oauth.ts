@@ -77,6 +77,8 @@ export interface AuthorizeOptions {
   pkce?: boolean;
   /** Tick "keep me signed in" on the login form. */
   remember?: boolean;
+  /** A page answered with this status ends the walk (its HTML is the last of `pages`; `code` is null). */
+  stopOn?: number;
   /** Where the redirect to the client is, when it is on our own origin (e.g. /dev/callback). */
   stopAt?: (url: URL) => boolean;
 }
@@ -118,6 +120,8 @@ export async function authorize(
     }
     const html = await res.text();
     pages.push(html);
+    if (options.stopOn !== undefined && res.status === options.stopOn)
+      return { location: new URL(next.url), code: null, verifier, statuses, jar, pages };
     expect(res.status, `unexpected answer at ${next.url}: ${html.slice(-700)}`).to.equal(200);
     const csrf = /name="csrf" value="([^"]+)"/.exec(html)?.[1] ?? '';
     const action = /<form method="post" action="([^"]+)"/.exec(html)?.[1] ?? '';

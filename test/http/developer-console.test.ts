@@ -153,7 +153,7 @@ describe('developer console (/console) over HTTP', function () {
 
     it('another account grants it; it is listed under that account’s connected apps; disconnecting stops userinfo and refresh at once', async () => {
       // It asks for self:read: in testing until the school approves it (issue 22; test/http/app-registry.test.ts).
-      await new ClientService(t.db, { isProduction: false }).approve(appId, null);
+      await new ClientService(t.db, { isProduction: false }).approve(appId, { kind: 'CLI' });
       const result = await authorize(t, { client_id: appId, redirect_uri: CALLBACK, response_type: 'code', state: 's' }, bob);
       const tokens = (await (
         await postJson(t, '/v1/oauth/token', {

@@ -149,6 +149,21 @@ describe('API key scopes by role, with approval', () => {
     expect((await admin.get('/admin/audit')).html).to.include('href="/admin/audit?log=access"');
   });
 
+  it('exports of personal data are in the access log: who, what, with which filter', async () => {
+    const file = await admin.get('/admin/export/file?entity=STUDENT&format=CSV&includeGraduates=yes');
+    expect(file.res.status).to.equal(200);
+    const audit = await admin.get('/admin/audit/export?format=CSV&entity=STUDENT');
+    expect(audit.res.status).to.equal(200);
+    const exports = await t.db.models.accessAudit.find({ action: 'DATA_EXPORTED' }).sort({ at: 1 }).lean();
+    expect(exports.map((e) => [e.actorEmail, e.targetId, e.detail])).to.deep.equal([
+      [ADMIN.email, 'STUDENT', { entity: 'STUDENT', format: 'CSV', includeGraduates: true }],
+      [ADMIN.email, 'AUDIT_LOG', { format: 'CSV', filter: { entity: 'STUDENT' } }],
+    ]);
+    expect((await admin.get('/admin/audit?log=access&action=DATA_EXPORTED')).html)
+      .to.include('개인정보 내보내기')
+      .and.include('includeGraduates');
+  });
+
   it('a teacher and an admin get all four scopes at once', async () => {
     for (const [session, label] of [
       [teacher, 'teacher key'],

@@ -169,6 +169,36 @@ describe('metrics: GET /metrics in Prometheus text (src/http/metrics.ts)', funct
       }
     });
 
+    it('through the proxy (a forwarded header) it is refused, unless it carries Authorization: Bearer <METRICS_TOKEN>', async () => {
+      const token = 'm'.repeat(40);
+      const env = { ...PRODUCTION, OAUTH_JWKS: jwks, TRUSTED_PROXIES: '127.0.0.1' };
+      const withToken = await buildTestApp('metrics_proxy', { db, env: { ...env, METRICS_TOKEN: token } });
+      const without = await buildTestApp('metrics_proxy_none', { db, env });
+      try {
+        const viaProxy = { 'x-forwarded-for': '203.0.113.5', 'x-forwarded-proto': 'https' };
+        for (const t of [withToken, without]) {
+          const refused = await t.request('/metrics', { headers: viaProxy });
+          await expectEnvelope(
+            refused,
+            403,
+            'FORBIDDEN',
+            'Metrics are not served through the proxy without Authorization: Bearer <METRICS_TOKEN>; scrape this machine directly.',
+          );
+          const wrong = await t.request('/metrics', { headers: { ...viaProxy, authorization: `Bearer ${'x'.repeat(40)}` } });
+          expect(wrong.status).to.equal(403);
+          // The proxy's own scrape (no forwarded header) is served as before.
+          expect((await t.request('/metrics')).status).to.equal(200);
+        }
+        const allowed = await withToken.request('/metrics', { headers: { ...viaProxy, authorization: `Bearer ${token}` } });
+        expect(allowed.status).to.equal(200);
+        expect(await allowed.text()).to.contain('campus_http_requests_total');
+        expect((await without.request('/metrics', { headers: { ...viaProxy, authorization: `Bearer ${token}` } })).status).to.equal(403);
+      } finally {
+        await withToken.close();
+        await without.close();
+      }
+    });
+
     it('refuses another address (403 envelope) unless it is a trusted proxy, over plain HTTP and over TLS', async function () {
       const address = outsideAddress();
       // A machine with loopback only cannot make a connection from anywhere else.

@@ -211,7 +211,7 @@ describe('OAuth login and consent pages', () => {
     expect(location.searchParams.get('state')).to.equal('st-1');
   });
 
-  it('login throttling per account and address: after 5 failures from an address even the right password waits there (429, Retry-After)', async () => {
+  it('login throttling per account and address: after 5 failures from an address its wrong passwords are refused there (429, Retry-After); the right one gets in', async () => {
     const victim = { email: 'throttled@school.test', password: 'the right password' };
     await createAccount(t.db, victim.email, victim.password);
     const page = await openLoginPage(t, clientId);
@@ -219,16 +219,21 @@ describe('OAuth login and consent pages', () => {
       const res = await post(page, { csrf: page.csrf, email: victim.email, password: `guess ${i}` }, { origin: t.url });
       expect(res.status).to.equal(401);
     }
-    const blocked = await post(page, { csrf: page.csrf, email: victim.email.toUpperCase(), password: victim.password }, { origin: t.url });
+    const blocked = await post(page, { csrf: page.csrf, email: victim.email.toUpperCase(), password: 'guess 5' }, { origin: t.url });
     expect(blocked.status).to.equal(429);
     expect(Number(blocked.headers.get('retry-after'))).to.be.within(1, 900);
     expect(alertText(await blocked.text())).to.match(/^로그인 시도가 너무 많습니다\. \d+분 후에 다시 시도하세요\.$/);
+    // Failures are limited, successes are not: the right password gets in from there.
+    const owner = await openLoginPage(t, clientId);
+    expect(
+      (await post(owner, { csrf: owner.csrf, email: victim.email.toUpperCase(), password: victim.password }, { origin: t.url })).status,
+    ).to.equal(303);
     // Another account from the same address is not affected by this account's budget.
     const fine = await post(page, { csrf: page.csrf, email: USER.email, password: USER.password }, { origin: t.url });
     expect(fine.status).to.equal(303);
   });
 
-  it('login throttling holds against parallel guesses: of 12 at once, only 5 are checked', async () => {
+  it('login throttling holds against parallel guesses: of 12 at once, 5 are answered as wrong and the other 7 refused', async () => {
     const victim = { email: 'parallel@school.test', password: 'the right password' };
     await createAccount(t.db, victim.email, victim.password);
     const page = await openLoginPage(t, clientId);
@@ -261,7 +266,7 @@ describe('OAuth login throttling behind a trusted proxy', () => {
       const res = await post(page, { csrf: page.csrf, email, password: 'nope nope', lang: 'en' }, via(`198.51.100.${i}`));
       expect(res.status).to.equal(401);
     }
-    const blocked = await post(page, { csrf: page.csrf, email: USER.email, password: USER.password, lang: 'en' }, via('198.51.100.99'));
+    const blocked = await post(page, { csrf: page.csrf, email: USER.email, password: 'still wrong', lang: 'en' }, via('198.51.100.99'));
     expect(blocked.status).to.equal(429);
   });
 });
@@ -282,9 +287,13 @@ describe('OAuth login throttling per client address', () => {
     for (const email of ['a@school.test', 'b@school.test', 'c@school.test']) {
       expect((await post(page, { csrf: page.csrf, email, password: 'nope nope', lang: 'en' }, { origin: t.url })).status).to.equal(401);
     }
-    const blocked = await post(page, { csrf: page.csrf, email: USER.email, password: USER.password, lang: 'en' }, { origin: t.url });
+    const blocked = await post(page, { csrf: page.csrf, email: USER.email, password: 'still wrong', lang: 'en' }, { origin: t.url });
     expect(blocked.status).to.equal(429);
     expect(alertText(await blocked.text())).to.match(/^Too many sign-in attempts\. Try again in \d+ minutes?\.$/);
     expect(t.logText()).to.include('"event":"login.throttled"');
+    // The right password still gets in from that address.
+    expect(
+      (await post(page, { csrf: page.csrf, email: USER.email, password: USER.password, lang: 'en' }, { origin: t.url })).status,
+    ).to.equal(303);
   });
 });

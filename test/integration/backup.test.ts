@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -130,6 +131,80 @@ describe('backup and restore (src/data/backup.ts)', function () {
       const ok = await verifyArchive(archive);
       expect(ok.documents).to.be.greaterThan(200);
       expect(ok.schemaVersion).to.equal(0);
+    } finally {
+      await target.drop();
+    }
+  });
+});
+
+describe('signed backups (BACKUP_KEY)', function () {
+  this.timeout(120000);
+  const KEY = 'a backup key of at least 32 characters';
+  let source: Database & { drop(): Promise<void> };
+  let dir: string;
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'campus-backup-signed-'));
+    source = await createTestDatabase('backup_signed');
+    await seedDemoSchool(source);
+  });
+  after(async () => {
+    await source.drop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** Edits a document, then recomputes every checksum as an attacker can: a valid checksum, no key. */
+  function tamper(text: string, keepSignature: boolean): string {
+    const lines = text.replace('"name":"홍건우"', '"name":"해커"').split('\n').filter(Boolean);
+    const sha = (parts: string[]) =>
+      createHash('sha256')
+        .update(parts.map((l) => `${l}\n`).join(''))
+        .digest('hex');
+    const body = lines.slice(0, -1);
+    const manifest = JSON.parse(lines.at(-1) ?? '') as {
+      manifest: { collections: { name: string; count: number; sha256: string }[]; sha256: string; signature?: string };
+    };
+    for (const section of manifest.manifest.collections) {
+      const start = body.indexOf(JSON.stringify({ collection: section.name }));
+      section.sha256 = sha(body.slice(start + 1, start + 1 + section.count));
+    }
+    manifest.manifest.sha256 = sha(body);
+    if (!keepSignature) delete manifest.manifest.signature;
+    return [...body, JSON.stringify(manifest)].join('\n') + '\n';
+  }
+
+  it('a tampered archive with a valid checksum but no valid signature is refused; the genuine one restores', async () => {
+    const file = join(dir, 'signed.jsonl.gz');
+    const summary = await writeBackup(source, file, () => {}, { key: KEY });
+    expect(summary.signed).to.equal(true);
+    const text = gunzipSync(readFileSync(file)).toString('utf8');
+    expect(text.trimEnd().split('\n').at(-1)).to.match(/"signature":"hmac-sha256:[0-9a-f]{64}"/);
+    const forged = join(dir, 'forged.jsonl.gz');
+    writeFileSync(forged, gzipSync(tamper(text, true)));
+    const stripped = join(dir, 'stripped.jsonl.gz');
+    writeFileSync(stripped, gzipSync(tamper(text, false)));
+    // The checksums hold: without the key the stripped copy reads as an intact unsigned archive.
+    expect((await verifyArchive(stripped)).documents).to.equal(summary.documents);
+
+    const target = await createTestDatabase('backup_signed_target');
+    try {
+      for (const [file, message] of [
+        [forged, /has no valid signature under BACKUP_KEY: the archive was altered, or written with another key\.$/],
+        [stripped, /has no signature, and BACKUP_KEY is set: only signed archives are restored\.$/],
+      ] as const) {
+        const error = await restoreBackup(target, file, { signing: { key: KEY } }).catch((e: unknown) => e);
+        expect(error, file).to.be.instanceOf(BackupError);
+        expect((error as Error).message).to.match(message);
+        expect(await target.models.students.countDocuments()).to.equal(0);
+      }
+      // Another key: refused too; no key: a signed archive cannot be checked, refused.
+      const otherKey = await verifyArchive(file, { key: `${KEY}!` }).catch((e: unknown) => e);
+      expect(otherKey).to.be.instanceOf(BackupError).with.property('message').that.includes('no valid signature');
+      const noKey = await verifyArchive(file).catch((e: unknown) => e);
+      expect(noKey).to.be.instanceOf(BackupError).with.property('message').that.includes('is signed: set BACKUP_KEY');
+      const restored = await restoreBackup(target, file, { signing: { key: KEY } });
+      expect(restored.documents).to.equal(summary.documents);
+      expect(await target.models.students.countDocuments({ name: '해커' })).to.equal(0);
     } finally {
       await target.drop();
     }

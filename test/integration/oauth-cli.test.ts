@@ -108,7 +108,7 @@ describe('campus clients / accounts / seed --demo (OAuth)', function () {
     const client = JSON.parse(created.stdout) as ClientJson & { pkce: string; postLogoutRedirectUris: string[] };
     expect(client).to.include({ type: 'confidential', pkce: 'optional' });
     expect(client.postLogoutRedirectUris).to.deep.equal(['https://legacy.example/bye']);
-    expect((await campus(uri, 'clients', 'list')).stdout).to.include(`${client.id} "Legacy app" (confidential, PKCE optional)`);
+    expect((await campus(uri, 'clients', 'list')).stdout).to.include(`${client.id} "Legacy app" active (confidential, PKCE optional)`);
 
     const updated = await campus(
       uri,
@@ -166,14 +166,16 @@ describe('campus clients / accounts / seed --demo (OAuth)', function () {
       '--email',
       'Admin@School.Test',
       '--password',
-      'admin password',
+      'a staff pass phrase',
       '--role',
       'ADMIN',
       '--json',
     );
     expect(created.code, created.stderr).to.equal(0);
+    // --password keeps working for existing scripts, with a warning.
+    expect(created.stderr).to.include('Warning: --password puts the password on the command line');
     expect(JSON.parse(created.stdout)).to.include({ email: 'admin@school.test', role: 'ADMIN', isStudent: false });
-    const dup = await campus(uri, 'accounts', 'create', '--email', 'admin@school.test', '--password', 'admin password');
+    const dup = await campus(uri, 'accounts', 'create', '--email', 'admin@school.test', '--password', 'a staff pass phrase');
     expect(dup.code).to.equal(1);
     expect(dup.stderr).to.include('already exists');
     const list = await campus(uri, 'accounts', 'list');
@@ -189,15 +191,49 @@ describe('campus clients / accounts / seed --demo (OAuth)', function () {
       { MONGODB_URI: uri },
       ['accounts', 'create', '--email', 'stdin@school.test', '--password-stdin', '--json'],
       {
-        stdin: 'a password from stdin\n',
+        stdin: 'a pass phrase on standard input\n',
       },
     );
     expect(created.code, created.stderr).to.equal(0);
+    expect(created.stderr).to.equal('');
     const accounts = new AccountService(db);
-    expect((await accounts.verifyLogin('stdin@school.test', 'a password from stdin'))?.email).to.equal('stdin@school.test');
-    expect(await accounts.verifyLogin('stdin@school.test', 'a password from stdin\n')).to.equal(null);
+    expect((await accounts.verifyLogin('stdin@school.test', 'a pass phrase on standard input'))?.email).to.equal('stdin@school.test');
+    expect(await accounts.verifyLogin('stdin@school.test', 'a pass phrase on standard input\n')).to.equal(null);
+    // The breached-password rule of sign-up holds here too.
+    const common = await runCampus({ MONGODB_URI: uri }, ['accounts', 'create', '--email', 'weak@school.test', '--password-stdin'], {
+      stdin: 'password123\n',
+    });
+    expect(common.code).to.equal(1);
+    expect(common.stderr).to.equal('campus: the password is among the most common (breached) passwords; choose another.\n');
     const neither = await campus(uri, 'accounts', 'create', '--email', 'none@school.test');
     expect(neither.stderr).to.equal('campus: A password is required: --password-stdin (recommended) or --password.\n');
+  });
+
+  it('accounts mfa enroll --json prints the otpauth:// URI and the recovery codes; mfa reset removes the factor', async () => {
+    const enrolled = await campus(uri, 'accounts', 'mfa', 'enroll', 'stdin@school.test', '--json');
+    expect(enrolled.code, enrolled.stderr).to.equal(0);
+    const out = JSON.parse(enrolled.stdout) as { email: string; secret: string; uri: string; recoveryCodes: string[] };
+    expect(out.email).to.equal('stdin@school.test');
+    expect(out.uri).to.equal(
+      `otpauth://totp/Campus%20Data%20Service:stdin%40school.test?secret=${out.secret}&issuer=Campus%20Data%20Service`,
+    );
+    expect(out.recoveryCodes).to.have.length(10);
+    for (const code of out.recoveryCodes) expect(code).to.match(/^[a-z2-7]{5}-[a-z2-7]{5}$/);
+    const accountId = (await db.models.accounts.findOne({ email: 'stdin@school.test' }).lean())?._id;
+    const stored = await db.models.accountMfa.findOne({ _id: accountId }).lean();
+    expect(stored).to.deep.include({ active: true });
+    expect(stored?.secret).not.to.include(out.secret);
+    expect(JSON.stringify(stored)).not.to.include(out.recoveryCodes[0]?.replace('-', ''));
+    const reset = await campus(uri, 'accounts', 'mfa', 'reset', 'stdin@school.test', '--json');
+    expect(JSON.parse(reset.stdout)).to.deep.equal({ email: 'stdin@school.test', removed: true });
+    expect(await db.models.accountMfa.countDocuments({ _id: accountId })).to.equal(0);
+    expect((await campus(uri, 'accounts', 'mfa', 'reset', 'stdin@school.test')).stdout).to.equal(
+      'stdin@school.test had no second factor.\n',
+    );
+    const unknown = await campus(uri, 'accounts', 'mfa', 'enroll', 'nobody@school.test');
+    expect(unknown.code).to.equal(1);
+    expect(unknown.stderr).to.equal('campus: No account has the email nobody@school.test.\n');
+    expect((await campus(uri, 'accounts', 'mfa', 'enroll', '--help')).stdout).to.include('otpauth:// URI');
   });
 
   it('seed --demo creates the demo account and clients, idempotently, and they work as the README says', async () => {

@@ -168,7 +168,7 @@ describe('operations through the campus command', function () {
   });
 
   describe('campus backup and campus restore', () => {
-    const ROOT = { email: 'root@school.test', password: 'root password for backups' };
+    const ROOT = { email: 'root@school.test', password: 'a long pass phrase for backups' };
     let sourceUri: string;
     let source: Database;
     let archive: string;

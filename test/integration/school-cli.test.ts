@@ -93,6 +93,8 @@ describe('campus import and export', function () {
     expect(result.code, result.stderr).to.equal(0);
     expect(result.stdout).to.match(/^good\.csv: 2 rows; 2 to create, 0 to update, 0 unchanged, 0 to remove, 0 refused\.\n/);
     expect(result.stdout.trim().split('\n').at(-1)).to.match(/^Applied \(audit batch [0-9a-f-]+\)\.$/);
+    // The apply's progress goes to stderr, the answer stays alone on stdout.
+    expect(result.stderr).to.equal('applying: 2 of 2 records written\n');
     expect(await db.models.students.findOne({ email: 'spring@gsm.hs.kr' }).lean()).to.include({ studentNumber: 2117, dormitoryRoom: 318 });
     const batch = await db.models.auditBatches.findOne({ source: 'good.csv' }).lean();
     expect(batch).to.include({ action: 'IMPORT', actorKind: 'CLI', status: 'APPLIED', records: 2 });

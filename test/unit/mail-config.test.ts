@@ -1,5 +1,9 @@
 import { expect } from 'chai';
+import { Writable } from 'node:stream';
 import { ConfigError, loadConfig } from '../../src/config/index.js';
+import { createLogger } from '../../src/logger.js';
+import { createMailer } from '../../src/oauth/mail.js';
+import { TestMailServer } from '../helpers/smtp.js';
 
 /** The variables of self-service accounts: the sign-up domain and the mail server. */
 describe('configuration of sign-up and mail', () => {
@@ -37,5 +41,24 @@ describe('configuration of sign-up and mail', () => {
       .to.throw(ConfigError)
       .with.property('problems')
       .that.deep.equals(['SCHOOL_EMAIL_DOMAIN: must be a domain name such as gsm.hs.kr', 'SMTP_URL: must start with smtp:// or smtps://']);
+  });
+
+  it('in production an smtp:// server must upgrade to TLS (STARTTLS): without it the mail fails instead of going out in clear', async () => {
+    const server = await TestMailServer.start(); // offers no STARTTLS
+    const logger = createLogger('silent', new Writable({ write: (_c, _e, done) => done() }));
+    const mail = { to: 'a@gsm.hs.kr', subject: 's', text: 'code 12345678', loggableText: 'code ········' };
+    try {
+      const prod = createMailer(loadConfig({ ...production, SMTP_URL: server.url }), logger);
+      const refused = await prod.send(mail).catch((e: unknown) => e);
+      expect(refused).to.be.an('error').with.property('status', 503);
+      expect(server.mails).to.have.length(0);
+      await prod.close();
+      const dev = createMailer(loadConfig({ SMTP_URL: server.url }), logger);
+      await dev.send(mail);
+      expect(server.mails).to.have.length(1);
+      await dev.close();
+    } finally {
+      await server.close();
+    }
   });
 });

@@ -12,8 +12,23 @@ export function registerBackup(program: Command): void {
     .requiredOption('--out <file>', 'the archive to write (.jsonl.gz), created with mode 0600; it holds personal data: keep it safe')
     .option('--json', 'print the summary as JSON')
     .action(async (options: { out: string; json?: boolean }) => {
-      const summary = await withDatabase(cliConfig(), ({ db }) => writeBackup(db, options.out, progress).catch(fileError(options.out)));
-      output(options.json, summary, () => `Backup written to ${summary.file}: ${describeCounts(summary)}.`);
+      const config = cliConfig();
+      const summary = await withDatabase(config, ({ db }) =>
+        writeBackup(db, options.out, progress, { key: config.backupKey }).catch(fileError(options.out)),
+      );
+      if (!summary.signed) progress('warning: BACKUP_KEY is not set, so the archive is not signed: an edited copy would restore');
+      const keys = summary.collections.find((c) => c.name === 'oauth_keys' && c.count > 0);
+      if (keys) {
+        // Outside production the signing and cookie keys live in the database (src/oauth/keys.ts), so they are in the archive.
+        progress(
+          'WARNING: this archive holds the development signing and cookie keys (oauth_keys) in clear: whoever has it can sign tokens and cookies for that database. Production takes them from OAUTH_JWKS and OAUTH_COOKIE_KEYS and they are never in an archive.',
+        );
+      }
+      output(
+        options.json,
+        summary,
+        () => `Backup written to ${summary.file}: ${describeCounts(summary)}${summary.signed ? ', signed' : ''}.`,
+      );
     });
 
   program
@@ -27,11 +42,14 @@ export function registerBackup(program: Command): void {
     .action(async (file: string, options: { force?: boolean; check?: boolean; json?: boolean }) => {
       try {
         if (options.check) {
-          const archive = await verifyArchive(file);
+          const archive = await verifyArchive(file, { key: cliConfig().backupKey });
           output(options.json, archive, () => `${file} is intact: ${describe(archive)}.`);
           return;
         }
-        const archive = await withDatabase(cliConfig(), ({ db }) => restoreBackup(db, file, { force: options.force ?? false, progress }));
+        const config = cliConfig();
+        const archive = await withDatabase(config, ({ db }) =>
+          restoreBackup(db, file, { force: options.force ?? false, progress, signing: { key: config.backupKey } }),
+        );
         output(options.json, archive, () => `Restored from ${file}: ${describe(archive)}.`);
       } catch (err) {
         if (err instanceof BackupError) throw new CliError(`restore refused, nothing was changed: ${err.message}`);

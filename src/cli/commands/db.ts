@@ -28,10 +28,22 @@ export function registerDb(program: Command): void {
         ].join('\n'),
       );
       if (!db.owned) return;
-      await new Promise<void>((done) => {
-        process.once('SIGINT', done);
-        process.once('SIGTERM', done);
-      });
-      await db.stop();
+      const stopped = await Promise.race([
+        new Promise<null>((done) => {
+          process.once('SIGINT', () => done(null));
+          process.once('SIGTERM', () => done(null));
+        }),
+        db.died,
+      ]);
+      if (stopped === null) {
+        await db.stop();
+        return;
+      }
+      // The database died under us (killed, crashed): say so and fail, so a supervisor restarts it.
+      // The service answers 503 meanwhile and recovers once a database is back (docs/school-writes.md).
+      const how = stopped.signal ? `was killed (${stopped.signal})` : `exited with code ${stopped.code}`;
+      throw new CliError(
+        `the embedded database (${db.engine}, pid ${stopped.pid}) ${how}; data requests fail until it runs again: start \`campus db\` again.`,
+      );
     });
 }

@@ -2,6 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { extname } from 'node:path';
 import type { Command } from 'commander';
 import { exportSchoolData } from '../../data/school/export.js';
+import { AccessAudit, CLI_ACTOR } from '../../data/access-audit.js';
 import { CliError, cliConfig, output, withDatabase } from '../runtime.js';
 import { entityArgument } from './import.js';
 
@@ -21,13 +22,21 @@ export function registerExport(program: Command): void {
       const extension = extname(options.out).toLowerCase();
       if (extension !== '.xlsx' && extension !== '.csv') throw new CliError(`--out must end in .xlsx or .csv (got '${options.out}').`);
       const config = cliConfig();
-      const file = await withDatabase(config, ({ db }) =>
-        exportSchoolData(db, entity, extension === '.csv' ? 'csv' : 'xlsx', {
+      const format = extension === '.csv' ? 'csv' : 'xlsx';
+      const file = await withDatabase(config, async ({ db }) => {
+        const made = await exportSchoolData(db, entity, format, {
           includeGraduates: options.includeGraduates ?? false,
           timeZone: config.schoolTimeZone,
           now: new Date(),
-        }),
-      );
+        });
+        // Issue 22: an export of personal data is in the access log (who, what, with which filter).
+        await new AccessAudit(db).record(CLI_ACTOR, {
+          action: 'DATA_EXPORTED',
+          target: { kind: 'DATA', id: entity, label: options.out },
+          detail: { entity, format, includeGraduates: options.includeGraduates ?? false, rows: made.rows },
+        });
+        return made;
+      });
       await writeFile(options.out, file.content);
       output(
         options.json,

@@ -42,13 +42,26 @@ export function registerImport(program: Command): void {
         config,
         ({ db }) =>
           options.apply
-            ? applyImport(db, CLI_ACTOR, entity, basename(file), bytes, common)
+            ? applyImport(db, CLI_ACTOR, entity, basename(file), bytes, { ...common, onProgress: progressLine(options.json ?? false) })
             : previewImport(db, entity, basename(file), bytes, common),
         options.apply ? WRITES : {},
       );
       output(options.json, withMessages(result), () => describePreview(result, options.apply ?? false));
       if (result.issues.length > 0) process.exitCode = 1;
     });
+}
+
+/**
+ * The apply's progress on stderr (stdout keeps the answer): a line per written part of the batch,
+ * e.g. "applying: 500 of 1,000 records written", or JSON lines with --json.
+ */
+function progressLine(json: boolean): (written: number, total: number) => void {
+  return (written, total) =>
+    process.stderr.write(
+      json
+        ? `${JSON.stringify({ progress: { written, total } })}\n`
+        : `applying: ${written.toLocaleString('en')} of ${total.toLocaleString('en')} records written\n`,
+    );
 }
 
 /** Reads a file, refusing one over the size limit before reading it. */

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { ACCOUNT_ROLES, PKCE_POLICIES, type AccountRole, type PkcePolicy } from '../../data/accounts.js';
+import { ACCOUNT_ROLES, AccountStore, PKCE_POLICIES, type AccountRole, type PkcePolicy } from '../../data/accounts.js';
 import {
   AccountRuleError,
   AccountService,
@@ -8,9 +8,13 @@ import {
   type AccountSummary,
 } from '../../oauth/accounts.js';
 import { createMailer } from '../../oauth/mail.js';
+import { CLI_ACTOR } from '../../data/access-audit.js';
 import { approvalMail } from '../../oauth/mail-texts.js';
 import { ClientService, ClientValidationError, DEFAULT_CLIENT_SCOPES, type ClientSummary } from '../../oauth/clients.js';
 import { OAUTH_SCOPES } from '../../oauth/constants.js';
+import { loadOAuthKeys } from '../../oauth/keys.js';
+import { MfaService } from '../../oauth/mfa.js';
+import { PASSWORD_PROBLEM_MESSAGES, passwordProblem } from '../../oauth/password-policy.js';
 import { CliError, WRITES, cliConfig, cliLogger, output, withDatabase } from '../runtime.js';
 
 /** `campus clients ...` and `campus accounts ...`. */
@@ -29,6 +33,8 @@ interface CreateOptions {
   public?: boolean;
   firstParty?: boolean;
   pkce?: string;
+  owner?: string;
+  serviceName?: string;
   json?: boolean;
 }
 
@@ -68,24 +74,51 @@ function registerClients(program: Command): void {
       '--pkce <policy>',
       `${PKCE_POLICIES.join(' or ')}: PKCE is required of every client by default; optional only for a confidential legacy app`,
     )
+    .option(
+      '--owner <email>',
+      'register the app as that account would in the developer console: never first-party, PKCE required, reserved names refused, at most 10 apps, in testing until approved when it asks for student data',
+    )
+    .option('--service-name <name>', 'with --owner: the service the login page names')
     .option('--json', 'print the result as JSON')
     .action(async (options: CreateOptions) => {
       const config = cliConfig();
       const pkce = options.pkce === undefined ? undefined : parsePkce(options.pkce);
+      if (options.owner !== undefined && (options.firstParty || pkce !== undefined || options.postLogoutRedirectUri.length > 0))
+        throw new CliError(
+          '--owner registers the app as the account would in the console: --first-party, --pkce and --post-logout-redirect-uri are not allowed with it.',
+        );
+      if (options.owner === undefined && options.serviceName !== undefined) throw new CliError('--service-name goes with --owner.');
+      const owner = options.owner;
       const created = await withDatabase(
         config,
-        ({ db }) =>
-          guard(() =>
-            new ClientService(db, config).create({
+        async ({ db }) => {
+          const service = new ClientService(db, config);
+          const scopes = options.scope.length > 0 ? { scopes: splitScopes(options.scope) } : {};
+          if (owner === undefined) {
+            return guard(() =>
+              service.create({
+                name: options.name,
+                redirectUris: options.redirectUri,
+                postLogoutRedirectUris: options.postLogoutRedirectUri,
+                ...scopes,
+                public: options.public ?? false,
+                firstParty: options.firstParty ?? false,
+                ...(pkce ? { pkce } : {}),
+              }),
+            );
+          }
+          const account = await new AccountStore(db).findByEmail(owner);
+          if (!account) throw new CliError(`No account ${owner}.`);
+          return guard(() =>
+            service.createOwned(account._id, {
               name: options.name,
+              serviceName: options.serviceName ?? null,
               redirectUris: options.redirectUri,
-              postLogoutRedirectUris: options.postLogoutRedirectUri,
-              ...(options.scope.length > 0 ? { scopes: splitScopes(options.scope) } : {}),
+              ...scopes,
               public: options.public ?? false,
-              firstParty: options.firstParty ?? false,
-              ...(pkce ? { pkce } : {}),
             }),
-          ),
+          );
+        },
         WRITES,
       );
       output(options.json, { ...created.client, clientSecret: created.secret }, () =>
@@ -103,7 +136,13 @@ function registerClients(program: Command): void {
     .option('--json', 'print the clients as JSON')
     .action(async (options: { json?: boolean }) => {
       const config = cliConfig();
-      const list = await withDatabase(config, ({ db }) => new ClientService(db, config).list());
+      const list = await withDatabase(config, async ({ db }) => {
+        const clients = await new ClientService(db, config).list();
+        const ids = [...new Set(clients.map((c) => c.ownerAccountId).filter((id): id is number => id !== null))];
+        const emails = new Map((await new AccountStore(db).findByIds(ids)).map((a) => [a._id, a.email]));
+        // The owner: an account's email, or null for an operator's (`campus clients create` without --owner).
+        return clients.map((c) => ({ ...c, ownerEmail: c.ownerAccountId === null ? null : (emails.get(c.ownerAccountId) ?? null) }));
+      });
       output(options.json, list, () => (list.length === 0 ? 'No clients.' : list.map(describeClient).join('\n')));
     });
 
@@ -138,6 +177,37 @@ function registerClients(program: Command): void {
       );
       output(options.json, updated, () => `Client updated: ${describeClient(updated)}`);
     });
+
+  for (const action of ['approve', 'disable', 'enable'] as const) {
+    clients
+      .command(`${action} <client-id>`)
+      .description(
+        {
+          approve: 'approve an app in testing: everyone may sign in to it (written to the access log)',
+          disable:
+            'disable an app: its authorize answers an error page, its tokens stop at the token endpoint and userinfo at once (written to the access log)',
+          enable: 'enable a disabled app again (written to the access log)',
+        }[action],
+      )
+      .option('--json', 'print the result as JSON')
+      .action(async (clientId: string, options: { json?: boolean }) => {
+        const config = cliConfig();
+        const done = await withDatabase(
+          config,
+          ({ db }) =>
+            guard(() => {
+              const service = new ClientService(db, config);
+              return action === 'approve'
+                ? service.approve(clientId, CLI_ACTOR)
+                : action === 'disable'
+                  ? service.disable(clientId, CLI_ACTOR)
+                  : service.enable(clientId, CLI_ACTOR);
+            }),
+          WRITES,
+        );
+        output(options.json, done.after, () => `${done.before.state} -> ${done.after.state}: ${describeClient(done.after)}`);
+      });
+  }
 
   clients
     .command('rotate-secret <client-id>')
@@ -180,6 +250,9 @@ function registerAccounts(program: Command): void {
     .action(async (options: { email: string; password?: string; passwordStdin?: boolean; role: string; json?: boolean }) => {
       const role = parseRole(options.role);
       const password = await passwordOf(options);
+      // The rule every self-service password meets (src/oauth/password-policy.ts), for accounts made here too.
+      const problem = await passwordProblem(password, options.email);
+      if (problem) throw new CliError(`${PASSWORD_PROBLEM_MESSAGES[problem]}.`);
       const created = await withDatabase(
         cliConfig(),
         ({ db }) => guard(() => new AccountService(db).create({ email: options.email, password, role })),
@@ -241,12 +314,65 @@ function registerAccounts(program: Command): void {
         () => `Deleted: ${describeAccount(deleted.account)} (${deleted.revoked} grants, tokens and sessions revoked)`,
       );
     });
+
+  const mfa = accounts.command('mfa').description('two-step sign-in (TOTP, RFC 6238) of an account, for operators');
+  mfa
+    .command('enroll <email>')
+    .description(
+      'give the account a new second factor, active at once (replaces any earlier one): prints the otpauth:// URI for the authenticator app and the recovery codes, once',
+    )
+    .option('--json', 'print {email, secret, uri, recoveryCodes} as JSON')
+    .action(async (email: string, options: { json?: boolean }) => {
+      const config = cliConfig();
+      const result = await withDatabase(
+        config,
+        async ({ db }) => {
+          const account = await new AccountStore(db).findByEmail(email.trim().toLowerCase());
+          if (!account) throw new CliError(`No account has the email ${email}.`);
+          const keys = await loadOAuthKeys(config, db);
+          const enrolment = await new MfaService(db, keys.cookieKeys).enrol(account._id, account.email, { active: true });
+          return { email: account.email, ...enrolment };
+        },
+        WRITES,
+      );
+      output(
+        options.json,
+        result,
+        () =>
+          `Two-step sign-in is on for ${result.email}.\nAdd it to the authenticator app (shown only now):\n  ${result.uri}\nKey: ${result.secret}\nRecovery codes (each works once):\n${result.recoveryCodes.map((c) => `  ${c}`).join('\n')}`,
+      );
+    });
+  mfa
+    .command('reset <email>')
+    .description("remove the account's second factor (a lost phone); it can then sign in with its password and enrol again")
+    .option('--json', 'print {email, removed} as JSON')
+    .action(async (email: string, options: { json?: boolean }) => {
+      const config = cliConfig();
+      const result = await withDatabase(
+        config,
+        async ({ db }) => {
+          const account = await new AccountStore(db).findByEmail(email.trim().toLowerCase());
+          if (!account) throw new CliError(`No account has the email ${email}.`);
+          const keys = await loadOAuthKeys(config, db);
+          return { email: account.email, removed: await new MfaService(db, keys.cookieKeys).reset(account._id) };
+        },
+        WRITES,
+      );
+      output(options.json, result, () =>
+        result.removed ? `Two-step sign-in removed from ${result.email}.` : `${result.email} had no second factor.`,
+      );
+    });
 }
 
 /** The password from exactly one of --password and --password-stdin. */
 async function passwordOf(options: { password?: string; passwordStdin?: boolean }): Promise<string> {
   if (options.password !== undefined && options.passwordStdin) throw new CliError('Give either --password or --password-stdin, not both.');
-  if (options.password !== undefined) return options.password;
+  if (options.password !== undefined) {
+    process.stderr.write(
+      'Warning: --password puts the password on the command line, where other users of this machine can read it (ps, shell history). Use --password-stdin.\n',
+    );
+    return options.password;
+  }
   if (!options.passwordStdin) throw new CliError('A password is required: --password-stdin (recommended) or --password.');
   let input = '';
   for await (const chunk of process.stdin) input += String(chunk);
@@ -287,12 +413,13 @@ function parseRole(value: string): AccountRole {
   return role as AccountRole;
 }
 
-function describeClient(c: ClientSummary): string {
+function describeClient(c: ClientSummary & { ownerEmail?: string | null }): string {
   const flags = [c.type, c.firstParty ? 'first-party' : undefined, c.pkce === 'optional' ? 'PKCE optional' : 'PKCE required']
     .filter(Boolean)
     .join(', ');
   const logout = c.postLogoutRedirectUris.length > 0 ? ` post-logout=${c.postLogoutRedirectUris.join(' ')}` : '';
-  return `${c.id} "${c.name}" (${flags}) scopes=${c.scopes.join(',')} redirect=${c.redirectUris.join(' ')}${logout}`;
+  const owner = 'ownerEmail' in c ? ` owner=${typeof c.ownerEmail === 'string' ? c.ownerEmail : 'operator'}` : '';
+  return `${c.id} "${c.name}" ${c.state} (${flags}) scopes=${c.scopes.join(',')} redirect=${c.redirectUris.join(' ')}${logout}${owner}`;
 }
 
 function describeAccount(a: AccountSummary): string {

@@ -21,6 +21,11 @@ export interface EmbeddedDatabase {
   readonly owned: boolean;
   /** Makes the indexes FerretDB's own queries can use in one database; absent for mongod (see ferretDbIndexer). */
   readonly indexer: BackendIndexer | undefined;
+  /**
+   * Settles when the database process this command started exits without being asked to (killed,
+   * crashed): with its pid, exit code and signal. Never settles for one another command started.
+   */
+  readonly died: Promise<{ pid: number; code: number | null; signal: NodeJS.Signals | null }>;
   stop(): Promise<void>;
 }
 
@@ -71,7 +76,13 @@ export async function acquireEmbeddedDatabase(options: EmbeddedOptions): Promise
           `the embedded database of ${dataDir} already runs as ${running.engine}, not over PostgreSQL; stop it or use another DATA_DIR`,
         );
       }
-      return { ...running, owned: false, indexer: indexerOf(running.engine, dataDir, options), stop: async () => {} };
+      return {
+        ...running,
+        owned: false,
+        indexer: indexerOf(running.engine, dataDir, options),
+        died: new Promise(() => {}),
+        stop: async () => {},
+      };
     }
     return await startEmbedded(options, dataDir, stateFile);
   } finally {
@@ -92,12 +103,22 @@ async function startEmbedded(options: EmbeddedOptions, dataDir: string, stateFil
 
   const state: StateFile = { pid: started.child.pid ?? 0, uri: started.uri, engine: started.engine };
   writeFileSync(stateFile, JSON.stringify(state));
+  let stopping = false;
+  const died = new Promise<{ pid: number; code: number | null; signal: NodeJS.Signals | null }>((done) => {
+    started.child.once('exit', (code, signal) => {
+      if (!stopping) done({ pid: state.pid, code, signal });
+    });
+  });
   return {
     uri: started.uri,
     engine: started.engine,
     owned: true,
     indexer: indexerOf(started.engine, dataDir, options),
-    stop: () => stopChild(started.child, stateFile),
+    died,
+    stop: () => {
+      stopping = true;
+      return stopChild(started.child, stateFile);
+    },
   };
 }
 

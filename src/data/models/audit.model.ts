@@ -26,6 +26,15 @@ const auditBatchSchema = new Schema(
     undoes: { type: String, default: null },
     /** The reset (src/data/seed/demo.ts) that replaced the whole school after this change. */
     supersededBy: { type: String, default: null },
+    /**
+     * Its writer stopped half-way (killed, or its database went away) and another process
+     * recovered it (src/data/school/engine.ts recoverInterrupted): when and which process.
+     */
+    interrupted: { type: Boolean, default: false },
+    recoveredAt: { type: Date, default: null },
+    recoveredBy: { type: String, default: null },
+    /** How many documents of `school_journal` hold its write-ahead journal while it is APPLYING. */
+    journalChunks: { type: Number, default: 0 },
   },
   { versionKey: false, collection: 'audit_batches' },
 );
@@ -101,4 +110,28 @@ export type SchoolUploadDoc = InferSchemaType<typeof schoolUploadSchema>;
 
 export function schoolUploadModel(connection: Connection): Model<SchoolUploadDoc> {
   return defineModel<SchoolUploadDoc>(connection, 'SchoolUpload', schoolUploadSchema);
+}
+
+/**
+ * The write-ahead journal of the batches being written (src/data/school/engine.ts): each record's
+ * before- and after-image, a few hundred records per document, kept only until its batch settles.
+ * Apart from the audit entries (which grow with every change) so that recovery reads it by `_id`,
+ * the one filter FerretDB over SQLite serves from an index.
+ */
+const schoolJournalSchema = new Schema(
+  {
+    // `${batchId}:${chunk}`
+    _id: { type: String, required: true },
+    batchId: { type: String, required: true },
+    chunk: { type: Number, required: true },
+    /** JSON text of the records' changes (entity, id, before, after). */
+    diffs: { type: String, required: true },
+  },
+  { versionKey: false, collection: 'school_journal', minimize: false },
+);
+
+export type SchoolJournalDoc = InferSchemaType<typeof schoolJournalSchema>;
+
+export function schoolJournalModel(connection: Connection): Model<SchoolJournalDoc> {
+  return defineModel<SchoolJournalDoc>(connection, 'SchoolJournal', schoolJournalSchema);
 }

@@ -1,4 +1,5 @@
 import type { Connection } from 'mongoose';
+import { accountMfaModel } from './account-mfa.model.js';
 import { accountIdClaimModel, accountModel } from './account.model.js';
 import { emailCodeModel } from './email-code.model.js';
 import { oauthClientModel } from './oauth-client.model.js';
@@ -10,6 +11,7 @@ export function oauthModels(connection: Connection) {
   return {
     accounts: accountModel(connection),
     accountIdClaims: accountIdClaimModel(connection),
+    accountMfa: accountMfaModel(connection),
     emailCodes: emailCodeModel(connection),
     oauthClients: oauthClientModel(connection),
     oauthRecords: oauthRecordModel(connection),

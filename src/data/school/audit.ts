@@ -28,16 +28,20 @@ export const MAX_AUDIT_EXPORT = 20_000;
 
 /**
  * The query of an audit filter. Without a batch, only changes that took effect are listed
- * (applied, or applied and later undone or superseded by a reset); a batch shows all its entries
- * whatever their status.
+ * (applied, or applied and later undone or superseded by a reset), and not those of `unsettled`
+ * batches (being written: their entries say APPLIED before their batch does, src/data/school/engine.ts);
+ * a batch shows all its entries whatever their status.
  */
-export function auditQuery(c: AuditCriteria, timeZone: string): Record<string, unknown> {
+export function auditQuery(c: AuditCriteria, timeZone: string, unsettled: readonly string[] = []): Record<string, unknown> {
   const q: Record<string, unknown> = {};
   if (c.entity) q['entity'] = c.entity;
   if (c.recordId != null) q['recordId'] = c.recordId;
   if (c.action) q['action'] = c.action;
   if (c.batchId) q['batchId'] = c.batchId;
-  else q['status'] = { $in: ['APPLIED', 'UNDONE', 'SUPERSEDED'] satisfies AuditStatus[] };
+  else {
+    q['status'] = { $in: ['APPLIED', 'UNDONE', 'SUPERSEDED'] satisfies AuditStatus[] };
+    if (unsettled.length > 0) q['batchId'] = { $nin: unsettled };
+  }
   const actor = c.actor?.trim();
   if (actor) {
     if (actor.toUpperCase() === 'CLI') q['actorKind'] = 'CLI';
@@ -58,7 +62,7 @@ export async function listAudit(
   size: number,
   timeZone: string,
 ): Promise<{ entries: AuditEntryDoc[]; total: number }> {
-  const query = auditQuery(criteria, timeZone);
+  const query = auditQuery(criteria, timeZone, await unsettledBatchIds(db));
   const [entries, total] = await Promise.all([
     db.models.auditEntries
       .find(query)
@@ -71,9 +75,21 @@ export async function listAudit(
   return { entries, total };
 }
 
-export async function recentBatches(db: Database, limit: number, action?: AuditAction | null): Promise<AuditBatchDoc[]> {
+/** The batches being written now (or left half-written by a writer that died, until recovered). */
+async function unsettledBatchIds(db: Database): Promise<string[]> {
+  const docs = await db.models.auditBatches.find({ status: 'APPLYING' }, { _id: 1 }).lean<{ _id: string }[]>();
+  return docs.map((d) => d._id);
+}
+
+/** The newest batches, of one action or all; with `interrupted`, only those whose writer stopped half-way. */
+export async function recentBatches(
+  db: Database,
+  limit: number,
+  action?: AuditAction | null,
+  interrupted = false,
+): Promise<AuditBatchDoc[]> {
   return db.models.auditBatches
-    .find(action ? { action } : {})
+    .find({ ...(action ? { action } : {}), ...(interrupted ? { interrupted: true } : {}) })
     .sort({ at: -1, _id: -1 })
     .limit(limit)
     .lean<AuditBatchDoc[]>();
@@ -182,7 +198,7 @@ export async function exportAudit(
   now: Date,
 ): Promise<{ fileName: string; contentType: string; content: Buffer; rows: number }> {
   const entries = await db.models.auditEntries
-    .find(auditQuery(criteria, timeZone))
+    .find(auditQuery(criteria, timeZone, await unsettledBatchIds(db)))
     .sort({ at: -1, batchId: 1, seq: 1 })
     .limit(MAX_AUDIT_EXPORT)
     .lean<AuditEntryDoc[]>();

@@ -1,5 +1,6 @@
 import type { Database } from '../database.js';
 import { isEnrolledRole } from '../models/student.model.js';
+import { readSettled } from './engine.js';
 import { SchoolState } from './state.js';
 
 export interface SchoolCounts {
@@ -17,7 +18,7 @@ export interface SchoolCounts {
 
 /** How many students, clubs and projects there are, by state (the admin home). */
 export async function schoolCounts(db: Database): Promise<SchoolCounts> {
-  const state = await SchoolState.load(db);
+  const state = await readSettled(db, () => SchoolState.load(db));
   const counts: SchoolCounts = {
     enrolled: 0,
     grade1: 0,

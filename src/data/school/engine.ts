@@ -1,46 +1,41 @@
 import { randomUUID } from 'node:crypto';
-import { hostname } from 'node:os';
-import type { AnyBulkWriteOperation, Collection, Document, WithoutId } from 'mongodb';
-import { AppError } from '../../errors/index.js';
+import type { Collection, Document } from 'mongodb';
+import { AppError, ServiceUnavailableError } from '../../errors/index.js';
 import type { Database } from '../database.js';
 import { isDatabaseUnreachable, isDuplicateKey } from '../errors.js';
+import { Lease, describeHolder, isAbandoned, type LeaseDoc } from '../lease.js';
 import type { AuditBatchDoc, AuditEntryDoc } from '../models/audit.model.js';
 import { normalizeClub, normalizeProject, normalizeStudent, rememberHighestIds } from './state.js';
 import type { Actor, BatchRequest, DocOf, RecordDiff, SchoolDoc, SchoolEntity, ValueChange } from './types.js';
 
 /*
- * How a change to school data is written (docs/architecture.md, "Writes and the two consoles"):
- * under one write lock, planned and validated first (src/data/school/writes.ts), then journaled
- * and applied here. FerretDB 1.x has no transactions, so "all or nothing" is built from a
- * write-ahead journal: the audit entries, holding each record's whole document before and after,
- * are written first (status APPLYING); then the records; then the entries are marked APPLIED and
- * the data version moves. A write that fails is undone at once from the before-images (ROLLED_BACK);
- * a writer that died half-way leaves an APPLYING batch, which the next writer undoes the same way
- * before it plans anything. Readers may glimpse a change while it is being written (there is no
- * isolation without transactions), never a half-written change after it settled, and the data
- * version moves at the end either way, so no cached answer outlives it.
+ * How a change to school data is written (docs/school-writes.md; docs/architecture.md, "Writes and
+ * the two consoles"): under one write lease (src/data/lease.ts), planned and validated first
+ * (src/data/school/writes.ts), then journaled and applied here, by commitBatch, the one write path.
+ * FerretDB 1.x has no transactions, so "all or nothing" is built from a write-ahead journal: the
+ * batch (status APPLYING) and its audit entries, holding each record's whole document before and
+ * after, are written first; then the records (deleted and inserted in bulk); then the batch is
+ * marked APPLIED and the data version moves. A write that fails is undone at once from the
+ * before-images (ROLLED_BACK). A writer that died half-way leaves an APPLYING batch: whoever comes
+ * next (the service at start-up or in the background, a reader, a writer) rolls it back under the
+ * lease and marks it interrupted. Readers never serve a batch that has not settled (readSettled).
  */
 
-/** The `meta` document of the write lock. */
+/** The `meta` document of the write lease (src/data/lease.ts). */
 const LOCK_ID = 'school-write-lock';
-/** A lock not renewed for this long belongs to a writer that died. */
-const LOCK_TTL_MS = 60_000;
-/** How long a writer waits for the lock before giving up (409). */
+/** How long a writer waits for the lease before giving up (409). */
 const LOCK_WAIT_MS = 15_000;
-/** Journal entries per insert. */
+/** How long a reader waits for a living writer's batch to settle before answering 503. */
+const SETTLE_WAIT_MS = 20_000;
+/** Audit entries and records per insert. */
 const CHUNK = 500;
+/** Records per document of the write-ahead journal (about 1 KB each for a student's two images). */
+const JOURNAL_CHUNK = 250;
 /**
- * Record writes per bulk write. FerretDB 1.24 keeps each statement of an `update` command
- * reading (its query cursor, holding a backend connection) until the whole command ends
- * (`defer closer.Close()` inside the per-statement loop of internal/handler/msg_update.go) and
- * takes one connection more to write, so N replaceOne in one bulkWrite need N + 1 pooled
- * connections at once. Past the pool it waits forever, and so does every later command on that
- * FerretDB. The pool is 100 over SQLite and 50 over PostgreSQL (FerretDB's pool_max_conns
- * default); measured: 99 answered and 100 hung over SQLite, 49 answered and 50 hung over
- * PostgreSQL (so the former 50 hung every rollover there). 20 holds at most 21 of PostgreSQL's
- * 50 and leaves the rest to concurrent requests; inserts and deletes do not hold connections.
+ * Ids per `deleteMany`. FerretDB over SQLite pushes no `$in` down to its storage, so each delete
+ * reads the collection once: few large deletes cost less than many small ones.
  */
-const WRITE_CHUNK = 20;
+const ID_CHUNK = 2000;
 /** Fields derived from others: kept in the journal, left out of the changes people read. */
 const DERIVED = new Set(['_id', 'enrolledRank', 'dormitoryRank']);
 
@@ -48,6 +43,13 @@ const DERIVED = new Set(['_id', 'enrolledRank', 'dormitoryRank']);
 export class WriteBusyError extends AppError {
   constructor() {
     super('CONFLICT', 'Another change to school data is being written; try again in a moment.');
+  }
+}
+
+/** 503: a change to school data is still being written after a reader waited for it. */
+export class SchoolUnsettledError extends ServiceUnavailableError {
+  constructor() {
+    super('A change to school data is being written; try again in a moment.', undefined, 2);
   }
 }
 
@@ -83,72 +85,136 @@ function entries(db: Database): Collection<JournalEntry> {
   return db.client.db().collection<JournalEntry>(db.models.auditEntries.collection.collectionName);
 }
 
+function meta(db: Database): Collection<LeaseDoc> {
+  return db.client.db().collection<LeaseDoc>('meta');
+}
+
 /**
- * Runs `work` holding the school write lock (one writer at a time across every instance and the
- * `campus` command), after undoing any change a dead writer left half-applied.
+ * Runs `work` holding the school write lease (one writer at a time across every instance and the
+ * `campus` command), after undoing any change a dead writer left half-applied. A lease whose
+ * holder died is taken over at once when it ran on this machine, else after LEASE_TTL_MS.
  */
 export async function withSchoolLock<T>(db: Database, work: () => Promise<T>, waitMs = LOCK_WAIT_MS): Promise<T> {
-  const meta = db.client.db().collection<{ _id: string; owner: string; expiresAt: Date }>('meta');
-  const owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-  const deadline = Date.now() + waitMs;
-  for (let pause = 20; !(await takeLock(meta, owner)); pause = Math.min(pause * 2, 500)) {
-    if (Date.now() > deadline) throw new WriteBusyError();
-    await new Promise((done) => setTimeout(done, pause));
-  }
-  const heartbeat = setInterval(() => {
-    void meta.updateOne({ _id: LOCK_ID, owner }, { $set: { expiresAt: new Date(Date.now() + LOCK_TTL_MS) } }).catch(() => {});
-  }, LOCK_TTL_MS / 3);
+  const lease = await Lease.acquire(meta(db), LOCK_ID, { waitMs });
+  if (!lease) throw new WriteBusyError();
   try {
-    await recoverInterrupted(db);
+    await recoverInterrupted(db, lease, 'before its own change');
     return await work();
   } finally {
-    clearInterval(heartbeat);
-    await meta.deleteOne({ _id: LOCK_ID, owner }).catch(() => {});
+    await lease.release();
   }
 }
 
-/** Inserting a fixed id succeeds for one writer only; a lock past its expiry is removed first. */
-async function takeLock(meta: Collection<{ _id: string; owner: string; expiresAt: Date }>, owner: string): Promise<boolean> {
-  try {
-    await meta.insertOne({ _id: LOCK_ID, owner, expiresAt: new Date(Date.now() + LOCK_TTL_MS) });
-    return true;
-  } catch (err) {
-    if (!isDuplicateKey(err)) throw err;
+/**
+ * What readers call before reading school records (through readSettled): returns once no batch is
+ * being written, with the batches it recovered. A batch whose writer is gone (killed, or its
+ * database went away under it) is rolled back here and now, under the lease, so no reader ever
+ * serves a mix of before and after; a living writer's batch is waited for (a 1,000-record batch
+ * settles in about 2 s), and past `waitMs` the reader gives up with a 503. `campus serve` calls
+ * it at start-up, before it answers any request.
+ */
+export async function settleSchool(db: Database, waitMs = SETTLE_WAIT_MS, when = 'before a read'): Promise<string[]> {
+  const deadline = Date.now() + waitMs;
+  const recovered: string[] = [];
+  for (let pause = 20; ; pause = Math.min(pause * 2, 250)) {
+    if (!(await hasUnsettledBatch(db))) return recovered;
+    const held = await Lease.read(meta(db), LOCK_ID);
+    if (!held || isAbandoned(held)) {
+      // Whoever takes the lease first recovers; the others then find nothing left to do.
+      const lease = await Lease.acquire(meta(db), LOCK_ID, { waitMs: Math.max(0, deadline - Date.now()) });
+      if (lease) {
+        try {
+          recovered.push(...(await recoverInterrupted(db, lease, when)));
+        } finally {
+          await lease.release();
+        }
+      }
+      continue;
+    }
+    if (Date.now() > deadline) throw new SchoolUnsettledError();
+    await new Promise((done) => setTimeout(done, pause));
   }
-  const held = await meta.findOne({ _id: LOCK_ID });
-  if (held && held.expiresAt.getTime() < Date.now()) await meta.deleteOne({ _id: LOCK_ID, owner: held.owner, expiresAt: held.expiresAt });
-  return false;
+}
+
+/**
+ * Reads school records as one settled state: waits for (or recovers) any batch being written,
+ * reads, and reads again if a batch began meanwhile (it is still APPLYING, or it settled and moved
+ * the data version): FerretDB has no transactions to isolate a reader, so the journal's status
+ * and the data version are the reader's proof that what it read is one state, before or after.
+ */
+export async function readSettled<T>(db: Database, read: () => Promise<T>, waitMs = SETTLE_WAIT_MS): Promise<T> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    await settleSchool(db, Math.max(0, deadline - Date.now()));
+    const version = (await db.versions.readFresh()).data;
+    const value = await read();
+    if (!(await hasUnsettledBatch(db)) && (await db.versions.readFresh()).data === version) return value;
+    if (Date.now() > deadline) throw new SchoolUnsettledError();
+  }
+}
+
+/**
+ * `campus serve` looks for batches whose writer died every `everyMs` (a killed `campus import`, a
+ * database that went away under a writer) and rolls them back once it can, rather than leaving
+ * the records half-applied until the next reader or writer comes. Returns the stop function.
+ */
+export function watchForInterrupted(db: Database, onRecovered: (batchIds: string[]) => void, everyMs = 5000): () => void {
+  let running = false;
+  const timer = setInterval(() => {
+    if (running) return;
+    running = true;
+    settleSchool(db, 0, 'in the background')
+      .then((ids) => ids.length > 0 && onRecovered(ids))
+      // A living writer's batch, or a database that is away: the next round looks again.
+      .catch(() => {})
+      .finally(() => (running = false));
+  }, everyMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
+/** True while some batch is APPLYING (being written, or left half-written by a writer that died). */
+export async function hasUnsettledBatch(db: Database): Promise<boolean> {
+  return (await batches(db).findOne({ status: 'APPLYING' }, { projection: { _id: 1 } })) !== null;
 }
 
 /** Journals and applies a planned change; returns its batch id (null when nothing changes). Call under the lock. */
 export async function commitBatch(
   db: Database,
   request: BatchRequest,
-  options: { now?: Date; highestIds?: Record<SchoolEntity, number> } = {},
+  options: { now?: Date; highestIds?: Record<SchoolEntity, number>; onProgress?: ApplyHooks['onWritten'] } = {},
 ): Promise<string | null> {
   if (request.changes.length === 0) return null;
-  const batchId = await journalBatch(db, request, options.now ?? new Date());
+  const at = options.now ?? new Date();
+  const batchId = await journalBatch(db, request, at);
   try {
-    await applyDiffs(db, request.changes);
+    await applyDiffs(db, request.changes, options.onProgress ? { onWritten: options.onProgress } : {});
     if (options.highestIds) await rememberHighestIds(db, options.highestIds);
+    await writeEntries(db, batchId, request, at, 'APPLIED');
   } catch (err) {
     await rollBack(db, batchId, request.changes, err);
     if (isDatabaseUnreachable(err)) throw err;
     throw new WriteRolledBackError(err);
   }
-  await entries(db).updateMany({ batchId }, { $set: { status: 'APPLIED' } });
+  // The batch settles in one write; its journal is then of no more use.
   await batches(db).updateOne({ _id: batchId }, { $set: { status: 'APPLIED' } });
+  await dropJournal(db, batchId, Math.ceil(request.changes.length / JOURNAL_CHUNK)).catch(() => {});
   await db.versions.bump('data');
   return batchId;
 }
 
 /**
- * The write-ahead step: the batch (APPLYING) and one entry per record with its before- and
- * after-image, written before any record is. Returns the batch id.
+ * The write-ahead step: the batch (APPLYING) and its journal, every record's before- and
+ * after-image in a few documents of `school_journal` (JOURNAL_CHUNK records each), written before
+ * any record is. The journal holds only unsettled batches, so it stays a handful of documents and
+ * is read back by `_id` (FerretDB over SQLite filters nothing else in its storage: the audit log's
+ * entries, one per record and growing with every change, took seconds to search by batch once a
+ * few imports had piled up). Returns the batch id.
  */
 export async function journalBatch(db: Database, request: BatchRequest, at: Date): Promise<string> {
   const batchId = randomUUID();
   const actor = actorFields(request.actor);
+  const chunks = Math.ceil(request.changes.length / JOURNAL_CHUNK);
   await batches(db).insertOne({
     _id: batchId,
     at,
@@ -161,57 +227,215 @@ export async function journalBatch(db: Database, request: BatchRequest, at: Date
     error: null,
     undoneBy: null,
     undoes: request.undoes ?? null,
+    interrupted: false,
+    recoveredAt: null,
+    recoveredBy: null,
+    journalChunks: chunks,
   });
-  const journal = request.changes.map((diff, seq) => journalEntry(batchId, seq, at, actor, request.action, diff));
-  for (let i = 0; i < journal.length; i += CHUNK) await entries(db).insertMany(journal.slice(i, i + CHUNK));
+  const docs: JournalChunk[] = [];
+  for (let chunk = 0; chunk < chunks; chunk++) {
+    const diffs = request.changes.slice(chunk * JOURNAL_CHUNK, (chunk + 1) * JOURNAL_CHUNK);
+    docs.push({ _id: `${batchId}:${chunk}`, batchId, chunk, diffs: JSON.stringify(diffs) });
+  }
+  await journal(db).insertMany(docs);
   return batchId;
 }
 
-/** Writes each record's after-image (inserting, replacing, deleting), in bulk per kind. */
-async function applyDiffs(db: Database, diffs: readonly RecordDiff[]): Promise<void> {
-  for (const entity of ['STUDENT', 'CLUB', 'PROJECT'] as const) {
-    const ops: AnyBulkWriteOperation<RecordRow>[] = diffs
-      .filter((d) => d.entity === entity)
-      .map((d) => {
-        if (d.after === null) return { deleteOne: { filter: { _id: d.id } } } satisfies AnyBulkWriteOperation<RecordRow>;
-        if (d.before === null) return { insertOne: { document: { ...d.after } } } satisfies AnyBulkWriteOperation<RecordRow>;
-        return { replaceOne: { filter: { _id: d.id }, replacement: withoutId(d.after) } } satisfies AnyBulkWriteOperation<RecordRow>;
-      });
-    for (let i = 0; i < ops.length; i += WRITE_CHUNK) {
-      await collection(db, entity).bulkWrite(ops.slice(i, i + WRITE_CHUNK), { ordered: true });
+/**
+ * The audit entries of a batch, one per record with its before- and after-image (what the audit
+ * log lists and undo reads), written once the records are: APPLIED, or ROLLED_BACK when the batch
+ * was undone. A writer that dies while writing them leaves some behind: they are put right by
+ * `_id` (the only filter FerretDB over SQLite serves without reading the whole log).
+ */
+async function writeEntries(
+  db: Database,
+  batchId: string,
+  request: Pick<BatchRequest, 'actor' | 'action' | 'changes'>,
+  at: Date,
+  status: 'APPLIED' | 'ROLLED_BACK',
+): Promise<void> {
+  const actor = actorFields(request.actor);
+  const all = request.changes.map((diff, seq) => ({ ...journalEntry(batchId, seq, at, actor, request.action, diff), status }));
+  for (let i = 0; i < all.length; i += CHUNK) {
+    const chunk = all.slice(i, i + CHUNK);
+    try {
+      await entries(db).insertMany(chunk, { ordered: false });
+    } catch (err) {
+      if (!isDuplicateKey(err)) throw err;
+      // Entries an earlier attempt wrote: say what became of them.
+      for (const entry of chunk) await entries(db).updateOne({ _id: entry._id }, { $set: { status } });
     }
   }
 }
 
-/** Puts back each record's before-image, newest step first; writing an image already in place is harmless. */
+/**
+ * One document of a batch's write-ahead journal. Its diffs are one JSON text: FerretDB encodes and
+ * decodes a document field by field, and a text of 250 records costs it a fraction of 250 records'
+ * nested fields (measured: deleting a chunk fell from about 100 ms to a few).
+ */
+interface JournalChunk {
+  _id: string;
+  batchId: string;
+  chunk: number;
+  diffs: string;
+}
+
+/** Removes a settled batch's journal, by `_id` (see journalBatch). */
+async function dropJournal(db: Database, batchId: string, chunks: number): Promise<void> {
+  for (let chunk = 0; chunk < chunks; chunk++) await journal(db).deleteOne({ _id: `${batchId}:${chunk}` });
+}
+
+function journal(db: Database): Collection<JournalChunk> {
+  return db.client.db().collection<JournalChunk>(db.models.schoolJournal.collection.collectionName);
+}
+
+/**
+ * Writes each record's after-image, per kind in two commands' worth of round trips: every record
+ * the batch replaces or removes is deleted (one `deleteMany` by id), then every after-image is
+ * inserted (`insertMany`). FerretDB 1.24 answers an update by `_id` in about 60 ms over SQLite
+ * (it reads, rewrites and re-indexes the whole document, one statement at a time; bench/school.ts),
+ * so 1,000 `replaceOne` took a minute, while one delete and one insert of 1,000 take well under
+ * a second. Between the two, the batch's records are briefly absent: readers never see that,
+ * since they do not read a batch that has not settled (settleSchool), and a writer that dies
+ * there leaves a journal that puts every record back.
+ */
+async function applyDiffs(db: Database, diffs: readonly RecordDiff[], hooks: ApplyHooks = {}): Promise<void> {
+  await replaceRecords(db, diffs, (d) => d.after, { ...hooks, pausable: true });
+}
+
+/** Puts back each record's before-image (writing an image already in place is harmless, so recovery may run twice). */
 async function restoreBefore(db: Database, diffs: readonly RecordDiff[]): Promise<void> {
-  for (const d of [...diffs].reverse()) {
-    const records = collection(db, d.entity);
-    if (d.before === null) await records.deleteOne({ _id: d.id });
-    else await records.replaceOne({ _id: d.id }, withoutId(d.before), { upsert: true });
+  await replaceRecords(db, diffs, (d) => d.before);
+}
+
+/** What a writer is told while it writes (progress) and, in tests, where it pauses (CAMPUS_TEST_PAUSE_AFTER). */
+export interface ApplyHooks {
+  readonly onWritten?: (written: number, total: number) => void;
+}
+
+async function replaceRecords(
+  db: Database,
+  diffs: readonly RecordDiff[],
+  image: (d: RecordDiff) => SchoolDoc | null,
+  hooks: ApplyHooks & { pausable?: boolean } = {},
+): Promise<void> {
+  const total = diffs.length;
+  const pauseAt = hooks.pausable ? testPausePoint() : null;
+  let written = 0;
+  if (pauseAt === 0) await pauseForTests(0);
+  for (const entity of ['STUDENT', 'CLUB', 'PROJECT'] as const) {
+    const mine = diffs.filter((d) => d.entity === entity);
+    if (mine.length === 0) continue;
+    const records = collection(db, entity);
+    const ids = mine.map((d) => d.id);
+    for (let i = 0; i < ids.length; i += ID_CHUNK) await records.deleteMany({ _id: { $in: ids.slice(i, i + ID_CHUNK) } });
+    const docs = mine.map(image).filter((doc): doc is SchoolDoc => doc !== null);
+    for (let i = 0; i < docs.length;) {
+      // A chunk ends where a test asked the writer to pause, so the pause falls on that record.
+      const end = pauseAt !== null && pauseAt > written && pauseAt < written + CHUNK ? i + pauseAt - written : i + CHUNK;
+      const chunk = docs.slice(i, end);
+      i += chunk.length;
+      await records.insertMany(
+        chunk.map((doc) => ({ ...doc })),
+        { ordered: true },
+      );
+      written += chunk.length;
+      hooks.onWritten?.(written, total);
+      if (written === pauseAt) await pauseForTests(written);
+    }
   }
 }
 
-async function rollBack(db: Database, batchId: string, diffs: readonly RecordDiff[], cause: unknown): Promise<void> {
+/**
+ * The crash tests' hook (test/integration/school-crash.test.ts): CAMPUS_TEST_PAUSE_AFTER=N makes a
+ * writer stop once N after-images are written (0: right after its deletes), print so on stderr,
+ * and wait there until it gets SIGUSR2 (a test kills it meanwhile, or its database). Ignored when
+ * NODE_ENV is production.
+ */
+function testPausePoint(): number | null {
+  const value = process.env['CAMPUS_TEST_PAUSE_AFTER'];
+  if (value === undefined || value === '' || process.env['NODE_ENV'] === 'production') return null;
+  const n = Number(value);
+  return Number.isInteger(n) && n >= 0 ? n : null;
+}
+
+async function pauseForTests(written: number): Promise<void> {
+  const resumed = new Promise<void>((done) => process.once('SIGUSR2', () => done()));
+  process.stderr.write(`CAMPUS_TEST_PAUSE_AFTER: paused after ${written} records (pid ${process.pid})\n`);
+  await resumed;
+}
+
+async function rollBack(
+  db: Database,
+  batchId: string,
+  diffs: readonly RecordDiff[],
+  cause: unknown,
+  interruption: Pick<AuditBatchDoc, 'interrupted' | 'recoveredAt' | 'recoveredBy'> | null = null,
+): Promise<void> {
   try {
     await restoreBefore(db, diffs);
+    const batch = await batches(db).findOne({ _id: batchId });
+    if (batch) {
+      const actor: Actor =
+        batch.actorKind === 'CLI' ? { kind: 'CLI' } : { kind: 'ACCOUNT', accountId: batch.actorId ?? 0, email: batch.actorEmail ?? '' };
+      await writeEntries(db, batchId, { actor, action: batch.action, changes: diffs }, batch.at, 'ROLLED_BACK');
+    }
     const error = cause instanceof Error ? cause.message.slice(0, 500) : String(cause);
-    await entries(db).updateMany({ batchId }, { $set: { status: 'ROLLED_BACK' } });
-    await batches(db).updateOne({ _id: batchId }, { $set: { status: 'ROLLED_BACK', error } });
+    // The batch settles last: until then a reader finds it APPLYING and recovers or waits.
+    await batches(db).updateOne({ _id: batchId }, { $set: { status: 'ROLLED_BACK', error, ...(interruption ?? {}) } });
+    await dropJournal(db, batchId, batch?.journalChunks ?? 0);
   } finally {
     // Whatever readers saw while it was written is stale now.
     await db.versions.bump('data').catch(() => {});
   }
 }
 
-/** Undoes every batch a dead writer left APPLYING, from its journal. Runs under the lock. */
-export async function recoverInterrupted(db: Database): Promise<number> {
+/**
+ * Rolls back every batch a dead writer left APPLYING, from its journal's before-images, and says
+ * so in its batch: interrupted, rolled back, when and by which process. Rolling back (rather than
+ * finishing the batches whose after-images were all written) keeps one rule: a batch applies
+ * whole under its writer or not at all (docs/school-writes.md). Runs under the lease; returns the
+ * ids of the batches it rolled back.
+ */
+export async function recoverInterrupted(db: Database, lease: Lease, when: string): Promise<string[]> {
   const stuck = await batches(db).find({ status: 'APPLYING' }).toArray();
   for (const batch of stuck) {
-    const journal = await entries(db).find({ batchId: batch._id }).sort({ seq: 1 }).toArray();
-    await rollBack(db, batch._id, journal.map(diffOfEntry), new Error('interrupted before it finished; undone from its journal'));
+    const diffs = await journaledDiffs(db, batch);
+    await rollBack(db, batch._id, diffs, new Error('interrupted: its writer stopped before it finished'), {
+      interrupted: true,
+      recoveredAt: new Date(),
+      recoveredBy: `${processName()} ${when} (${describeHolder(lease.doc)})`,
+    });
   }
-  return stuck.length;
+  // Journals of batches that settled just before their writer stopped (none, almost always).
+  await journal(db).deleteMany({});
+  return stuck.map((b) => b._id);
+}
+
+/** A batch's record changes, from its journal (or, for a batch journaled before `school_journal` existed, from its audit entries). */
+async function journaledDiffs(db: Database, batch: AuditBatchDoc): Promise<RecordDiff[]> {
+  if (!batch.journalChunks) {
+    return (await entries(db).find({ batchId: batch._id }).sort({ seq: 1 }).toArray()).map(diffOfEntry);
+  }
+  const ids = Array.from({ length: batch.journalChunks }, (_, chunk) => `${batch._id}:${chunk}`);
+  const chunks: (JournalChunk | null)[] = [];
+  for (const id of ids) chunks.push(await journal(db).findOne({ _id: id }));
+  return chunks
+    .filter((c): c is JournalChunk => c !== null)
+    .sort((x, y) => x.chunk - y.chunk)
+    .flatMap((c) =>
+      (JSON.parse(c.diffs) as RecordDiff[]).map((d) => ({
+        ...d,
+        before: normalizeDoc(d.entity, d.before),
+        after: normalizeDoc(d.entity, d.after),
+      })),
+    );
+}
+
+/** The command this process runs, as the audit log names a recoverer: `campus serve`, `campus import`. */
+function processName(): string {
+  const command = process.argv.slice(2).find((arg) => !arg.startsWith('-'));
+  return /campus(\.js)?$/.test(process.argv[1] ?? '') && command ? `campus ${command}` : 'campus';
 }
 
 /** The record change an audit entry journals. */
@@ -230,12 +454,6 @@ export function normalizeDoc(entity: SchoolEntity, doc: unknown): SchoolDoc | nu
   if (entity === 'STUDENT') return normalizeStudent(doc as DocOf['STUDENT']);
   if (entity === 'CLUB') return normalizeClub(doc as DocOf['CLUB']);
   return normalizeProject(doc as DocOf['PROJECT']);
-}
-
-function withoutId(doc: SchoolDoc): WithoutId<RecordRow> {
-  // A replacement must not carry _id (the filter names the record).
-  const { _id: _ignored, ...rest } = doc;
-  return rest;
 }
 
 function actorFields(actor: Actor): Pick<AuditBatchDoc, 'actorKind' | 'actorId' | 'actorEmail'> {
@@ -266,7 +484,11 @@ function journalEntry(
     before: diff.before,
     after: diff.after,
     changes: fieldChanges(diff.before, diff.after),
-    status: 'APPLYING',
+    // What the entry is once its batch settles. Until then its batch (APPLYING) is what counts, and
+    // the audit log leaves the entries of an unsettled batch out (src/data/school/audit.ts). Marking
+    // 1,000 entries after the fact cost FerretDB about 0.8 s per apply, growing with the log, since
+    // it filters nothing but _id in its storage; a rollback still marks its entries.
+    status: 'APPLIED',
   };
 }
 

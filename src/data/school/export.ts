@@ -2,6 +2,7 @@ import type { Database } from '../database.js';
 import { isEnrolledRole, type StudentDoc } from '../models/student.model.js';
 import { formatOf } from './columns.js';
 import { CONTENT_TYPES, writeSpreadsheet, type FileFormat } from './spreadsheet.js';
+import { readSettled } from './engine.js';
 import { SchoolState } from './state.js';
 import type { SchoolDoc, SchoolEntity } from './types.js';
 import { formatInstant } from './audit.js';
@@ -33,7 +34,7 @@ export async function exportSchoolData(
   format: FileFormat,
   options: ExportOptions,
 ): Promise<ExportedFile> {
-  const state = await SchoolState.load(db);
+  const state = await readSettled(db, () => SchoolState.load(db));
   const spec = formatOf(entity);
   const columns = spec.columns.filter((c) => c.exported);
   const records = [...state.all(entity)].filter(

@@ -1,7 +1,7 @@
 import type { Database } from '../database.js';
 import { isEnrolledRole } from '../models/student.model.js';
 import { formatOf, headerKey, type CellProblem, type Column, type RowDraft } from './columns.js';
-import { commitBatch, fieldChanges, withSchoolLock } from './engine.js';
+import { commitBatch, fieldChanges, readSettled, withSchoolLock } from './engine.js';
 import { deleteClub, deleteProject, deleteStudent, putClub, putProject, putStudent, schoolYear, type StepResult } from './operations.js';
 import { studentLabel, validateState } from './rules.js';
 import { FILE_LIMITS, readSpreadsheet, type ReadSheet } from './spreadsheet.js';
@@ -440,7 +440,7 @@ export async function previewImport(
   bytes: Buffer,
   options: ImportOptions,
 ): Promise<PreviewResult> {
-  return (await planImport(await SchoolState.load(db), entity, fileName, bytes, options)).preview;
+  return (await planImport(await readSettled(db, () => SchoolState.load(db)), entity, fileName, bytes, options)).preview;
 }
 
 /** Plans the file again under the write lock and, when it has no issue, writes it all (else nothing). */
@@ -450,13 +450,16 @@ export async function applyImport(
   entity: SchoolEntity,
   fileName: string,
   bytes: Buffer,
-  options: ImportOptions,
+  options: ImportOptions & { onProgress?: ApplyProgress },
 ): Promise<PreviewResult> {
   return withSchoolLock(db, async () => {
     const plan = await planImport(await SchoolState.load(db), entity, fileName, bytes, options);
-    return commitPlan(db, actor, plan, 'IMPORT', options.now);
+    return commitPlan(db, actor, plan, 'IMPORT', options.now, options.onProgress);
   });
 }
+
+/** Hears how many of a batch's records are written so far (the console's job page, the command's stderr). */
+export type ApplyProgress = (written: number, total: number) => void;
 
 /** Writes a plan without issues (call under the lock, on a state loaded under it). */
 export async function commitPlan(
@@ -465,6 +468,7 @@ export async function commitPlan(
   plan: ImportPlan,
   action: 'IMPORT' | 'ROLLOVER',
   now: Date,
+  onProgress?: ApplyProgress,
 ): Promise<PreviewResult> {
   const { preview, state } = plan;
   if (preview.issues.length > 0) return preview;
@@ -473,7 +477,7 @@ export async function commitPlan(
   const batchId = await commitBatch(
     db,
     { actor, action, summary, source: preview.fileName, changes: state.diffs() },
-    { now, highestIds: state.highestIds() },
+    { now, highestIds: state.highestIds(), ...(onProgress ? { onProgress } : {}) },
   );
   return { ...preview, applied: true, batchId };
 }

@@ -2,8 +2,17 @@ import type { Major } from '../__generated__/enums.js';
 import type { Database } from '../database.js';
 import { isEnrolledRole, type StudentDoc } from '../models/student.model.js';
 import { enumColumn, idColumn, integerColumn, readMajor, textColumn, type CellProblem, type Column } from './columns.js';
-import { withSchoolLock } from './engine.js';
-import { commitPlan, describePlan, parseFile, placeIssue, type ImportPlan, type ParsedRow, type RowRef } from './import.js';
+import { readSettled, withSchoolLock } from './engine.js';
+import {
+  commitPlan,
+  describePlan,
+  parseFile,
+  placeIssue,
+  type ApplyProgress,
+  type ImportPlan,
+  type ParsedRow,
+  type RowRef,
+} from './import.js';
 import { putStudent, retireStudent, type StudentPatch } from './operations.js';
 import { studentLabel, validateState } from './rules.js';
 import { SchoolState } from './state.js';
@@ -70,6 +79,7 @@ export const ROLLOVER_COLUMNS: readonly Column<RolloverRow, unknown>[] = [
 
 export interface RolloverOptions {
   readonly now: Date;
+  readonly onProgress?: ApplyProgress;
 }
 
 /** Plans the rollover on `state` (which it changes); nothing is written. */
@@ -204,7 +214,7 @@ function rowName(row: RowRef): string {
 
 /** A dry run against the data as it is now. */
 export async function previewRollover(db: Database, fileName: string, bytes: Buffer): Promise<PreviewResult> {
-  return (await planRollover(await SchoolState.load(db), fileName, bytes)).preview;
+  return (await planRollover(await readSettled(db, () => SchoolState.load(db)), fileName, bytes)).preview;
 }
 
 /** Plans the rollover again under the write lock and applies it all, or nothing when it has issues. */
@@ -217,6 +227,6 @@ export async function applyRollover(
 ): Promise<PreviewResult> {
   return withSchoolLock(db, async () => {
     const plan = await planRollover(await SchoolState.load(db), fileName, bytes);
-    return commitPlan(db, actor, plan, 'ROLLOVER', options.now);
+    return commitPlan(db, actor, plan, 'ROLLOVER', options.now, options.onProgress);
   });
 }

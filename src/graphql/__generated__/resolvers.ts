@@ -162,6 +162,7 @@ export type QueryAuditLogArgs = {
 export type QueryAuditBatchesArgs = {
   limit?: InputMaybe<Scalars['Int']['input']>;
   action?: InputMaybe<AuditAction>;
+  interrupted?: InputMaybe<Scalars['Boolean']['input']>;
 };
 
 
@@ -864,6 +865,14 @@ export type AuditBatch = {
   supersededBy?: Maybe<Scalars['ID']['output']>;
   /** Whether undo may be tried (APPLIED and not an interrupted write). */
   undoable: Scalars['Boolean']['output'];
+  /** Why it was rolled back (status ROLLED_BACK): the database's refusal, or its writer stopping half-way. */
+  error?: Maybe<Scalars['String']['output']>;
+  /** Its writer stopped half-way (killed, or its database went away) and another process rolled it back (docs/school-writes.md). */
+  interrupted: Scalars['Boolean']['output'];
+  /** When an interrupted change was rolled back, in the school's time zone (YYYY-MM-DD HH:MM:SS). */
+  recoveredAt?: Maybe<Scalars['String']['output']>;
+  /** Which process rolled an interrupted change back, and when in its life: e.g. 'campus serve at start-up (pid 4242 on school-vm)'. */
+  recoveredBy?: Maybe<Scalars['String']['output']>;
 };
 
 export type AuditFilter = {
@@ -1062,8 +1071,8 @@ export type ResolversTypes = {
   SortDirection: SortDirection;
   Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
   Int: ResolverTypeWrapper<Scalars['Int']['output']>;
-  ID: ResolverTypeWrapper<Scalars['ID']['output']>;
   Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
+  ID: ResolverTypeWrapper<Scalars['ID']['output']>;
   Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
   ClubType: ClubType;
   ClubStatus: ClubStatus;
@@ -1126,8 +1135,8 @@ export type ResolversParentTypes = {
   LocalDate: Scalars['LocalDate']['output'];
   Query: Record<PropertyKey, never>;
   Int: Scalars['Int']['output'];
-  ID: Scalars['ID']['output'];
   Boolean: Scalars['Boolean']['output'];
+  ID: Scalars['ID']['output'];
   Mutation: Record<PropertyKey, never>;
   Club: ClubDoc;
   String: Scalars['String']['output'];
@@ -1416,6 +1425,10 @@ export type AuditBatchResolvers<ContextType = GraphQLContext, ParentType extends
   undoes?: Resolver<Maybe<ResolversTypes['ID']>, ParentType, ContextType>;
   supersededBy?: Resolver<Maybe<ResolversTypes['ID']>, ParentType, ContextType>;
   undoable?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  error?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  interrupted?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  recoveredAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  recoveredBy?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
 };
 
 export type AuditPageResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['AuditPage'] = ResolversParentTypes['AuditPage']> = {

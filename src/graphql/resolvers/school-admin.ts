@@ -221,11 +221,11 @@ export const schoolAdminResolvers: Resolvers = {
       const { entries, total } = await listAudit(ctx.db, criteria(filter), p, s, ctx.timeZone);
       return { entries, totalElements: total, totalPages: Math.ceil(total / s) };
     },
-    async auditBatches(_p, { limit, action }, ctx) {
+    async auditBatches(_p, { limit, action, interrupted }, ctx) {
       staff(ctx);
       const n = limit ?? 10;
       checkRange('limit', n, { min: 1, max: 100 });
-      return recentBatches(ctx.db, n, action);
+      return recentBatches(ctx.db, n, action, interrupted ?? false);
     },
     async auditBatch(_p, { id }, ctx) {
       staff(ctx);
@@ -296,5 +296,9 @@ export const schoolAdminResolvers: Resolvers = {
     at: (batch, _a, ctx) => formatInstant(batch.at, ctx.timeZone),
     actor: (batch) => actorName(batch),
     undoable: (batch) => isUndoable(batch),
+    error: (batch) => batch.error ?? null,
+    interrupted: (batch) => batch.interrupted === true,
+    recoveredAt: (batch, _a, ctx) => (batch.recoveredAt ? formatInstant(batch.recoveredAt, ctx.timeZone) : null),
+    recoveredBy: (batch) => batch.recoveredBy ?? null,
   },
 };

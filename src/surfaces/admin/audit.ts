@@ -73,6 +73,7 @@ async function auditPage(req: PageRequest, deps: AdminDeps, filter: AuditFilter,
               ${a.reset(reset.at, reset.actor)} <a href="${LIST}?batchId=${reset.id}">${a.resetDetails}</a>
             </p>`,
         )}
+        ${data.interrupted.length > 0 && !filter.batchId ? interruptedList(req, data.interrupted) : ''}
         ${data.auditBatch ? batchCard(req, data.auditBatch) : ''}`,
       hidden: filter.batchId ? html`<input type="hidden" name="batchId" value="${filter.batchId}" />` : html``,
       filters: [
@@ -111,6 +112,29 @@ async function auditPage(req: PageRequest, deps: AdminDeps, filter: AuditFilter,
   );
 }
 
+/**
+ * The changes whose writer stopped half-way and what became of them (issue 28): the log's list
+ * holds only changes that took effect, so these would otherwise be found only by their id.
+ */
+function interruptedList(req: PageRequest, batches: AuditLogQuery['interrupted']): Html {
+  const a = req.t.admin.audit;
+  return html`<section class="card" aria-labelledby="interrupted-heading">
+    <h2 id="interrupted-heading">${a.interruptedTitle}</h2>
+    <p>${a.interruptedIntro}</p>
+    <ul>
+      ${batches.map(
+        (b) =>
+          html`<li data-batch="${b.id}">
+            <strong>${ACTION_LABELS[b.action][req.lang]}</strong>
+            ${a.interruptedLine(b.at, b.actor, b.recoveredAt ?? '?', b.recoveredBy ?? '?')}
+            <span class="mono">${b.summary}</span>
+            <a href="${LIST}?batchId=${b.id}">${a.details}</a>
+          </li>`,
+      )}
+    </ul>
+  </section>`;
+}
+
 function batchCard(req: PageRequest, batch: NonNullable<AuditLogQuery['auditBatch']>): Html {
   const { t, lang } = req;
   const a = t.admin.audit;
@@ -126,10 +150,12 @@ function batchCard(req: PageRequest, batch: NonNullable<AuditLogQuery['auditBatc
       ${fact(f.at, batch.at)} ${fact(f.actor, batch.actor)} ${fact(f.action, ACTION_LABELS[batch.action][lang])}
       <div>
         <dt>${f.status}</dt>
-        <dd data-status="${batch.status}">${STATUS_LABELS[batch.status][lang]}</dd>
+        <dd data-status="${batch.status}">${batch.interrupted ? a.interrupted : STATUS_LABELS[batch.status][lang]}</dd>
       </div>
       ${fact(f.records, batch.records)}
+      ${batch.interrupted ? html`${fact(a.recoveredAt, batch.recoveredAt ?? '?')} ${fact(a.recoveredBy, batch.recoveredBy ?? '?')}` : ''}
     </dl>
+    ${batch.error ? html`<p>${a.error}: ${batch.error}</p>` : ''}
     <p class="mono">${batch.summary}</p>
     ${batch.undoneBy ? html`<p>${a.undoneBy}: <a href="${LIST}?batchId=${batch.undoneBy}">${batch.undoneBy}</a></p>` : ''}
     ${batch.undoes ? html`<p>${a.undoes}: <a href="${LIST}?batchId=${batch.undoes}">${batch.undoes}</a></p>` : ''}
@@ -174,10 +200,19 @@ export const auditList: Handler<AdminDeps> = async (req, deps) =>
 
 export const auditExport: Handler<AdminDeps> = async (req, deps) => {
   const format = req.query('format') === 'CSV' ? ('CSV' as const) : ('XLSX' as const);
-  const data = await deps.school.run<ExportAuditLogQuery, ExportAuditLogQueryVariables>(req, EXPORT_AUDIT_LOG, {
-    filter: filterOf(req),
-    format,
-  });
+  const filter = filterOf(req);
+  const data = await deps.school.run<ExportAuditLogQuery, ExportAuditLogQueryVariables>(req, EXPORT_AUDIT_LOG, { filter, format });
+  // The audit log holds records' before and after: its export is one of personal data (issue 22).
+  if (req.account) {
+    await deps.audit.record(
+      { kind: 'ACCOUNT', id: req.account.accountId, email: req.account.email },
+      {
+        action: 'DATA_EXPORTED',
+        target: { kind: 'DATA', id: 'AUDIT_LOG', label: data.exportAuditLog.fileName },
+        detail: { format, filter: { ...filter } },
+      },
+    );
+  }
   return fileOf(data.exportAuditLog, req.t.admin.audit.fileStem);
 };
 

@@ -2,6 +2,7 @@ import { STAFF_ROLES } from '../../auth/principal.js';
 import type { RouteTable } from '../web/routes.js';
 import type { Web } from '../web/web.js';
 import { accountList, changeRole, decideTeacher } from './accounts.js';
+import { appRegistry, changeApp } from './apps.js';
 import { auditExport, auditList, auditUndo } from './audit.js';
 import { abolishClub, clubDetail, clubList, createClub, deleteClub, newClub, updateClub } from './clubs.js';
 import type { AdminDeps } from './deps.js';
@@ -43,6 +44,7 @@ export function adminRoutes(web: Web): RouteTable<AdminDeps> {
     access: STAFF_ROLES,
     csrf: web.sessionForms,
     section: adminSection,
+    freshSignIn: true,
     prefix: '/admin',
     routes: [
       { method: 'GET', path: '/admin', handler: adminHome },
@@ -88,6 +90,8 @@ export function adminRoutes(web: Web): RouteTable<AdminDeps> {
       { method: 'POST', path: '/admin/keys/:id/renew', handler: renewKey },
       { method: 'POST', path: '/admin/keys/:id/revoke', handler: revokeKey },
       { method: 'POST', path: '/admin/keys/:id/scopes', handler: decideKeyScopes },
+      { method: 'GET', path: '/admin/apps', handler: appRegistry },
+      { method: 'POST', path: '/admin/apps/:id', handler: changeApp },
     ],
   };
 }

@@ -163,5 +163,12 @@ export function fileOf(file: { fileName: string; contentType: string; contentBas
 export const exportFile: Handler<AdminDeps> = async (req, deps) => {
   const query = exportQuery.parse(req.ctx.query);
   const data = await deps.school.run<ExportSchoolDataQuery, ExportSchoolDataQueryVariables>(req, EXPORT_SCHOOL_DATA, query);
+  // Issue 22: an export of personal data is in the access log (who, what, with which filter).
+  if (req.account) {
+    await deps.audit.record(
+      { kind: 'ACCOUNT', id: req.account.accountId, email: req.account.email },
+      { action: 'DATA_EXPORTED', target: { kind: 'DATA', id: query.entity, label: data.exportSchoolData.fileName }, detail: { ...query } },
+    );
+  }
   return fileOf(data.exportSchoolData, req.t.admin.transfer.fileStems[query.entity]);
 };

@@ -42,6 +42,7 @@ export function adminSection(t: Texts): Section {
       { href: '/admin/audit', label: nav.audit },
       { href: '/admin/accounts', label: nav.accounts },
       { href: '/admin/keys', label: nav.keys },
+      { href: '/admin/apps', label: nav.apps },
     ],
   };
 }

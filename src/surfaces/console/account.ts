@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { NotFoundError } from '../../errors/index.js';
 import { ACCOUNT_PATHS } from '../../oauth/constants.js';
+import { MfaLimited } from '../../oauth/mfa.js';
 import { SelfServiceError } from '../../oauth/self-service.js';
 import { choices, csrfField, errorSummary, facts, field, type FieldError } from '../web/components.js';
 import { text, ticked } from '../web/forms.js';
@@ -24,6 +25,7 @@ async function accountPage(
   const doc = await deps.accounts.findById(accountOf(req));
   if (!doc) throw new NotFoundError('No such account.');
   const account = await deps.accounts.summarize(doc);
+  const mfa = await deps.mfa.status(doc._id);
   const passwordErrors = errors.password ?? [];
   const deleteErrors = errors.delete ?? [];
   return page(
@@ -38,6 +40,18 @@ async function accountPage(
             : []),
         ])}
       </div>
+      <section class="card" aria-labelledby="second-factor">
+        <h2 id="second-factor">${t.mfa.section}</h2>
+        ${
+          mfa.active
+            ? html`<p role="status">${t.mfa.on(mfa.recoveryLeft)}</p>`
+            : html`<p class="hint">${t.mfa.offHint}</p>
+                <form method="post" action="/console/account/second-factor">
+                  ${csrfField(req.csrf)}
+                  <button type="submit">${t.mfa.start}</button>
+                </form>`
+        }
+      </section>
       <section class="card" aria-labelledby="password">
         <h2 id="password">${a.changePassword}</h2>
         <p class="hint">${a.changeHint}</p>
@@ -82,6 +96,70 @@ function refusal(req: PageRequest, deps: ConsoleDeps, err: SelfServiceError, fie
 }
 
 export const myAccount: Handler<ConsoleDeps> = async (req, deps) => accountPage(req, deps);
+
+/** The enrolment page: the key for the authenticator app (text and otpauth:// link), then a code from it. */
+function enrolPage(req: PageRequest, key: { secret: string; uri: string }, errors: FieldError[] = [], status = 200): Outcome {
+  const { t } = req;
+  const grouped = key.secret.match(/.{1,4}/g)?.join(' ') ?? key.secret;
+  return page(
+    t.mfa.enrolTitle,
+    html`<section class="card">
+      <p>${t.mfa.step1}</p>
+      ${facts([[t.mfa.key, html`<code class="secret" translate="no">${grouped}</code>`]])}
+      <p><a href="${key.uri}">${t.mfa.openInApp}</a></p>
+      <p>${t.mfa.step2}</p>
+      ${errorSummary(t, errors)}
+      <form method="post" action="/console/account/second-factor/confirm" novalidate>
+        ${csrfField(req.csrf)}
+        ${field({ name: 'code', label: t.mfa.code, inputmode: 'numeric', autocomplete: 'one-time-code', required: true, maxlength: 6, autofocus: true, errors })}
+        <div class="actions"><button type="submit" class="primary">${t.mfa.confirm}</button></div>
+      </form>
+    </section>`,
+    status,
+  );
+}
+
+/** POST /console/account/second-factor: starts (or restarts) an enrolment; the factor is not asked until confirmed. */
+export const startSecondFactor: Handler<ConsoleDeps> = async (req, deps) => {
+  const doc = await deps.accounts.findById(accountOf(req));
+  if (!doc) throw new NotFoundError('No such account.');
+  // An active factor is replaced only by the operators' reset (`campus accounts mfa reset`).
+  if ((await deps.mfa.status(doc._id)).active) return redirect('/console/account');
+  const enrolment = await deps.mfa.enrol(doc._id, doc.email, { active: false });
+  req.ctx.state.log.info({ event: 'account.mfa_enrolment_started', accountId: doc._id }, 'second-factor enrolment started');
+  return enrolPage(req, enrolment);
+};
+
+/** POST /console/account/second-factor/confirm: a code from the app turns it on; the recovery codes are shown once. */
+export const confirmSecondFactor: Handler<ConsoleDeps> = async (req, deps) => {
+  const { t } = req;
+  const doc = await deps.accounts.findById(accountOf(req));
+  if (!doc) throw new NotFoundError('No such account.');
+  const pending = await deps.mfa.pendingSecret(doc._id, doc.email);
+  if (!pending) return redirect('/console/account');
+  const code = z.object({ code: text() }).parse(req.form).code;
+  if (!code) return enrolPage(req, pending, [{ field: 'code', message: t.mfa.missing }], 400);
+  let recoveryCodes: readonly string[] | null;
+  try {
+    recoveryCodes = await deps.mfa.confirm(doc._id, code.slice(0, 12));
+  } catch (err) {
+    if (!(err instanceof MfaLimited)) throw err;
+    req.ctx.set('Retry-After', String(err.retryAfterSeconds));
+    return enrolPage(req, pending, [{ field: 'code', message: t.mfa.throttled(Math.max(1, Math.ceil(err.retryAfterSeconds / 60))) }], 429);
+  }
+  if (!recoveryCodes) return enrolPage(req, pending, [{ field: 'code', message: t.mfa.wrongConfirm }], 422);
+  req.ctx.state.log.info({ event: 'account.mfa_enrolled', accountId: doc._id }, 'second factor turned on');
+  return page(
+    t.mfa.doneTitle,
+    html`<section class="card">
+      <p role="status">${t.mfa.recoveryShown}</p>
+      <ul class="recovery-codes" translate="no">
+        ${recoveryCodes.map((c) => html`<li><code>${c}</code></li>`)}
+      </ul>
+      <p><a class="button" href="/console/account">${t.mfa.backToAccount}</a></p>
+    </section>`,
+  );
+};
 
 const passwordForm = z.object({ currentPassword: text({ trim: false }), password: text({ trim: false }) });
 

@@ -3,6 +3,7 @@ import type { ApiKeyService } from '../../data/api-keys.js';
 import type { Database } from '../../data/database.js';
 import type { AccountService } from '../../oauth/accounts.js';
 import type { ClientService } from '../../oauth/clients.js';
+import type { MfaService } from '../../oauth/mfa.js';
 import type { SelfService } from '../../oauth/self-service.js';
 import type { Web } from '../web/web.js';
 
@@ -19,5 +20,6 @@ export interface ConsoleDeps {
   readonly clients: ClientService;
   readonly accounts: AccountService;
   readonly selfService: SelfService;
+  readonly mfa: MfaService;
   readonly now: () => Date;
 }

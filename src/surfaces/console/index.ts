@@ -7,7 +7,7 @@ import type { Section } from '../web/shell.js';
 import { WEB_CLIENT_ID } from '../web/signin.js';
 import type { Texts } from '../web/texts/index.js';
 import type { Web } from '../web/web.js';
-import { changePassword, deleteAccount, myAccount, signOutEverywhere } from './account.js';
+import { changePassword, confirmSecondFactor, deleteAccount, myAccount, signOutEverywhere, startSecondFactor } from './account.js';
 import { appDetail, appList, createApp, deleteApp, newApp, rotateAppSecret, updateApp } from './apps.js';
 import { connectedList, disconnect } from './connected.js';
 import type { ConsoleDeps } from './deps.js';
@@ -86,6 +86,8 @@ export function consoleRoutes(web: Web): RouteTable<ConsoleDeps> {
       { method: 'POST', path: '/console/account/password', handler: changePassword },
       { method: 'POST', path: '/console/account/sign-out-everywhere', handler: signOutEverywhere },
       { method: 'POST', path: '/console/account/delete', handler: deleteAccount },
+      { method: 'POST', path: '/console/account/second-factor', handler: startSecondFactor },
+      { method: 'POST', path: '/console/account/second-factor/confirm', handler: confirmSecondFactor },
     ],
   };
 }

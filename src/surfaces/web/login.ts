@@ -7,19 +7,32 @@ import { MAX_EMAIL_LENGTH, type AccountService } from '../../oauth/accounts.js';
 import { SERVICE_NAME, type ClientService } from '../../oauth/clients.js';
 import { loginScope, SUB_FIELD } from '../../oauth/login-scopes.js';
 import { ACCOUNT_PATHS, OAUTH_PATHS } from '../../oauth/constants.js';
+import { MfaLimited, type MfaService } from '../../oauth/mfa.js';
 import type { LoginThrottle } from '../../oauth/throttle.js';
 import { csrfField, errorSummary, field, type FieldError } from './components.js';
 import type { CsrfBinding } from './csrf.js';
 import { text, ticked } from './forms.js';
 import { html, type Html } from './html.js';
 import { page, SENT, type Outcome, type PageRequest, type RouteTable } from './routes.js';
+import type { CookieSealer } from './seal.js';
 
 export interface LoginDeps {
   readonly provider: Provider;
   readonly accounts: AccountService;
   readonly clients: ClientService;
   readonly throttle: LoginThrottle;
+  readonly mfa: MfaService;
+  /** Seals the login waiting for its second factor (./login.ts, SECOND_FACTOR_COOKIE). */
+  readonly sealer: CookieSealer;
+  readonly secure: boolean;
+  readonly now: () => Date;
 }
+
+/** The login whose password was right, waiting for its second factor: bound to the interaction, for a few minutes. */
+const SECOND_FACTOR_COOKIE = 'campus_second_factor';
+const SECOND_FACTOR_LIFETIME_MS = 5 * 60 * 1000;
+const secondFactorState = z.object({ uid: z.string(), accountId: z.number(), remember: z.boolean(), expiresAt: z.number() });
+type SecondFactorState = z.infer<typeof secondFactorState>;
 
 /** The shape of oidc-provider's interaction ids. */
 const UID = /^[A-Za-z0-9_-]{1,64}$/;
@@ -156,10 +169,139 @@ const submitLogin: Step = async (req, deps, interaction) => {
     return again(401, t.login.invalid);
   }
   await deps.throttle.succeeded(form.email, ctx.ip);
+  if (await deps.mfa.isActive(account._id)) {
+    // The password was right; the sign-in ends only with the second factor.
+    writeSecondFactor(ctx, deps, {
+      uid: interaction.uid,
+      accountId: account._id,
+      remember: form.remember,
+      expiresAt: deps.now().getTime() + SECOND_FACTOR_LIFETIME_MS,
+    });
+    ctx.state.log.info({ event: 'login.password_ok', accountId: account._id }, 'password right; second factor asked');
+    return secondFactorForm(req, false, []);
+  }
   ctx.state.log.info({ event: 'login.succeeded', accountId: account._id, remember: form.remember }, 'login succeeded');
   // Not remembered: a transient session, whose cookie ends with the browser (src/oauth/provider.ts, sessionTtl).
-  return finish(ctx, deps.provider, { login: { accountId: String(account._id), remember: form.remember } }, false);
+  return finish(ctx, deps.provider, { login: { accountId: String(account._id), remember: form.remember, amr: ['pwd'] } }, false);
 };
+
+/** GET …/:uid/second-factor[?recovery=1]: the second-factor form again (the app's code, or a recovery code). */
+const showSecondFactor: Step = async (req, deps, interaction) => {
+  if (interaction.prompt.name !== 'login' || !readSecondFactor(req.ctx, deps, interaction.uid)) throw new LoginExpired();
+  return secondFactorForm(req, req.query('recovery') === '1', []);
+};
+
+/** POST …/:uid/second-factor: a 6-digit code from the app or a recovery code ends the sign-in. */
+const submitSecondFactor: Step = async (req, deps, interaction) => {
+  const { t, ctx } = req;
+  const pending = interaction.prompt.name === 'login' ? readSecondFactor(ctx, deps, interaction.uid) : undefined;
+  if (!pending) throw new LoginExpired();
+  const form = z.object({ code: text(), recovery: text() }).parse(req.form);
+  const recovery = form.recovery === '1';
+  if (!form.code) return secondFactorForm(req, recovery, [{ field: 'code', message: t.mfa.missing }], 400);
+  let proven: Awaited<ReturnType<MfaService['verify']>>;
+  try {
+    proven = await deps.mfa.verify(pending.accountId, form.code.slice(0, 40));
+  } catch (err) {
+    if (!(err instanceof MfaLimited)) throw err;
+    ctx.set('Retry-After', String(err.retryAfterSeconds));
+    ctx.state.log.warn(
+      { event: 'login.second_factor_throttled', accountId: pending.accountId },
+      'second factor refused: too many wrong codes',
+    );
+    return secondFactorForm(
+      req,
+      recovery,
+      [{ field: 'code', message: t.mfa.throttled(Math.max(1, Math.ceil(err.retryAfterSeconds / 60))) }],
+      429,
+    );
+  }
+  if (!proven) {
+    ctx.state.log.info({ event: 'login.second_factor_failed', accountId: pending.accountId }, 'wrong second factor');
+    return secondFactorForm(req, recovery, [{ field: 'code', message: recovery ? t.mfa.wrongRecovery : t.mfa.wrong }], 401);
+  }
+  clearSecondFactor(ctx, deps);
+  ctx.state.log.info(
+    { event: 'login.succeeded', accountId: pending.accountId, remember: pending.remember, secondFactor: proven },
+    'login succeeded with a second factor',
+  );
+  // RFC 8176 method references: password, one-time password (a recovery code is one too), more than one factor.
+  const amr = proven === 'totp' ? ['pwd', 'otp', 'mfa'] : ['pwd', 'mfa'];
+  return finish(ctx, deps.provider, { login: { accountId: String(pending.accountId), remember: pending.remember, amr } }, false);
+};
+
+function writeSecondFactor(ctx: AppContext, deps: LoginDeps, state: SecondFactorState): void {
+  ctx.cookies.set(SECOND_FACTOR_COOKIE, deps.sealer.seal(state), {
+    httpOnly: true,
+    sameSite: 'lax',
+    secure: deps.secure,
+    path: OAUTH_PATHS.interaction,
+    overwrite: true,
+  });
+}
+
+function readSecondFactor(ctx: AppContext, deps: LoginDeps, uid: string): SecondFactorState | undefined {
+  const parsed = secondFactorState.safeParse(deps.sealer.open(ctx.cookies.get(SECOND_FACTOR_COOKIE)));
+  if (!parsed.success || parsed.data.uid !== uid || parsed.data.expiresAt <= deps.now().getTime()) return undefined;
+  return parsed.data;
+}
+
+function clearSecondFactor(ctx: AppContext, deps: LoginDeps): void {
+  ctx.cookies.set(SECOND_FACTOR_COOKIE, '', {
+    httpOnly: true,
+    sameSite: 'lax',
+    secure: deps.secure,
+    path: OAUTH_PATHS.interaction,
+    maxAge: 0,
+    overwrite: true,
+  });
+}
+
+/** The second step of a sign-in with two-step sign-in on: the app's 6-digit code, or (`recovery`) a recovery code. */
+function secondFactorForm(req: PageRequest, recovery: boolean, errors: FieldError[], status = 200): Outcome {
+  const { t } = req;
+  const base = `${OAUTH_PATHS.interaction}/${req.param('uid')}`;
+  return page(
+    recovery ? t.mfa.recoveryTitle : t.mfa.title,
+    html`<p>${recovery ? t.mfa.recoveryIntro : t.mfa.intro}</p>
+      ${errorSummary(t, errors)}
+      <form method="post" action="${base}/second-factor" class="card" novalidate>
+        ${csrfField(req.csrf)}
+        <input type="hidden" name="recovery" value="${recovery ? '1' : ''}" />
+        ${
+          recovery
+            ? field({
+                name: 'code',
+                label: t.mfa.recoveryCode,
+                hint: t.mfa.recoveryHint,
+                autocomplete: 'off',
+                required: true,
+                maxlength: 40,
+                autofocus: true,
+                errors,
+              })
+            : field({
+                name: 'code',
+                label: t.mfa.code,
+                inputmode: 'numeric',
+                autocomplete: 'one-time-code',
+                required: true,
+                maxlength: 6,
+                autofocus: true,
+                errors,
+              })
+        }
+        <div class="actions">
+          <button type="submit" class="primary">${t.mfa.submit}</button>
+          <button type="submit" class="secondary" formaction="${base}/abort" formnovalidate>${t.login.cancel}</button>
+        </div>
+      </form>
+      <p class="links">
+        <a href="${base}/second-factor${recovery ? '' : '?recovery=1'}">${recovery ? t.mfa.useApp : t.mfa.useRecovery}</a>
+      </p>`,
+    status,
+  );
+}
 
 const submitConsent: Step = async (req, deps, interaction) => {
   if (interaction.prompt.name !== 'consent') throw new LoginExpired();
@@ -344,6 +486,8 @@ export const loginRoutes: RouteTable<LoginDeps> = {
   routes: [
     { method: 'GET', path: `${OAUTH_PATHS.interaction}/:uid`, handler: loginStep(showInteraction) },
     { method: 'POST', path: `${OAUTH_PATHS.interaction}/:uid/login`, handler: loginStep(submitLogin) },
+    { method: 'GET', path: `${OAUTH_PATHS.interaction}/:uid/second-factor`, handler: loginStep(showSecondFactor) },
+    { method: 'POST', path: `${OAUTH_PATHS.interaction}/:uid/second-factor`, handler: loginStep(submitSecondFactor) },
     { method: 'POST', path: `${OAUTH_PATHS.interaction}/:uid/confirm`, handler: loginStep(submitConsent) },
     { method: 'POST', path: `${OAUTH_PATHS.interaction}/:uid/abort`, handler: loginStep(abort) },
   ],

@@ -86,6 +86,11 @@ export interface RouteTable<D> {
   /** Its forms end in a redirect to an app (login, consent): the page's CSP allows that. */
   readonly oauth?: boolean;
   /**
+   * Its pages need a fresh sign-in (the admin console): one at most FRESH_SIGN_IN_SECONDS old,
+   * and with a second factor when ADMIN_MFA=required (./web.ts, guard).
+   */
+  readonly freshSignIn?: boolean;
+  /**
    * Every other path under this prefix is a 404 page (after the access check, so a person who is
    * not signed in is sent to sign in first).
    */

@@ -7,10 +7,21 @@ import type { CookieSealer } from './seal.js';
  * session lives exactly as long as that grant: revoking it, anywhere, signs the pages out), a
  * nonce the CSRF tokens of its forms are bound to (./csrf.ts), and an absolute expiry.
  */
-const sessionSchema = z.object({ accountId: z.number(), grantId: z.string(), nonce: z.string(), expiresAt: z.number() });
+const sessionSchema = z.object({
+  accountId: z.number(),
+  grantId: z.string(),
+  nonce: z.string(),
+  expiresAt: z.number(),
+  // When the person last typed their password at the authorization server (ms), and whether that
+  // sign-in had a second factor: the admin console asks again after 15 minutes, and for the factor.
+  authTime: z.number().optional(),
+  mfa: z.boolean().optional(),
+});
 export type WebSession = z.infer<typeof sessionSchema>;
 
 export const SESSION_COOKIE = 'campus_web';
+/** The admin console's sign-ins are at most this old (seconds): then the password is asked again. */
+export const FRESH_SIGN_IN_SECONDS = 15 * 60;
 /** A console sign-in lasts at most a working day; the cookie itself ends with the browser. */
 export const SESSION_LIFETIME_MS = 12 * 3600 * 1000;
 

@@ -6,7 +6,7 @@ import type { AccountStore } from '../../data/accounts.js';
 import type { OAuthStore } from '../../data/oauth-store.js';
 import { AccessTokenRejected, type AccessTokenVerifier } from '../../oauth/access-token.js';
 import type { ClientService } from '../../oauth/clients.js';
-import { OAUTH_PATHS, SELF_READ } from '../../oauth/constants.js';
+import { COOKIE_NAMES, OAUTH_PATHS, SELF_READ, WEB_CLIENT_ID } from '../../oauth/constants.js';
 import { linkButton } from './components.js';
 import { wayBack } from './errors.js';
 import { html } from './html.js';
@@ -24,7 +24,7 @@ import { WEB_PATHS, type Web } from './web.js';
  */
 
 /** The first-party client of our pages (registered at start-up; PKCE, no secret). */
-export const WEB_CLIENT_ID = 'campus-web';
+export { WEB_CLIENT_ID };
 const SIGNIN_COOKIE = 'campus_web_signin';
 const SIGNIN_LIFETIME_MS = 10 * 60 * 1000;
 
@@ -75,6 +75,14 @@ const signIn: Handler<SignInDeps> = async (req, deps) => {
     code_challenge_method: 'S256',
     ui_locales: req.lang,
   });
+  // The admin console sends people back here for a fresh sign-in (./web.ts, freshSignIn): after
+  // 15 minutes the password (and second factor) is asked again whatever "keep me signed in"
+  // said (OpenID Connect max_age), and a sign-in without the second factor starts over.
+  const reauth = req.query('reauth');
+  // The pages know the age of the sign-in themselves (its auth_time, ./web.ts): OpenID Connect's
+  // max_age would need the openid scope, which this client does not ask for, so the login form
+  // is asked for outright (prompt=login).
+  if (reauth === 'age' || reauth === 'login') query.set('prompt', 'login');
   return redirect(`${deps.config.urls.auth}${OAUTH_PATHS.authorize}?${query.toString()}`);
 };
 
@@ -109,27 +117,40 @@ const callback: Handler<SignInDeps> = async (req, deps) => {
   });
   const account = verified && /^\d+$/.test(verified.sub) ? await deps.accounts.findById(Number(verified.sub)) : null;
   if (!verified || !account) return failed();
+  const authTime = verified.claims['auth_time'];
+  const amr = verified.claims['amr'];
   deps.web.sessions.write(ctx, {
     accountId: account._id,
     grantId: verified.grantId,
     nonce: randomBytes(16).toString('base64url'),
     expiresAt: deps.web.now().getTime() + SESSION_LIFETIME_MS,
+    ...(typeof authTime === 'number' ? { authTime: authTime * 1000 } : {}),
+    mfa: Array.isArray(amr) && amr.includes('mfa'),
   });
   ctx.state.log.info({ event: 'web.signin', accountId: account._id }, 'signed in to the consoles');
   return redirect(pending.next);
 };
 
-/** POST /web/signout: ends the grant (so every page of this sign-in is signed out) and the school sign-in. */
+/**
+ * POST /web/signout: ends the grant (so every page of this sign-in is signed out) and, in the
+ * same step, this browser's sign-in at the authorization server, with no second confirmation
+ * page: on a shared computer the next person must not open /admin from a sign-in left behind
+ * ("keep me signed in" included). The form is the confirmation (it carries the session's CSRF token).
+ */
 const signOut: Handler<SignInDeps> = async (req, deps) => {
-  const session = deps.web.session(req.ctx);
+  const { ctx } = req;
+  const session = deps.web.session(ctx);
   if (session) await deps.grants.revokeGrant(session.grantId);
-  deps.web.sessions.clear(req.ctx);
-  const query = new URLSearchParams({
-    client_id: WEB_CLIENT_ID,
-    post_logout_redirect_uri: `${deps.config.urls.auth}${WEB_PATHS.signedOut}`,
-    ui_locales: req.lang,
-  });
-  return redirect(`${deps.config.urls.auth}${OAUTH_PATHS.logout}?${query.toString()}`);
+  deps.web.sessions.clear(ctx);
+  // The provider's session cookie holds its id (the cookie's signature only guards against
+  // forging one; deleting by a forged id deletes nothing that its sender could not already end).
+  const loginSession = ctx.cookies.get(COOKIE_NAMES.session);
+  if (loginSession) await deps.grants.destroy('Session', loginSession);
+  for (const name of [COOKIE_NAMES.session, `${COOKIE_NAMES.session}.sig`]) {
+    ctx.cookies.set(name, '', { httpOnly: true, sameSite: 'lax', secure: deps.web.secure, path: '/', maxAge: 0, overwrite: true });
+  }
+  ctx.state.log.info({ event: 'web.signout', accountId: session?.accountId }, 'signed out of the consoles and the school sign-in');
+  return redirect(WEB_PATHS.signedOut);
 };
 
 const signedOut: Handler<SignInDeps> = async (req, deps) =>

@@ -3,6 +3,7 @@ import type { Middleware } from 'koa';
 import compose from 'koa-compose';
 import { STAFF_ROLES, type AccountPrincipal } from '../../auth/principal.js';
 import type { Config } from '../../config/index.js';
+import { AccountMfaStore } from '../../data/account-mfa.js';
 import { AccountStore } from '../../data/accounts.js';
 import type { Database } from '../../data/database.js';
 import { OAuthStore } from '../../data/oauth-store.js';
@@ -13,12 +14,12 @@ import { anonymousBinding, Csrf, type CsrfBinding } from './csrf.js';
 import { errorView, RoleRequiredError, wantsPage } from './errors.js';
 import { Flashes, type Flash } from './flash.js';
 import { formFields, urlencodedForm } from './forms.js';
-import type { Html } from './html.js';
+import { html, type Html } from './html.js';
 import { chooseLang, otherLangHref, type Lang } from './lang.js';
 import { multipartForm, uploadOf } from './multipart.js';
 import type { Access, Outcome, PageRequest, RouteTable } from './routes.js';
 import { CookieSealer } from './seal.js';
-import { Sessions, type WebSession } from './session.js';
+import { FRESH_SIGN_IN_SECONDS, Sessions, type WebSession } from './session.js';
 import { renderShell, sendPage, setPageHeaders, type Section, type SiteLinks } from './shell.js';
 import { textsOf, type Texts } from './texts/index.js';
 
@@ -67,6 +68,7 @@ export class Web {
   readonly links: SiteLinks;
   private readonly accounts: AccountStore;
   private readonly grants: OAuthStore;
+  private readonly secondFactors: AccountMfaStore;
   /** The language chosen for each request, so the shell and the page never disagree. */
   private readonly chosen = new WeakMap<object, Lang>();
 
@@ -82,6 +84,7 @@ export class Web {
     this.anonymousForms = anonymousBinding(this.secure);
     this.accounts = new AccountStore(db);
     this.grants = new OAuthStore(db, now);
+    this.secondFactors = new AccountMfaStore(db);
     // The docs are served by the data surface, which may live at another address (BASE_URL).
     this.links = {
       home: '/',
@@ -133,7 +136,7 @@ export class Web {
    * Lets the request through when `access` allows it: anyone; or a signed-in account (else a 303
    * to sign in, which comes back here); or one with a role of `access` (else a 403 page).
    */
-  guard(access: Access): AppMiddleware {
+  guard(access: Access, freshSignIn = false): AppMiddleware {
     return async (ctx, next) => {
       if (access === 'anyone') return next();
       const account = await this.identify(ctx);
@@ -144,8 +147,42 @@ export class Web {
         return;
       }
       if (access !== 'signed-in' && !access.includes(account.role)) throw new RoleRequiredError(access);
+      if (freshSignIn && !(await this.freshEnough(ctx, account))) return;
       await next();
     };
+  }
+
+  /**
+   * The admin console's door: with ADMIN_MFA=required an account without a second factor is
+   * sent to set one up (403 page), and a sign-in made without it starts over (prompt=login); a
+   * sign-in older than FRESH_SIGN_IN_SECONDS is asked again (max_age), whatever "keep me signed
+   * in" said. False when the request was answered here.
+   */
+  private async freshEnough(ctx: AppContext, account: AccountPrincipal): Promise<boolean> {
+    const session = this.sessions.read(ctx);
+    const again = (reauth: 'age' | 'login') => {
+      ctx.status = 303;
+      ctx.redirect(`${WEB_PATHS.signIn}?next=${encodeURIComponent(ctx.originalUrl)}&reauth=${reauth}`);
+      return false;
+    };
+    if (this.config.adminMfa === 'required' && !session?.mfa) {
+      if (!(await this.secondFactors.find(account.accountId))?.active) {
+        const t = this.texts(ctx);
+        ctx.state.log.warn(
+          { event: 'admin.second_factor_missing', accountId: account.accountId },
+          'admin console refused: no second factor',
+        );
+        this.render(ctx, 403, {
+          title: t.mfa.adminNeededTitle,
+          content: html`<p role="alert">${t.mfa.adminNeeded}</p>
+            <p><a class="button" href="/console/account">${t.mfa.adminSetUp}</a></p>`,
+        });
+        return false;
+      }
+      return again('login');
+    }
+    if (!session?.authTime || this.now().getTime() - session.authTime > FRESH_SIGN_IN_SECONDS * 1000) return again('age');
+    return true;
   }
 
   /**
@@ -201,7 +238,7 @@ export class Web {
    */
   mount<D>(table: RouteTable<D>, deps: D): AppMiddleware {
     const router = new Router<RequestState>();
-    const guard = this.guard(table.access);
+    const guard = this.guard(table.access, table.freshSignIn === true);
     for (const route of table.routes) {
       const steps: AppMiddleware[] = [guard];
       if (route.method === 'POST') {

@@ -35,6 +35,19 @@ export const AUDIT_LOG = /* GraphQL */ `
       undoes
       supersededBy
       undoable
+      error
+      interrupted
+      recoveredAt
+      recoveredBy
+    }
+    interrupted: auditBatches(limit: 10, interrupted: true) {
+      id
+      at
+      actor
+      action
+      summary
+      recoveredAt
+      recoveredBy
     }
     resets: auditBatches(limit: 1, action: RESET) {
       id
