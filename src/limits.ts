@@ -20,6 +20,9 @@ export const RANGES = {
   dormitoryRoom: { min: 1, max: 9999 },
 } as const satisfies Record<string, Range>;
 
+/** Events per answer of the change feed (GET /v1/changes, GraphQL `changes`): the range and the default. */
+export const CHANGES_LIMIT = { min: 1, max: 1000, default: 100 } as const;
+
 /** Characters of a text filter (name, email, clubName, projectName), in REST and GraphQL alike. */
 export const MAX_TEXT_LENGTH = 100;
 

@@ -1,9 +1,9 @@
 import { LRUCache } from 'lru-cache';
-import { assertScope, type ApiKeyPrincipal } from '../auth/principal.js';
+import { assertScope, holdsScope, type ApiKeyPrincipal } from '../auth/principal.js';
 import type { ApiScope } from '../data/__generated__/enums.js';
 import { ApiKeyService, UUID_PATTERN, type KeyMatch } from '../data/api-keys.js';
 import type { Database } from '../data/database.js';
-import { UnauthorizedError } from '../errors/index.js';
+import { ForbiddenError, UnauthorizedError } from '../errors/index.js';
 import type { AppMiddleware } from './context.js';
 import type { FailureLimiter } from './rate-limit.js';
 
@@ -118,9 +118,14 @@ export function apiKey(authenticator: ApiKeyAuthenticator, failures?: FailureLim
 }
 
 /** 403 unless the authenticated key holds `scope`. */
-export function requireScope(scope: ApiScope): AppMiddleware {
+export function requireScope(scope: ApiScope, ...others: ApiScope[]): AppMiddleware {
   return (ctx, next) => {
-    assertScope(ctx.state.apiKey, scope);
+    const principal = ctx.state.apiKey;
+    // Several scopes: any one admits (the change feed shows what each allows).
+    if (others.length === 0 || !principal) assertScope(principal, scope);
+    else if (![scope, ...others].some((one) => holdsScope(principal, one))) {
+      throw new ForbiddenError(`This API key holds none of the scopes this endpoint takes (any of ${[scope, ...others].join(', ')}).`);
+    }
     return next();
   };
 }

@@ -13,8 +13,10 @@ import {
   StudentSortBy,
 } from '../data/__generated__/enums.js';
 import { requireClass, resolveDateRange } from '../graphql/dates.js';
-import { RANGES } from '../limits.js';
+import { CHANGES_LIMIT, RANGES } from '../limits.js';
 import type {
+  RestChangesQuery,
+  RestChangesQueryVariables,
   RestClubsQuery,
   RestClubsQueryVariables,
   RestMealsQuery,
@@ -28,6 +30,7 @@ import type {
   RestTimetablesQuery,
   RestTimetablesQueryVariables,
 } from './__generated__/operations.js';
+import { CHANGES_OPERATION } from './operations/changes.js';
 import { CLUBS_OPERATION } from './operations/clubs.js';
 import { MEALS_OPERATION, SCHEDULES_OPERATION, TIMETABLES_OPERATION } from './operations/neis.js';
 import { PROJECTS_OPERATION } from './operations/projects.js';
@@ -42,7 +45,11 @@ import { boolParam, dateParam, defined, enumParam, intParam, textParam } from '.
  */
 export interface Endpoint {
   readonly path: `/v1/${string}`;
-  readonly scope: ApiScope;
+  /**
+   * The scope a key needs; a list means any one of them, and the answer then depends on which the
+   * key holds (the change feed filters its events by them), so it is cached per set of scopes.
+   */
+  readonly scope: ApiScope | readonly ApiScope[];
   /** One line, Korean and English: the OpenAPI document shows both (Korean first), the README the English. */
   readonly summary: { readonly ko: string; readonly en: string };
   /** Every query parameter (docs/spec.md and docs/decisions.md); unknown ones are ignored. */
@@ -58,7 +65,7 @@ export interface Endpoint {
 /** Types one row against its operation's generated types, then erases them for the table. */
 function endpoint<Q extends z.ZodObject, TVariables extends Record<string, unknown>, TData>(row: {
   path: `/v1/${string}`;
-  scope: ApiScope;
+  scope: ApiScope | readonly ApiScope[];
   summary: { ko: string; en: string };
   query: Q;
   operation: string;
@@ -142,6 +149,20 @@ const projectsQuery = z.object({
   ...paging,
   sortBy: described(enumParam(ProjectSortBy), '정렬 기준; 없으면 ID 순, 같으면 ID 순.', 'Sort key; id order when omitted, id breaks ties.'),
   sortDirection,
+});
+
+/** The scopes an endpoint takes, as a list (any one of them admits). */
+export function endpointScopes(endpoint: Pick<Endpoint, 'scope'>): readonly ApiScope[] {
+  return typeof endpoint.scope === 'string' ? [endpoint.scope] : endpoint.scope;
+}
+
+const changesQuery = z.object({
+  after: described(
+    textParam(),
+    '이 커서 다음의 이벤트부터 (nextCursor 또는 이벤트 id); 없으면 보관된 가장 오래된 것부터.',
+    'Events after this cursor (a nextCursor or an event id); none: from the oldest kept.',
+  ),
+  limit: described(intParam(CHANGES_LIMIT), '한 번에 받을 이벤트 수 (기본 100).', 'Events per answer (default 100).'),
 });
 
 /** The date parameters of every NEIS endpoint (docs/decisions.md, "Meals and schedules"). */
@@ -233,5 +254,17 @@ export const ENDPOINTS: readonly Endpoint[] = [
       ...resolveDateRange(dates, today()),
     }),
     data: (result: RestTimetablesQuery) => result.timetables,
+  }),
+  endpoint({
+    path: '/v1/changes',
+    scope: [ApiScope.StudentRead, ApiScope.ClubRead, ApiScope.ProjectRead],
+    summary: {
+      ko: '학생, 동아리, 프로젝트의 변경 이벤트를 커밋 순서로 (키의 범위에 맞는 것만; 30일 보관).',
+      en: "Change events of students, clubs and projects in commit order (those the key's scopes allow; kept 30 days).",
+    },
+    query: changesQuery,
+    operation: CHANGES_OPERATION,
+    variables: ({ after, limit }): RestChangesQueryVariables => defined({ after, limit }),
+    data: (result: RestChangesQuery) => result.changes,
   }),
 ];

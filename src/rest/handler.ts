@@ -7,7 +7,7 @@ import { runOperation, type GraphQLServer } from '../graphql/server.js';
 import type { AppContext, AppMiddleware } from '../http/context.js';
 import { COMPRESS_MIN_BYTES, codedEtag, negotiateCoding, type ContentCoding } from '../http/compression.js';
 import { successEnvelope } from '../http/envelope.js';
-import type { Endpoint } from './endpoints.js';
+import { endpointScopes, type Endpoint } from './endpoints.js';
 import { memoByQueryString, parseQuery } from './params.js';
 import { etagOf, matchesIfNoneMatch, type CachedAnswer, type ResponseCache } from './response-cache.js';
 
@@ -52,6 +52,7 @@ interface Lookup {
 export function endpointSteps(endpoint: Endpoint, deps: RestDeps): EndpointSteps {
   const parse = memoByQueryString((query) => parseQuery(endpoint.query, query));
   const today = () => todayIn(deps.timeZone, deps.now());
+  const scopes = endpointScopes(endpoint);
   /** A lookup made by notModified, for the handler of the same request. */
   const looked = new WeakMap<AppContext, Lookup>();
   const lookup = async (ctx: AppContext): Promise<Lookup> => {
@@ -60,14 +61,16 @@ export function endpointSteps(endpoint: Endpoint, deps: RestDeps): EndpointSteps
       parse(ctx.querystring, () => ctx.query),
       today,
     );
-    const key = `${endpoint.path} ${JSON.stringify(variables)}`;
+    // An answer that depends on which of its scopes the key holds is cached per set of them.
+    const held = scopes.length > 1 ? ` ${scopes.filter((scope) => holdsScope(ctx.state.apiKey, scope)).join(',')}` : '';
+    const key = `${endpoint.path} ${JSON.stringify(variables)}${held}`;
     const { data: version } = deps.db.versions.peek() ?? (await deps.db.versions.current());
     return { variables, key, version, answer: deps.cache.get(key, version) };
   };
   return {
     async notModified(ctx, next) {
       const ifNoneMatch = ctx.get('If-None-Match');
-      if (!ifNoneMatch || !holdsScope(ctx.state.apiKey, endpoint.scope)) return next();
+      if (!ifNoneMatch || !scopes.some((scope) => holdsScope(ctx.state.apiKey, scope))) return next();
       let found: Lookup;
       try {
         found = await lookup(ctx);

@@ -29,7 +29,7 @@ import {
 import { z } from 'zod';
 import { BadRequestError, statusName } from '../errors/index.js';
 import { buildSchema } from '../graphql/schema.js';
-import { ENDPOINTS, type Endpoint } from './endpoints.js';
+import { ENDPOINTS, endpointScopes, type Endpoint } from './endpoints.js';
 
 /**
  * The OpenAPI 3.1 document of the REST data API, built from the endpoint table
@@ -146,15 +146,28 @@ function dataOperation(endpoint: Endpoint, schema: GraphQLSchema): OperationObje
   return {
     operationId: `get${segments.map((s) => s.charAt(0).toUpperCase() + s.slice(1)).join('')}`,
     summary: bilingual(endpoint.summary),
-    description: `범위(scope) \`${endpoint.scope}\`가 있는 API 키가 필요합니다. / Needs an API key with the \`${endpoint.scope}\` scope.`,
+    description: scopeText(endpointScopes(endpoint)),
     tags: segments.slice(0, 1),
-    security: [{ [API_KEY_SCHEME]: [endpoint.scope] }],
+    security: [{ [API_KEY_SCHEME]: [...endpointScopes(endpoint)] }],
     parameters: [...describeParameters(endpoint, schema), IF_NONE_MATCH],
     responses: {
       200: successResponse(endpoint, schema),
-      ...Object.fromEntries(STATUS_RESPONSES.map(({ status }) => [status, { $ref: `#/components/responses/${statusName(status)}` }])),
+      ...Object.fromEntries(
+        STATUS_RESPONSES.filter(({ onlyFor }) => onlyFor === undefined || onlyFor === endpoint.path).map(({ status }) => [
+          status,
+          { $ref: `#/components/responses/${statusName(status)}` },
+        ]),
+      ),
     },
   };
+}
+
+/** Which scope an operation needs, both languages. */
+function scopeText(scopes: readonly string[]): string {
+  if (scopes.length === 1)
+    return `범위(scope) \`${scopes[0]}\`가 있는 API 키가 필요합니다. / Needs an API key with the \`${scopes[0]}\` scope.`;
+  const list = scopes.map((s) => `\`${s}\``).join(', ');
+  return `범위(scope) ${list} 중 하나가 있는 API 키가 필요하며, 키가 가진 범위의 이벤트만 받습니다. / Needs an API key with any of ${list}; it receives the events its scopes allow.`;
 }
 
 const HEALTH_PATH = '/v1/health';
@@ -483,6 +496,12 @@ const SCALARS: Readonly<Record<string, JsonSchema>> = {
   ID: { type: 'string' },
   Long: { type: 'integer', format: 'int64' },
   LocalDate: { type: 'string', format: 'date' },
+  // An event's data (schema/changes.graphql): {before, after} in the REST shapes, or a batch's counts.
+  JSON: {
+    type: 'object',
+    description:
+      '{before, after} in the REST shapes (null for the side that does not exist), or for batch.completed {kind, summary, records, counts}.',
+  },
 };
 
 /** A schema that also allows null: `type` gains "null", an `enum` gains null. */
@@ -552,6 +571,8 @@ interface StatusResponse {
   readonly sometimes?: readonly HeaderName[];
   /** 304 has no body. */
   readonly noBody?: boolean;
+  /** Answered by this endpoint only (410: a change-feed cursor past its retention). */
+  readonly onlyFor?: string;
 }
 
 /**
@@ -588,6 +609,13 @@ const STATUS_RESPONSES: readonly StatusResponse[] = [
     status: 405,
     description: '허용되지 않는 메서드. / Another method than GET or HEAD; Allow lists them (OPTIONS answers 204).',
     headers: ['Allow'],
+  },
+  {
+    status: 410,
+    description:
+      '커서가 보관 기간(30일)보다 오래됨. / The cursor is older than the 30 days of events the feed keeps; read the data afresh, then follow the feed anew.',
+    headers: RATE_LIMIT_HEADERS,
+    onlyFor: '/v1/changes',
   },
   {
     status: 429,

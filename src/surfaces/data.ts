@@ -1,6 +1,7 @@
 import Router from '@koa/router';
 import bodyParser from 'koa-bodyparser';
 import compose from 'koa-compose';
+import type { ApiScope } from '../data/__generated__/enums.js';
 import { Gate } from '../data/budget.js';
 import { MethodNotAllowedError } from '../errors/index.js';
 import { createContext } from '../graphql/context.js';
@@ -15,7 +16,7 @@ import { healthHandler } from '../http/health.js';
 import { FailureLimiter, KeyRateLimiter, costCharge, rateLimit } from '../http/rate-limit.js';
 import { UsageRecorder, countUsage } from '../http/usage.js';
 import { startNeisBackground } from '../neis/background.js';
-import { ENDPOINTS } from '../rest/endpoints.js';
+import { ENDPOINTS, endpointScopes } from '../rest/endpoints.js';
 import { endpointSteps, type RestDeps } from '../rest/handler.js';
 import { buildOpenApiDocument } from '../rest/openapi.js';
 import { ResponseCache } from '../rest/response-cache.js';
@@ -76,7 +77,7 @@ export async function createDataSurface(deps: AppDeps): Promise<Surface> {
   for (const asset of docsAssets()) routes.get(asset.path, asset.handler);
   for (const endpoint of ENDPOINTS) {
     const steps = endpointSteps(endpoint, rest);
-    routes.get(endpoint.path, ...door, steps.notModified, limited, requireScope(endpoint.scope), steps.serve);
+    routes.get(endpoint.path, ...door, steps.notModified, limited, requireScope(...scopesOf(endpoint)), steps.serve);
   }
   // GraphQL for dashboards: any valid key; each root field checks its own scope; a document
   // pays for its cost and waits for one of the process's execution slots.
@@ -97,6 +98,13 @@ export async function createDataSurface(deps: AppDeps): Promise<Surface> {
       await graphql.stop();
     },
   };
+}
+
+/** An endpoint's scopes as requireScope takes them: one, then any others that admit too. */
+function scopesOf(endpoint: (typeof ENDPOINTS)[number]): [ApiScope, ...ApiScope[]] {
+  const [first, ...others] = endpointScopes(endpoint);
+  if (!first) throw new Error(`${endpoint.path} names no scope`);
+  return [first, ...others];
 }
 
 /**

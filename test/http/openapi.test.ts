@@ -19,12 +19,15 @@ import {
 import { z } from 'zod';
 import { addDays, todayIn } from '../../src/calendar.js';
 import { API_SCOPES } from '../../src/data/api-keys.js';
+import { pruneEvents } from '../../src/data/school/events.js';
+import { CLI_ACTOR } from '../../src/data/school/types.js';
+import { SchoolWriter } from '../../src/data/school/writes.js';
 import { seedDemoSchool } from '../../src/data/seed/demo.js';
 import { statusName } from '../../src/errors/index.js';
 import { buildSchema } from '../../src/graphql/schema.js';
 import { createLogger } from '../../src/logger.js';
 import { DEMO_DAYS_AFTER, DEMO_DAYS_BEFORE, seedDemoNeis } from '../../src/neis/seed.js';
-import { ENDPOINTS, type Endpoint } from '../../src/rest/endpoints.js';
+import { ENDPOINTS, endpointScopes, type Endpoint } from '../../src/rest/endpoints.js';
 import {
   buildOpenApiDocument,
   type HeaderObject,
@@ -141,6 +144,8 @@ const SCALAR_JSON: Record<string, { type: string; format?: string }> = {
   String: { type: 'string' },
   Boolean: { type: 'boolean' },
   LocalDate: { type: 'string', format: 'date' },
+  // An event's data (schema/changes.graphql): always an object.
+  JSON: { type: 'object' },
 };
 
 /** Asserts a JSON Schema says what a GraphQL type says: nullability, lists, objects, enum values, scalars. */
@@ -227,10 +232,10 @@ describe('OpenAPI: the document', () => {
     expect(Object.keys(doc.paths).sort()).to.deep.equal([...ENDPOINTS.map((e) => e.path), '/v1/health'].sort());
     for (const endpoint of ENDPOINTS) {
       const operation = operationOf(doc, endpoint.path);
-      expect(operation.security, endpoint.path).to.deep.equal([{ apiKey: [endpoint.scope] }]);
+      expect(operation.security, endpoint.path).to.deep.equal([{ apiKey: [...endpointScopes(endpoint)] }]);
       // Korean first, then English (src/rest/openapi.ts `bilingual`).
       expect(operation.summary).to.equal(`${endpoint.summary.ko} / ${endpoint.summary.en}`);
-      expect(operation.description).to.include(endpoint.scope);
+      for (const scope of endpointScopes(endpoint)) expect(operation.description).to.include(scope);
     }
     expect(operationOf(doc, '/v1/health').security).to.deep.equal([]);
   });
@@ -308,6 +313,7 @@ describe('OpenAPI: the document', () => {
       '/v1/neis/meals': [],
       '/v1/neis/schedules': [],
       '/v1/neis/timetables': ['grade', 'classNum'],
+      '/v1/changes': [],
     });
     // Defaults of src/limits.ts (through the schema), of the schema's inputs, and of a row itself.
     expect(parameter('/v1/students', 'size')?.schema.default).to.equal(300);
@@ -321,6 +327,8 @@ describe('OpenAPI: the document', () => {
 
   it('gives every data endpoint every status it can answer, in the envelope with the status names of src/errors', () => {
     for (const path of ENDPOINTS.map((e) => e.path)) {
+      // 410 only where a cursor can outlive its events (the change feed).
+      const gone = path === '/v1/changes' ? [410] : [];
       expect(Object.keys(operationOf(doc, path).responses), path).to.have.members([
         '200',
         '304',
@@ -328,11 +336,12 @@ describe('OpenAPI: the document', () => {
         '401',
         '403',
         '405',
+        ...gone.map(String),
         '429',
         '500',
         '503',
       ]);
-      for (const status of [400, 401, 403, 405, 429, 500, 503]) {
+      for (const status of [400, 401, 403, 405, ...gone, 429, 500, 503]) {
         const properties = response(doc, path, status).content?.['application/json']?.schema.properties as Record<string, JsonSchema>;
         expect(properties.status, `${path} ${status}`).to.deep.equal({ type: 'string', const: statusName(status) });
         expect(properties.code).to.deep.equal({ type: 'integer', const: status });
@@ -472,6 +481,8 @@ describe('OpenAPI: served, and real answers validate against it', function () {
   for (const endpoint of ENDPOINTS) {
     it(`${endpoint.path}: 200 (demo data), 304, 400, 401, 403 and 405 answers match the document`, async () => {
       const path = endpoint.path;
+      // The change feed has events once the school changes (an admin's edit through the one write path).
+      if (path === '/v1/changes') await new SchoolWriter(t.db, CLI_ACTOR).updateProject(1, { description: 'Changed for the feed' });
       const ok = await t.request(`${path}${richQuery(endpoint)}`, { headers: { 'X-API-KEY': key } });
       const body = (await expectDocumented(ok, path, 200)) as { data: unknown };
       const records = Array.isArray(body.data) ? body.data : Object.values(body.data as object).find(Array.isArray);
@@ -487,9 +498,14 @@ describe('OpenAPI: served, and real answers validate against it', function () {
       const [first] = Object.keys(zodParameters(endpoint));
       await expectDocumented(await t.request(`${path}?${first}=1&${first}=2`, { headers: { 'X-API-KEY': key } }), path, 400);
       await expectDocumented(await t.request(path), path, 401);
-      const without = await issueKey(t.db, { scopes: API_SCOPES.filter((s) => s !== endpoint.scope) });
+      const without = await issueKey(t.db, { scopes: API_SCOPES.filter((s) => !endpointScopes(endpoint).includes(s)) });
       await expectDocumented(await t.request(path, { headers: { 'X-API-KEY': without } }), path, 403);
       await expectDocumented(await t.request(path, { method: 'POST', headers: { 'X-API-KEY': key } }), path, 405);
+      if (path === '/v1/changes') {
+        // Past the retention: a later change prunes the events, and the old cursor is 410.
+        await pruneEvents(t.db, new Date(Date.now() + 31 * 24 * 3600 * 1000));
+        await expectDocumented(await t.request(`${path}?after=0`, { headers: { 'X-API-KEY': key } }), path, 410);
+      }
     });
   }
 

@@ -35,6 +35,9 @@ const auditBatchSchema = new Schema(
     recoveredBy: { type: String, default: null },
     /** How many documents of `school_journal` hold its write-ahead journal while it is APPLYING. */
     journalChunks: { type: Number, default: 0 },
+    /** The sequence numbers of its change-feed events (src/data/school/events.ts), deleted if it rolls back. */
+    eventFirst: { type: Number, default: null },
+    eventLast: { type: Number, default: null },
   },
   { versionKey: false, collection: 'audit_batches' },
 );

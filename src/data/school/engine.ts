@@ -5,7 +5,8 @@ import type { Database } from '../database.js';
 import { isDatabaseUnreachable, isDuplicateKey } from '../errors.js';
 import { Lease, describeHolder, isAbandoned, type LeaseDoc } from '../lease.js';
 import type { AuditBatchDoc, AuditEntryDoc } from '../models/audit.model.js';
-import { normalizeClub, normalizeProject, normalizeStudent, rememberHighestIds } from './state.js';
+import { dropEvents, planEvents, pruneEvents, takeSequence, writeEvents } from './events.js';
+import { SchoolState, normalizeClub, normalizeProject, normalizeStudent, rememberHighestIds } from './state.js';
 import type { Actor, BatchRequest, DocOf, RecordDiff, SchoolDoc, SchoolEntity, ValueChange } from './types.js';
 
 /*
@@ -186,11 +187,25 @@ export async function commitBatch(
 ): Promise<string | null> {
   if (request.changes.length === 0) return null;
   const at = options.now ?? new Date();
-  const batchId = await journalBatch(db, request, at);
+  const batchId = randomUUID();
+  // The change feed's events (src/data/school/events.ts), planned from the school as it is now
+  // and numbered under this lease; their range goes into the batch so a rollback removes them.
+  const school = await SchoolState.load(db);
+  const planned = planEvents(
+    { students: [...school.all('STUDENT')], clubs: [...school.all('CLUB')], projects: [...school.all('PROJECT')] },
+    request,
+    batchId,
+    at,
+  );
+  const first = await takeSequence(db, planned.length);
+  await journalBatch(db, request, at, { batchId, eventFirst: first, eventLast: first + planned.length - 1 });
   try {
     await applyDiffs(db, request.changes, options.onProgress ? { onWritten: options.onProgress } : {});
     if (options.highestIds) await rememberHighestIds(db, options.highestIds);
     await writeEntries(db, batchId, request, at, 'APPLIED');
+    // The outbox: written before the batch settles, so they commit with it (the APPLIED write
+    // below) or are removed with it; the feed never reads them while the batch is APPLYING.
+    await writeEvents(db, planned, first);
   } catch (err) {
     await rollBack(db, batchId, request.changes, err);
     if (isDatabaseUnreachable(err)) throw err;
@@ -199,6 +214,9 @@ export async function commitBatch(
   // The batch settles in one write; its journal is then of no more use.
   await batches(db).updateOne({ _id: batchId }, { $set: { status: 'APPLIED' } });
   await dropJournal(db, batchId, Math.ceil(request.changes.length / JOURNAL_CHUNK)).catch(() => {});
+  // Events past their retention go as the feed grows, before the version moves, so no cached
+  // page of the feed outlives the events it was read from.
+  await pruneEvents(db, at).catch(() => {});
   await db.versions.bump('data');
   return batchId;
 }
@@ -211,8 +229,13 @@ export async function commitBatch(
  * entries, one per record and growing with every change, took seconds to search by batch once a
  * few imports had piled up). Returns the batch id.
  */
-export async function journalBatch(db: Database, request: BatchRequest, at: Date): Promise<string> {
-  const batchId = randomUUID();
+export async function journalBatch(
+  db: Database,
+  request: BatchRequest,
+  at: Date,
+  ids: { batchId?: string; eventFirst?: number; eventLast?: number } = {},
+): Promise<string> {
+  const batchId = ids.batchId ?? randomUUID();
   const actor = actorFields(request.actor);
   const chunks = Math.ceil(request.changes.length / JOURNAL_CHUNK);
   await batches(db).insertOne({
@@ -231,6 +254,8 @@ export async function journalBatch(db: Database, request: BatchRequest, at: Date
     recoveredAt: null,
     recoveredBy: null,
     journalChunks: chunks,
+    eventFirst: ids.eventFirst ?? null,
+    eventLast: ids.eventLast ?? null,
   });
   const docs: JournalChunk[] = [];
   for (let chunk = 0; chunk < chunks; chunk++) {
@@ -380,6 +405,8 @@ async function rollBack(
         batch.actorKind === 'CLI' ? { kind: 'CLI' } : { kind: 'ACCOUNT', accountId: batch.actorId ?? 0, email: batch.actorEmail ?? '' };
       await writeEntries(db, batchId, { actor, action: batch.action, changes: diffs }, batch.at, 'ROLLED_BACK');
     }
+    // Its events go before it settles: no event exists for a change that did not commit.
+    if (batch) await dropEvents(db, { first: batch.eventFirst, last: batch.eventLast });
     const error = cause instanceof Error ? cause.message.slice(0, 500) : String(cause);
     // The batch settles last: until then a reader finds it APPLYING and recovers or waits.
     await batches(db).updateOne({ _id: batchId }, { $set: { status: 'ROLLED_BACK', error, ...(interruption ?? {}) } });

@@ -25,6 +25,8 @@ export type Scalars = {
   Long: { input: number; output: number; }
   /** An ISO 8601 calendar date, YYYY-MM-DD. */
   LocalDate: { input: string; output: string; }
+  /** Any JSON value: an event's data (the REST shapes of a record before and after a change, or a batch's counts). */
+  JSON: { input: unknown; output: unknown; }
 };
 
 /** The scopes an API key may hold; each data endpoint needs one. */
@@ -53,6 +55,12 @@ export type Query = {
   __typename?: 'Query';
   /** The API key's scopes, so a dashboard can tell what it may ask for. */
   viewerScopes: Array<ApiScope>;
+  /**
+   * Any school scope; events are filtered by the key's scopes (student.* STUDENT_READ, club.* CLUB_READ,
+   * project.* PROJECT_READ, batch.completed any of them). after: a cursor from nextCursor or an event id
+   * (none: from the oldest kept); limit 1 to 1000 (default 100). Events are kept 30 days; an older cursor is 410.
+   */
+  changes: ChangeFeed;
   /** Scope CLUB_READ. page >= 0, size 1 to 1000; ordered by id unless sortBy is given (id breaks ties). */
   clubs: ClubPage;
   /**
@@ -82,6 +90,16 @@ export type Query = {
   exportAuditLog: ExportFile;
   /** Scope STUDENT_READ. page >= 0, size 1 to 1000; ordered by id unless sortBy is given (id breaks ties). */
   students: StudentPage;
+};
+
+
+/**
+ * Every root field needs the API key scope of the matching REST endpoint:
+ * students STUDENT_READ, clubs CLUB_READ, projects PROJECT_READ, NEIS data NEIS_READ.
+ */
+export type QueryChangesArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  limit?: InputMaybe<Scalars['Int']['input']>;
 };
 
 
@@ -396,6 +414,39 @@ export type MutationStartApplyRolloverArgs = {
 /** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts only. */
 export type MutationUndoAuditBatchArgs = {
   batchId: Scalars['ID']['input'];
+};
+
+/**
+ * One committed change (README, "Events and the change feed"): type is student.created|updated|deleted,
+ * club.*, project.* or batch.completed; id is its cursor.
+ */
+export type ChangeEvent = {
+  __typename?: 'ChangeEvent';
+  /** The event's position in commit order; pass it as after to read the events after it. */
+  id: Scalars['String']['output'];
+  type: Scalars['String']['output'];
+  /** When the change committed (ISO 8601, UTC). */
+  time: Scalars['String']['output'];
+  actor: ChangeActor;
+  /** The audit batch of the change (/admin/audit?batchId=...). */
+  batchId?: Maybe<Scalars['String']['output']>;
+  /** {before, after} in the REST shapes (null for the side that does not exist); for batch.completed {kind, summary, records, counts}. */
+  data: Scalars['JSON']['output'];
+};
+
+/** Who made a change: ACCOUNT (a signed-in administrator, by account id) or CLI (the campus command). */
+export type ChangeActor = {
+  __typename?: 'ChangeActor';
+  kind: Scalars['String']['output'];
+  accountId?: Maybe<Scalars['Long']['output']>;
+};
+
+export type ChangeFeed = {
+  __typename?: 'ChangeFeed';
+  /** In commit order, only the types the key's scopes allow. */
+  events: Array<ChangeEvent>;
+  /** Pass as after to read on; the same cursor when nothing newer was committed. */
+  nextCursor: Scalars['String']['output'];
 };
 
 export type ClubType =
@@ -1123,15 +1174,19 @@ export type ResolversTypes = {
   AccountRole: AccountRole;
   SortDirection: SortDirection;
   Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
+  String: ResolverTypeWrapper<Scalars['String']['output']>;
   Int: ResolverTypeWrapper<Scalars['Int']['output']>;
   Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
   ID: ResolverTypeWrapper<Scalars['ID']['output']>;
   Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
+  JSON: ResolverTypeWrapper<Scalars['JSON']['output']>;
+  ChangeEvent: ResolverTypeWrapper<ChangeEvent>;
+  ChangeActor: ResolverTypeWrapper<ChangeActor>;
+  ChangeFeed: ResolverTypeWrapper<ChangeFeed>;
   ClubType: ClubType;
   ClubStatus: ClubStatus;
   ClubSortBy: ClubSortBy;
   Club: ResolverTypeWrapper<ClubDoc>;
-  String: ResolverTypeWrapper<Scalars['String']['output']>;
   ClubFilter: ClubFilter;
   ClubPage: ResolverTypeWrapper<ClubPageParent>;
   MealType: MealType;
@@ -1189,12 +1244,16 @@ export type ResolversParentTypes = {
   Long: Scalars['Long']['output'];
   LocalDate: Scalars['LocalDate']['output'];
   Query: Record<PropertyKey, never>;
+  String: Scalars['String']['output'];
   Int: Scalars['Int']['output'];
   Boolean: Scalars['Boolean']['output'];
   ID: Scalars['ID']['output'];
   Mutation: Record<PropertyKey, never>;
+  JSON: Scalars['JSON']['output'];
+  ChangeEvent: ChangeEvent;
+  ChangeActor: ChangeActor;
+  ChangeFeed: ChangeFeed;
   Club: ClubDoc;
-  String: Scalars['String']['output'];
   ClubFilter: ClubFilter;
   ClubPage: ClubPageParent;
   Meal: MealDoc;
@@ -1243,6 +1302,7 @@ export interface LocalDateScalarConfig extends GraphQLScalarTypeConfig<Resolvers
 
 export type QueryResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Query'] = ResolversParentTypes['Query']> = {
   viewerScopes?: Resolver<Array<ResolversTypes['ApiScope']>, ParentType, ContextType>;
+  changes?: Resolver<ResolversTypes['ChangeFeed'], ParentType, ContextType, Partial<QueryChangesArgs>>;
   clubs?: Resolver<ResolversTypes['ClubPage'], ParentType, ContextType, RequireFields<QueryClubsArgs, 'sortDirection'>>;
   meals?: Resolver<Array<ResolversTypes['Meal']>, ParentType, ContextType, Partial<QueryMealsArgs>>;
   schedules?: Resolver<Array<ResolversTypes['Schedule']>, ParentType, ContextType, Partial<QuerySchedulesArgs>>;
@@ -1281,6 +1341,29 @@ export type MutationResolvers<ContextType = GraphQLContext, ParentType extends R
   startApplyImport?: Resolver<ResolversTypes['SchoolJob'], ParentType, ContextType, RequireFields<MutationStartApplyImportArgs, 'uploadId'>>;
   startApplyRollover?: Resolver<ResolversTypes['SchoolJob'], ParentType, ContextType, RequireFields<MutationStartApplyRolloverArgs, 'uploadId'>>;
   undoAuditBatch?: Resolver<ResolversTypes['UndoPayload'], ParentType, ContextType, RequireFields<MutationUndoAuditBatchArgs, 'batchId'>>;
+};
+
+export interface JsonScalarConfig extends GraphQLScalarTypeConfig<ResolversTypes['JSON'], any> {
+  name: 'JSON';
+}
+
+export type ChangeEventResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['ChangeEvent'] = ResolversParentTypes['ChangeEvent']> = {
+  id?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  type?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  time?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  actor?: Resolver<ResolversTypes['ChangeActor'], ParentType, ContextType>;
+  batchId?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  data?: Resolver<ResolversTypes['JSON'], ParentType, ContextType>;
+};
+
+export type ChangeActorResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['ChangeActor'] = ResolversParentTypes['ChangeActor']> = {
+  kind?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  accountId?: Resolver<Maybe<ResolversTypes['Long']>, ParentType, ContextType>;
+};
+
+export type ChangeFeedResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['ChangeFeed'] = ResolversParentTypes['ChangeFeed']> = {
+  events?: Resolver<Array<ResolversTypes['ChangeEvent']>, ParentType, ContextType>;
+  nextCursor?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
 };
 
 export type ClubResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Club'] = ResolversParentTypes['Club']> = {
@@ -1550,6 +1633,10 @@ export type Resolvers<ContextType = GraphQLContext> = {
   LocalDate?: GraphQLScalarType;
   Query?: QueryResolvers<ContextType>;
   Mutation?: MutationResolvers<ContextType>;
+  JSON?: GraphQLScalarType;
+  ChangeEvent?: ChangeEventResolvers<ContextType>;
+  ChangeActor?: ChangeActorResolvers<ContextType>;
+  ChangeFeed?: ChangeFeedResolvers<ContextType>;
   Club?: ClubResolvers<ContextType>;
   ClubPage?: ClubPageResolvers<ContextType>;
   Meal?: MealResolvers<ContextType>;

@@ -5,6 +5,7 @@ import { clubResolvers } from './club.js';
 import { projectResolvers } from './project.js';
 import { neisResolvers } from './neis.js';
 import { schoolAdminResolvers } from './school-admin.js';
+import { changeResolvers } from './changes.js';
 
 const baseResolvers: Resolvers = {
   Long,
@@ -20,4 +21,5 @@ export const resolvers: Resolvers[] = [
   projectResolvers,
   neisResolvers,
   schoolAdminResolvers,
+  changeResolvers,
 ];

@@ -103,6 +103,14 @@ export type StudentFilter = {
   onlyEnrolled?: boolean | null | undefined;
 };
 
+export type RestChangesQueryVariables = Exact<{
+  after?: string | null | undefined;
+  limit?: number | null | undefined;
+}>;
+
+
+export type RestChangesQuery = { changes: { nextCursor: string, events: Array<{ id: string, type: string, time: string, batchId: string | null, data: unknown, actor: { kind: string, accountId: number | null } }> } };
+
 export type RestClubsQueryVariables = Exact<{
   filter?: ClubFilter | null | undefined;
   page?: number | null | undefined;

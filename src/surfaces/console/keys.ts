@@ -149,7 +149,8 @@ export const createKey: Handler<ConsoleDeps> = async (req, deps) => {
       text: pending.length > 0 ? t.console.keys.createdPending(pending.join(', ')) : t.console.keys.created,
       secret: { label: t.console.keys.newKey, value: issued.key },
       // The first hour: a request to paste right away, with the key (shown once, like the key).
-      snippets: keySnippets(t, deps.config, issued.key, form.value.scopes),
+      // A scope already granted first, so the curl answers now rather than after an approval.
+      snippets: keySnippets(t, deps.config, issued.key, [...form.value.scopes.filter((s) => !pending.includes(s)), ...pending]),
     });
   } catch (err) {
     if (!(err instanceof ApiKeyCommandError)) throw err;

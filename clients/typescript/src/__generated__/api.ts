@@ -120,6 +120,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * 학생, 동아리, 프로젝트의 변경 이벤트를 커밋 순서로 (키의 범위에 맞는 것만; 30일 보관). / Change events of students, clubs and projects in commit order (those the key's scopes allow; kept 30 days).
+         * @description 범위(scope) `STUDENT_READ`, `CLUB_READ`, `PROJECT_READ` 중 하나가 있는 API 키가 필요하며, 키가 가진 범위의 이벤트만 받습니다. / Needs an API key with any of `STUDENT_READ`, `CLUB_READ`, `PROJECT_READ`; it receives the events its scopes allow.
+         */
+        get: operations["getChanges"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/health": {
         parameters: {
             query?: never;
@@ -254,6 +274,33 @@ export interface components {
                     status: "METHOD_NOT_ALLOWED";
                     /** @constant */
                     code: 405;
+                    /** @description What went wrong, naming the parameter, scope or limit at fault. */
+                    message: string;
+                    data: null;
+                };
+            };
+        };
+        /** @description 커서가 보관 기간(30일)보다 오래됨. / The cursor is older than the 30 days of events the feed keeps; read the data afresh, then follow the feed anew. */
+        GONE: {
+            headers: {
+                /** @description The request id, as the logs have it; quote it when reporting a problem. */
+                "X-Request-Id": string;
+                /** @description What is left of the key's budget: `"default";r=<remaining>;t=<seconds until the window resets>`. */
+                RateLimit: string;
+                /** @description The key's budget: `"default";q=<requests>;w=<window in seconds>`. */
+                "RateLimit-Policy": string;
+                /** @description Requests per window (for older clients). */
+                "X-RateLimit-Limit": number;
+                /** @description Requests left in this window (for older clients). */
+                "X-RateLimit-Remaining": number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    /** @constant */
+                    status: "GONE";
+                    /** @constant */
+                    code: 410;
                     /** @description What went wrong, naming the parameter, scope or limit at fault. */
                     message: string;
                     data: null;
@@ -1017,6 +1064,87 @@ export interface operations {
             401: components["responses"]["UNAUTHORIZED"];
             403: components["responses"]["FORBIDDEN"];
             405: components["responses"]["METHOD_NOT_ALLOWED"];
+            429: components["responses"]["TOO_MANY_REQUESTS"];
+            500: components["responses"]["INTERNAL_SERVER_ERROR"];
+            503: components["responses"]["SERVICE_UNAVAILABLE"];
+        };
+    };
+    getChanges: {
+        parameters: {
+            query?: {
+                /** @description 이 커서 다음의 이벤트부터 (nextCursor 또는 이벤트 id); 없으면 보관된 가장 오래된 것부터. / Events after this cursor (a nextCursor or an event id); none: from the oldest kept. */
+                after?: string;
+                /** @description 한 번에 받을 이벤트 수 (기본 100). / Events per answer (default 100). */
+                limit?: number;
+            };
+            header?: {
+                /** @description 받은 ETag를 다시 보내면, 바뀌지 않은 응답은 본문 없이 304입니다. / An ETag received before: an unchanged answer is 304 with no body. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The request id, as the logs have it; quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description 응답 본문의 강한 ETag. / A strong entity tag of the exact body; send it back in If-None-Match to revalidate. */
+                    ETag: string;
+                    /** @description Data answers: `private, no-cache` (keep, but revalidate with the ETag); health: `no-store`. */
+                    "Cache-Control": string;
+                    /** @description What is left of the key's budget: `"default";r=<remaining>;t=<seconds until the window resets>`. */
+                    RateLimit: string;
+                    /** @description The key's budget: `"default";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy": string;
+                    /** @description Requests per window (for older clients). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in this window (for older clients). */
+                    "X-RateLimit-Remaining": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "OK";
+                        /** @constant */
+                        code: 200;
+                        /** @description OK */
+                        message: string;
+                        /** ChangeFeed */
+                        data: {
+                            /** @description In commit order, only the types the key's scopes allow. */
+                            events: {
+                                /** @description The event's position in commit order; pass it as after to read the events after it. */
+                                id: string;
+                                type: string;
+                                /** @description When the change committed (ISO 8601, UTC). */
+                                time: string;
+                                /** ChangeActor */
+                                actor: {
+                                    kind: string;
+                                    /** Format: int64 */
+                                    accountId: number | null;
+                                };
+                                /** @description The audit batch of the change (/admin/audit?batchId=...). */
+                                batchId: string | null;
+                                /** @description {before, after} in the REST shapes (null for the side that does not exist), or for batch.completed {kind, summary, records, counts}. */
+                                data: Record<string, never>;
+                            }[];
+                            /** @description Pass as after to read on; the same cursor when nothing newer was committed. */
+                            nextCursor: string;
+                        };
+                    };
+                };
+            };
+            304: components["responses"]["NOT_MODIFIED"];
+            400: components["responses"]["BAD_REQUEST"];
+            401: components["responses"]["UNAUTHORIZED"];
+            403: components["responses"]["FORBIDDEN"];
+            405: components["responses"]["METHOD_NOT_ALLOWED"];
+            410: components["responses"]["GONE"];
             429: components["responses"]["TOO_MANY_REQUESTS"];
             500: components["responses"]["INTERNAL_SERVER_ERROR"];
             503: components["responses"]["SERVICE_UNAVAILABLE"];

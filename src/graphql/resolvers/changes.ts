@@ -1,0 +1,36 @@
+import { GraphQLScalarType } from 'graphql';
+import type { ApiScope } from '../../data/__generated__/enums.js';
+import type { Resolvers } from '../__generated__/resolvers.js';
+import { readChanges } from '../../data/school/feed.js';
+import { ForbiddenError } from '../../errors/index.js';
+
+/** JSON: any JSON value, sent as it is (an event's data: REST shapes, counts). Output only. */
+export const JSON_SCALAR = new GraphQLScalarType<unknown, unknown>({
+  name: 'JSON',
+  description: "Any JSON value: an event's data (the REST shapes of a record before and after a change, or a batch's counts).",
+  serialize: (value) => value,
+  parseValue: () => {
+    throw new TypeError('JSON is an output type only');
+  },
+  parseLiteral: () => {
+    throw new TypeError('JSON is an output type only');
+  },
+});
+
+/** The scopes whose events the feed carries (NEIS events are not written yet). */
+const SCHOOL_SCOPES: readonly ApiScope[] = ['STUDENT_READ', 'CLUB_READ', 'PROJECT_READ'];
+
+export const changeResolvers: Resolvers = {
+  JSON: JSON_SCALAR,
+  Query: {
+    async changes(_parent, args, ctx) {
+      const scopes = new Set(SCHOOL_SCOPES.filter((scope) => ctx.holdsScope(scope)));
+      if (scopes.size === 0) {
+        throw new ForbiddenError(
+          'The change feed needs an API key with STUDENT_READ, CLUB_READ or PROJECT_READ; it shows the events those scopes allow.',
+        );
+      }
+      return readChanges(ctx.db, { after: args.after ?? null, limit: args.limit ?? null, scopes });
+    },
+  },
+};

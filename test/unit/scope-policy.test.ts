@@ -1,0 +1,42 @@
+import { expect } from 'chai';
+import { ConfigError, loadConfig } from '../../src/config/index.js';
+import { DEFAULT_SCOPE_POLICY, splitByPolicy } from '../../src/config/scope-policy.js';
+
+/** KEY_SCOPE_POLICY (issue 22): the table by role, overridden role by role; every mistake named. */
+describe('the key scope policy (KEY_SCOPE_POLICY)', () => {
+  const problems = (value: string): string[] => {
+    try {
+      loadConfig({ KEY_SCOPE_POLICY: value });
+    } catch (err) {
+      if (err instanceof ConfigError) return err.problems;
+      throw err;
+    }
+    return [];
+  };
+
+  it('defaults to the documented table; a role given replaces that role only', () => {
+    expect(loadConfig({}).keyScopePolicy).to.deep.equal(DEFAULT_SCOPE_POLICY);
+    const policy = loadConfig({ KEY_SCOPE_POLICY: '{"TEACHER":{"granted":["NEIS_READ"],"approval":["STUDENT_READ"]}}' }).keyScopePolicy;
+    expect(policy.TEACHER).to.deep.equal({ granted: ['NEIS_READ'], approval: ['STUDENT_READ'] });
+    expect(policy.USER).to.deep.equal(DEFAULT_SCOPE_POLICY.USER);
+  });
+
+  it('refuses what is not a policy, naming the problem', () => {
+    expect(problems('not json')[0]).to.match(/^KEY_SCOPE_POLICY: must be a JSON object/);
+    expect(problems('{"STUDENT":{"granted":[]}}')[0]).to.match(/^KEY_SCOPE_POLICY: .*STUDENT/);
+    expect(problems('{"USER":{"granted":["EVERYTHING"]}}')[0]).to.match(/^KEY_SCOPE_POLICY: USER\.granted\.0: /);
+    expect(problems('{"USER":{"granted":["NEIS_READ"],"approval":["NEIS_READ"]}}')[0]).to.equal(
+      'KEY_SCOPE_POLICY: USER: a scope cannot be both granted and awaiting approval',
+    );
+  });
+
+  it('splits a request: granted, pending, and not allowed for the role', () => {
+    expect(splitByPolicy(DEFAULT_SCOPE_POLICY, 'USER', ['STUDENT_READ', 'CLUB_READ', 'CLUB_READ'])).to.deep.equal({
+      granted: ['CLUB_READ'],
+      pending: ['STUDENT_READ'],
+      refused: [],
+    });
+    const strict = { ...DEFAULT_SCOPE_POLICY, USER: { granted: ['NEIS_READ'], approval: [] } } as const;
+    expect(splitByPolicy(strict, 'USER', ['STUDENT_READ', 'NEIS_READ']).refused).to.deep.equal(['STUDENT_READ']);
+  });
+});
