@@ -82,6 +82,7 @@ export async function createAuthSurface(deps: AppDeps): Promise<Surface> {
       sealer: new CookieSealer(keys.cookieKeys, 'second-factor'),
       secure: web.secure,
       now,
+      helpContact: config.helpContact,
     }),
     web.mount(signInRoutes(web), {
       web,
@@ -104,6 +105,7 @@ export async function createAuthSurface(deps: AppDeps): Promise<Surface> {
       clients,
       audit: new AccessAudit(db),
       mailer,
+      selfService,
       now,
     }),
   ]);
