@@ -39,6 +39,12 @@ export interface AggregateLimits {
 /** The names budgets carry in RateLimit-Policy and RateLimit ("default" is the key's own). */
 type BudgetName = 'default' | 'account' | 'address';
 
+/**
+ * Whose budgets a request spends: a key (its record id, its own limit or null for RATE_LIMIT,
+ * its account), or for an endpoint without a key its client address under a limit of its own.
+ */
+export type Payer = Pick<ApiKeyPrincipal, 'id' | 'rateLimit' | 'ownerAccountId'>;
+
 /** One budget a request spends, and under which key. */
 interface Charge {
   readonly budget: Budget;
@@ -63,13 +69,13 @@ export class KeyRateLimiter {
   ) {}
 
   /** Spends one point of each of the request's budgets; throws 429 (with headers set) when one has none left. */
-  async consume(ctx: AppContext, principal: ApiKeyPrincipal): Promise<void> {
-    await this.take(ctx, this.chargesOf(ctx, principal), 1, 'keep');
+  async consume(ctx: AppContext, payer: Payer): Promise<void> {
+    await this.take(ctx, this.chargesOf(ctx, payer), 1, 'keep');
   }
 
   /** Gives back the point a request spent (a 304: docs/decisions.md), and says what is left. */
-  async refund(ctx: AppContext, principal: ApiKeyPrincipal): Promise<void> {
-    const charges = this.chargesOf(ctx, principal);
+  async refund(ctx: AppContext, payer: Payer): Promise<void> {
+    const charges = this.chargesOf(ctx, payer);
     const states = await Promise.all(charges.map((c) => c.budget.limiter.reward(c.key, 1)));
     setHeaders(ctx, keyCharge(charges).budget, states[states.length - 1] ?? new RateLimiterRes());
   }
@@ -79,22 +85,17 @@ export class KeyRateLimiter {
    * costly GraphQL document). When they are not all there the request is refused (429) and the
    * points it did not get are given back, so the headers keep telling what is really left.
    */
-  async spend(
-    ctx: AppContext,
-    principal: ApiKeyPrincipal,
-    points: number,
-    refusal: (remaining: number, retryAfter: number) => string,
-  ): Promise<void> {
-    await this.take(ctx, this.chargesOf(ctx, principal), points, 'giveBack', refusal);
+  async spend(ctx: AppContext, payer: Payer, points: number, refusal: (remaining: number, retryAfter: number) => string): Promise<void> {
+    await this.take(ctx, this.chargesOf(ctx, payer), points, 'giveBack', refusal);
   }
 
   /** The budgets a request spends, the aggregates first and the key's own last. */
-  private chargesOf(ctx: AppContext, principal: ApiKeyPrincipal): Charge[] {
-    const own: Charge = { budget: this.budgetFor('default', principal.rateLimit ?? this.defaultLimit), key: principal.id };
-    if (!this.aggregates || principal.rateLimit) return [own];
+  private chargesOf(ctx: AppContext, payer: Payer): Charge[] {
+    const own: Charge = { budget: this.budgetFor('default', payer.rateLimit ?? this.defaultLimit), key: payer.id };
+    if (!this.aggregates || payer.rateLimit) return [own];
     const charges: Charge[] = [{ budget: this.budgetFor('address', this.aggregates.address), key: ctx.ip }];
-    if (principal.ownerAccountId !== null)
-      charges.push({ budget: this.budgetFor('account', this.aggregates.account), key: String(principal.ownerAccountId) });
+    if (payer.ownerAccountId !== null)
+      charges.push({ budget: this.budgetFor('account', this.aggregates.account), key: String(payer.ownerAccountId) });
     charges.push(own);
     return charges;
   }
@@ -209,10 +210,11 @@ export function rateLimit(limiter: KeyRateLimiter): AppMiddleware {
  */
 export function addressRateLimit(limiter: KeyRateLimiter, limit: Limit): AppMiddleware {
   return async (ctx, next) => {
-    const key = `address:${ctx.ip}`;
-    await limiter.consume(ctx, key, limit);
+    // Its own limit: counted against that alone, as a key with its own limit is.
+    const payer: Payer = { id: `address:${ctx.ip}`, rateLimit: limit, ownerAccountId: null };
+    await limiter.consume(ctx, payer);
     await next();
-    if (ctx.status === 304) await limiter.refund(ctx, key, limit);
+    if (ctx.status === 304) await limiter.refund(ctx, payer);
   };
 }
 
