@@ -103,6 +103,8 @@ const envSchema = z.object({
   GRAPHQL_COST_PER_POINT: z.coerce.number().int().min(1).max(1000000).default(1000),
   // Failed API-key authentications (401) allowed per client address before it is answered 429.
   API_KEY_FAILURE_LIMIT: rateLimitSpec.prefault('20/60'),
+  // Issue 25: requests per client address to the endpoints without a key (GET /v1/public/projects).
+  PUBLIC_RATE_LIMIT: rateLimitSpec.prefault('60/60'),
   SCHOOL_TIMEZONE: z.string().default('Asia/Seoul').refine(isTimeZone, 'must be an IANA time zone such as Asia/Seoul'),
 
   AUTH_URL: optionalUrl,
@@ -219,6 +221,8 @@ export interface Config {
     readonly graphqlCostPerPoint: number;
     /** Failed API-key authentications per client address before 429. */
     readonly apiKeyFailures: { readonly points: number; readonly durationSeconds: number };
+    /** Requests per client address to the endpoints without a key (the public project list). */
+    readonly publicRequests: { readonly points: number; readonly durationSeconds: number };
   };
   readonly schoolTimeZone: string;
   readonly urls: { readonly auth: string; readonly userinfo: string; readonly base: string };
@@ -306,6 +310,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       graphqlQueue: e.GRAPHQL_QUEUE,
       graphqlCostPerPoint: e.GRAPHQL_COST_PER_POINT,
       apiKeyFailures: e.API_KEY_FAILURE_LIMIT,
+      publicRequests: e.PUBLIC_RATE_LIMIT,
     },
     schoolTimeZone: e.SCHOOL_TIMEZONE,
     urls: {
