@@ -3,6 +3,27 @@ import { scopePolicySpec, type ScopePolicy } from './scope-policy.js';
 import { MisconfiguredError } from '../errors/index.js';
 
 /**
+ * The fields of a student record its student may be asked to confirm or correct at sign-in
+ * (issue 25, src/data/school/student-fields.ts), and of which STUDENT_SELF_EDIT_FIELDS names
+ * those a student edits in /console/profile at any time.
+ */
+export const STUDENT_SELF_FIELDS = ['studentNumber', 'dormitoryRoom', 'majorClubId', 'autonomousClubId', 'githubId', 'specialty'] as const;
+export type StudentSelfField = (typeof STUDENT_SELF_FIELDS)[number];
+
+/** A comma-separated list of student fields (STUDENT_SELF_FIELDS), each at most once. */
+const studentFieldList = z
+  .string()
+  .transform((v) => [
+    ...new Set(
+      v
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    ),
+  ])
+  .pipe(z.array(z.enum(STUDENT_SELF_FIELDS)));
+
+/**
  * Every environment variable the service reads, with its default. This is the one place
  * defaults live; README.md lists the same variables.
  */
@@ -135,6 +156,8 @@ const envSchema = z.object({
     .regex(/^smtps?:\/\//, 'must start with smtp:// or smtps://')
     .optional(),
   MAIL_FROM: z.string().trim().min(3).optional(),
+  // Issue 25: the fields of their own record a student edits in /console/profile (README "My profile").
+  STUDENT_SELF_EDIT_FIELDS: studentFieldList.prefault('githubId,specialty'),
   // Sign-up refuses `name+tag@` sub-addresses unless this is true: one mailbox, one account.
   SIGNUP_ALLOW_SUBADDRESSES: booleanFlag.default(false),
   // A scraper behind the proxy must send `Authorization: Bearer <METRICS_TOKEN>` (src/http/metrics.ts).
@@ -232,6 +255,8 @@ export interface Config {
   readonly schoolName: { readonly ko: string; readonly en: string };
   /** The email domain sign-up is open to (SCHOOL_EMAIL_DOMAIN). */
   readonly schoolEmailDomain: string;
+  /** The fields of their own record a student edits in /console/profile (STUDENT_SELF_EDIT_FIELDS). */
+  readonly studentSelfEditFields: readonly StudentSelfField[];
   /** BACKUP_KEY: signs backup manifests; restores require the signature when set. */
   readonly backupKey: string | undefined;
   /** Whether self-service sign-up takes `name+tag@` sub-addresses (SIGNUP_ALLOW_SUBADDRESSES). */
@@ -317,6 +342,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     backup: { dir: e.BACKUP_DIR, time: e.BACKUP_TIME, keep: e.BACKUP_KEEP },
     schoolName: schoolNameOf(e),
     schoolEmailDomain: e.SCHOOL_EMAIL_DOMAIN,
+    studentSelfEditFields: e.STUDENT_SELF_EDIT_FIELDS,
     signupAllowSubaddresses: e.SIGNUP_ALLOW_SUBADDRESSES,
     backupKey: e.BACKUP_KEY,
     metricsToken: e.METRICS_TOKEN,
