@@ -89,6 +89,10 @@ const envSchema = z.object({
     ),
 
   RATE_LIMIT: rateLimitSpec.prefault('100/60'),
+  // Issue 23: budgets in front of the per-key ones, so that many keys do not multiply a budget
+  // (src/http/rate-limit.ts): all the keys of one account, and every key from one client address.
+  RATE_LIMIT_ACCOUNT: rateLimitSpec.prefault('300/60'),
+  RATE_LIMIT_ADDRESS: rateLimitSpec.prefault('6000/60'),
   // Issue 22: which key scopes each role gets at once and which need an admin's approval (src/config/scope-policy.ts).
   KEY_SCOPE_POLICY: scopePolicySpec,
   // Isolation of the data API (src/http/budget.ts, src/graphql/limits.ts): no request may hold
@@ -216,6 +220,11 @@ export interface Config {
   readonly redisUrl: string | undefined;
   readonly trustedProxies: readonly string[];
   readonly rateLimit: { readonly points: number; readonly durationSeconds: number };
+  /** Requests of all the keys of one account, and of every key from one client address (README "Rate limits"). */
+  readonly rateLimitAggregates: {
+    readonly account: { readonly points: number; readonly durationSeconds: number };
+    readonly address: { readonly points: number; readonly durationSeconds: number };
+  };
   /** Which key scopes each role gets at once and which await approval (README "API keys"). */
   readonly keyScopePolicy: ScopePolicy;
   /** Isolation limits of the data API (README "Limits and security"). */
@@ -315,6 +324,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     redisUrl: e.REDIS_URL,
     trustedProxies: e.TRUSTED_PROXIES,
     rateLimit: e.RATE_LIMIT,
+    rateLimitAggregates: { account: e.RATE_LIMIT_ACCOUNT, address: e.RATE_LIMIT_ADDRESS },
     keyScopePolicy: e.KEY_SCOPE_POLICY,
     dataLimits: {
       timeBudgetMs: e.DATA_TIME_BUDGET_MS,
