@@ -9,6 +9,7 @@ import { registerMigrate } from './commands/migrate.js';
 import { registerNeisCommands } from './commands/neis.js';
 import { registerOAuthCommands } from './commands/oauth.js';
 import { registerSecrets } from './commands/secrets.js';
+import { registerProjects } from './commands/projects.js';
 import { registerSeed } from './commands/seed.js';
 import { registerServe } from './commands/serve.js';
 import { registerWebhooks } from './commands/webhooks.js';
@@ -36,6 +37,7 @@ export function buildProgram(): Command {
   registerImport(program);
   registerExport(program);
   registerWebhooks(program);
+  registerProjects(program);
   return program;
 }
 

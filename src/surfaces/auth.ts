@@ -3,6 +3,7 @@ import { AccountStore } from '../data/accounts.js';
 import { ApiKeyService } from '../data/api-keys.js';
 import { AccessAudit } from '../data/access-audit.js';
 import { OAuthStore } from '../data/oauth-store.js';
+import { ProjectProposals } from '../data/school/proposals.js';
 import { createGraphQLServer } from '../graphql/server.js';
 import type { Logger } from '../logger.js';
 import { verifierFor } from '../oauth/access-token.js';
@@ -77,6 +78,7 @@ export async function createAuthSurface(deps: AppDeps): Promise<Surface> {
     policy: { production: config.isProduction, allowPrivate: config.webhooks.allowPrivate },
     now,
   };
+  const proposals = new ProjectProposals(db, { timeZone: config.schoolTimeZone, now });
   const pages = compose([
     serveAssets(),
     web.mount(homeRoutes(web), web),
@@ -115,6 +117,7 @@ export async function createAuthSurface(deps: AppDeps): Promise<Surface> {
       mfa,
       signIns: new SignIns(store),
       webhooks,
+      proposals,
       now,
     }),
     web.mount(adminRoutes(web), {
@@ -127,6 +130,7 @@ export async function createAuthSurface(deps: AppDeps): Promise<Surface> {
       audit: new AccessAudit(db),
       mailer,
       selfService,
+      proposals,
       now,
     }),
   ]);
