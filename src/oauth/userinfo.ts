@@ -2,6 +2,7 @@ import { AccountStore, type AccountDoc } from '../data/accounts.js';
 import type { Database } from '../data/database.js';
 import type { StudentDoc } from '../data/models/student.model.js';
 import { RememberedLookups } from '../data/remembered.js';
+import { cacheTarget } from '../data/versions.js';
 import type { SchoolSnapshot } from '../data/read-model.js';
 import { toAppError } from '../data/errors.js';
 import { OAuthError, renderOAuthError } from '../http/errors.js';
@@ -97,16 +98,24 @@ type ShownAccount = Pick<AccountDoc, '_id' | 'email' | 'role'> & { name: string 
 const MAX_REMEMBERED_ACCOUNTS = 10000;
 
 /**
- * The accounts userinfo shows, remembered until the `oauth` version moves, which every change it
+ * The accounts userinfo shows, remembered until a change names the account, as every change it
  * could show (a role, an approval, a deletion) does (src/data/accounts.ts): a repeated userinfo
  * call reads no account.
  */
 function rememberedAccounts(db: Database): RememberedLookups<number, ShownAccount> {
   const store = new AccountStore(db);
-  return new RememberedLookups(db.versions, 'oauth', MAX_REMEMBERED_ACCOUNTS, async (id) => {
-    const doc = await store.findById(id);
-    return doc ? { _id: doc._id, email: doc.email, role: doc.role, name: doc.name ?? null, department: doc.department ?? null } : undefined;
-  });
+  return new RememberedLookups(
+    db.versions,
+    'oauth',
+    MAX_REMEMBERED_ACCOUNTS,
+    async (id) => {
+      const doc = await store.findById(id);
+      return doc
+        ? { _id: doc._id, email: doc.email, role: doc.role, name: doc.name ?? null, department: doc.department ?? null }
+        : undefined;
+    },
+    (id) => [cacheTarget.account(id)],
+  );
 }
 
 /**
