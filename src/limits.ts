@@ -30,7 +30,7 @@ export const MAX_TEXT_LENGTH = 100;
 export const DEFAULT_PAGE = 0;
 
 /** Page sizes when `size` is omitted, per list (the spec's "Default page size"). */
-export const DEFAULT_PAGE_SIZE = { students: 300, clubs: 100, projects: 100 } as const;
+export const DEFAULT_PAGE_SIZE = { students: 300, clubs: 100, projects: 100, publicProjects: 100 } as const;
 
 /** The longest date range a meals, schedules or timetables query may span, both ends included. */
 export const MAX_RANGE_DAYS = 366;

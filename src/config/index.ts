@@ -3,6 +3,27 @@ import { scopePolicySpec, type ScopePolicy } from './scope-policy.js';
 import { MisconfiguredError } from '../errors/index.js';
 
 /**
+ * The fields of a student record its student may be asked to confirm or correct at sign-in
+ * (issue 25, src/data/school/student-fields.ts), and of which STUDENT_SELF_EDIT_FIELDS names
+ * those a student edits in /console/profile at any time.
+ */
+export const STUDENT_SELF_FIELDS = ['studentNumber', 'dormitoryRoom', 'majorClubId', 'autonomousClubId', 'githubId', 'specialty'] as const;
+export type StudentSelfField = (typeof STUDENT_SELF_FIELDS)[number];
+
+/** A comma-separated list of student fields (STUDENT_SELF_FIELDS), each at most once. */
+const studentFieldList = z
+  .string()
+  .transform((v) => [
+    ...new Set(
+      v
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    ),
+  ])
+  .pipe(z.array(z.enum(STUDENT_SELF_FIELDS)));
+
+/**
  * Every environment variable the service reads, with its default. This is the one place
  * defaults live; README.md lists the same variables.
  */
@@ -82,6 +103,8 @@ const envSchema = z.object({
   GRAPHQL_COST_PER_POINT: z.coerce.number().int().min(1).max(1000000).default(1000),
   // Failed API-key authentications (401) allowed per client address before it is answered 429.
   API_KEY_FAILURE_LIMIT: rateLimitSpec.prefault('20/60'),
+  // Issue 25: requests per client address to the endpoints without a key (GET /v1/public/projects).
+  PUBLIC_RATE_LIMIT: rateLimitSpec.prefault('60/60'),
   SCHOOL_TIMEZONE: z.string().default('Asia/Seoul').refine(isTimeZone, 'must be an IANA time zone such as Asia/Seoul'),
 
   AUTH_URL: optionalUrl,
@@ -133,12 +156,26 @@ const envSchema = z.object({
     .regex(/^smtps?:\/\//, 'must start with smtp:// or smtps://')
     .optional(),
   MAIL_FROM: z.string().trim().min(3).optional(),
+  // Issue 25: the fields of their own record a student edits in /console/profile (README "My profile").
+  STUDENT_SELF_EDIT_FIELDS: studentFieldList.prefault('githubId,specialty'),
   // Sign-up refuses `name+tag@` sub-addresses unless this is true: one mailbox, one account.
   SIGNUP_ALLOW_SUBADDRESSES: booleanFlag.default(false),
   // A scraper behind the proxy must send `Authorization: Bearer <METRICS_TOKEN>` (src/http/metrics.ts).
   METRICS_TOKEN: z.string().trim().min(32, 'must be at least 32 characters').optional(),
   // Whether ADMIN and ROOT accounts need a second factor before /admin opens; unset: required in production.
   ADMIN_MFA: z.enum(['required', 'optional']).optional(),
+
+  // Webhooks (src/events/delivery.ts, README "Webhooks"): seconds to wait after each failed
+  // attempt at an event (about 27.6 hours in all); past the last, the webhook is marked failing.
+  WEBHOOK_RETRY_SCHEDULE: z
+    .string()
+    .trim()
+    .regex(/^\d+(\.\d+)?(,\d+(\.\d+)?)*$/, 'must be seconds separated by commas, such as 5,300,1800')
+    .default('5,300,1800,7200,18000,36000,36000')
+    .transform((v) => v.split(',').map((s) => Math.round(Number(s) * 1000))),
+  // Whether webhooks may target loopback, private and link-local addresses (metadata addresses
+  // never); unset: allowed outside production only.
+  WEBHOOK_ALLOW_PRIVATE: booleanFlag.optional(),
 
   NEIS_BASE_URL: z.url().default('https://open.neis.go.kr/hub'),
   NEIS_API_KEY: z.string().optional(),
@@ -196,6 +233,8 @@ export interface Config {
     readonly graphqlCostPerPoint: number;
     /** Failed API-key authentications per client address before 429. */
     readonly apiKeyFailures: { readonly points: number; readonly durationSeconds: number };
+    /** Requests per client address to the endpoints without a key (the public project list). */
+    readonly publicRequests: { readonly points: number; readonly durationSeconds: number };
   };
   readonly schoolTimeZone: string;
   readonly urls: { readonly auth: string; readonly userinfo: string; readonly base: string };
@@ -216,6 +255,8 @@ export interface Config {
   readonly schoolName: { readonly ko: string; readonly en: string };
   /** The email domain sign-up is open to (SCHOOL_EMAIL_DOMAIN). */
   readonly schoolEmailDomain: string;
+  /** The fields of their own record a student edits in /console/profile (STUDENT_SELF_EDIT_FIELDS). */
+  readonly studentSelfEditFields: readonly StudentSelfField[];
   /** BACKUP_KEY: signs backup manifests; restores require the signature when set. */
   readonly backupKey: string | undefined;
   /** Whether self-service sign-up takes `name+tag@` sub-addresses (SIGNUP_ALLOW_SUBADDRESSES). */
@@ -226,6 +267,8 @@ export interface Config {
   readonly adminMfa: 'required' | 'optional';
   /** Outgoing mail; `smtpUrl` undefined: the development outbox (production refuses to start). */
   readonly mail: { readonly smtpUrl: string | undefined; readonly from: string };
+  /** Webhook delivery: the wait after each failed attempt (ms), and whether private targets are allowed. */
+  readonly webhooks: { readonly retryScheduleMs: readonly number[]; readonly allowPrivate: boolean };
   readonly neis: {
     readonly baseUrl: string;
     readonly apiKey: string | undefined;
@@ -281,6 +324,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       graphqlQueue: e.GRAPHQL_QUEUE,
       graphqlCostPerPoint: e.GRAPHQL_COST_PER_POINT,
       apiKeyFailures: e.API_KEY_FAILURE_LIMIT,
+      publicRequests: e.PUBLIC_RATE_LIMIT,
     },
     schoolTimeZone: e.SCHOOL_TIMEZONE,
     urls: {
@@ -298,11 +342,16 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     backup: { dir: e.BACKUP_DIR, time: e.BACKUP_TIME, keep: e.BACKUP_KEEP },
     schoolName: schoolNameOf(e),
     schoolEmailDomain: e.SCHOOL_EMAIL_DOMAIN,
+    studentSelfEditFields: e.STUDENT_SELF_EDIT_FIELDS,
     signupAllowSubaddresses: e.SIGNUP_ALLOW_SUBADDRESSES,
     backupKey: e.BACKUP_KEY,
     metricsToken: e.METRICS_TOKEN,
     adminMfa: e.ADMIN_MFA ?? (e.NODE_ENV === 'production' ? 'required' : 'optional'),
     mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM ?? `"캠퍼스 데이터 서비스 (Campus Data Service)" <no-reply@${e.SCHOOL_EMAIL_DOMAIN}>` },
+    webhooks: {
+      retryScheduleMs: e.WEBHOOK_RETRY_SCHEDULE,
+      allowPrivate: e.WEBHOOK_ALLOW_PRIVATE ?? e.NODE_ENV !== 'production',
+    },
     neis: {
       baseUrl: stripSlash(e.NEIS_BASE_URL),
       apiKey: e.NEIS_API_KEY,

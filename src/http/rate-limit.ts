@@ -128,6 +128,20 @@ export function rateLimit(limiter: KeyRateLimiter): AppMiddleware {
   };
 }
 
+/**
+ * Spends one request of the client address's budget, for endpoints without a key (the public
+ * project list, issue 25): the same budgets, headers and 304 refund as a key's (`rateLimit`),
+ * counted per address under a prefix of their own.
+ */
+export function addressRateLimit(limiter: KeyRateLimiter, limit: Limit): AppMiddleware {
+  return async (ctx, next) => {
+    const key = `address:${ctx.ip}`;
+    await limiter.consume(ctx, key, limit);
+    await next();
+    if (ctx.status === 304) await limiter.refund(ctx, key, limit);
+  };
+}
+
 /** Rate-limit points a GraphQL document of estimated `cost` spends: one per `costPerPoint`, at least one. */
 export function pointsForCost(cost: number, costPerPoint: number): number {
   return Math.max(1, Math.ceil(cost / costPerPoint));

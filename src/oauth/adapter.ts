@@ -3,7 +3,7 @@ import type { OAuthRecordKeys, OAuthStore } from '../data/oauth-store.js';
 import { RememberedLookups } from '../data/remembered.js';
 import { cacheTarget } from '../data/versions.js';
 import type { ClientDirectory } from './clients.js';
-import { LIFETIMES } from './constants.js';
+import { LIFETIMES, SESSION_DEVICE } from './constants.js';
 
 /** Kinds whose first use must be their only use; a second redemption is a replay. */
 const SINGLE_USE = new Set(['AuthorizationCode', 'RefreshToken', 'DeviceCode', 'BackchannelAuthenticationRequest']);
@@ -50,6 +50,7 @@ class StoreAdapter implements Adapter {
 
   /** Saves a record; the successor of a refresh token used in this request is saved with its claim (see consume). */
   async upsert(id: string, payload: AdapterPayload, expiresIn: number | undefined): Promise<void> {
+    if (this.kind === 'Session') payload = withDevice(payload, Provider.ctx);
     const ctx = this.kind === 'RefreshToken' ? tokenRequest() : undefined;
     const used = ctx && pendingRotations.get(ctx);
     if (!ctx || used === undefined) return this.store.upsert(this.kind, id, payload, expiresIn, indexedKeys(payload));
@@ -141,6 +142,23 @@ class ClientAdapter implements Adapter {
     return undefined;
   }
   async revokeByGrantId(): Promise<void> {}
+}
+
+/** The longest user agent kept with a login session (real ones are a few hundred characters). */
+const MAX_USER_AGENT = 512;
+
+/**
+ * A login session's device, for "My sign-ins" (/console/sessions, src/oauth/sign-ins.ts): the
+ * browser's user agent and when the session was last used. oidc-provider saves a Session at the
+ * end of every request of its browser that reads it (node_modules/oidc-provider/lib/shared/session.js)
+ * and keeps only its own fields (Session.IN_PAYLOAD), so the device is added here, fresh from
+ * the request being answered, on every save: it lives, moves and expires with the session
+ * itself, with no second record to keep in step. A save outside a request keeps no device.
+ */
+function withDevice(payload: AdapterPayload, ctx: KoaContextWithOIDC | undefined): AdapterPayload {
+  if (!ctx) return payload;
+  const userAgent = ctx.get('user-agent').slice(0, MAX_USER_AGENT);
+  return { ...payload, [SESSION_DEVICE]: { userAgent, lastUsedAt: Math.floor(Date.now() / 1000) } };
 }
 
 function withConsumed(payload: Record<string, unknown>, consumedAt: number | null): AdapterPayload {

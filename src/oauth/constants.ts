@@ -54,6 +54,9 @@ export const WEB_CLIENT_ID = 'campus-web';
 
 export const COOKIE_NAMES = { session: 'campus_session', interaction: 'campus_interaction', resume: 'campus_resume' } as const;
 
+/** The field of a stored login session that holds its browser and last use (src/oauth/adapter.ts, withDevice). */
+export const SESSION_DEVICE = 'campusDevice';
+
 /** The audience (resource indicator) of every access token: the userinfo endpoint. */
 export function userinfoAudience(userinfoBaseUrl: string): string {
   return `${userinfoBaseUrl}${OAUTH_PATHS.userinfo}`;

@@ -147,7 +147,7 @@ export function userinfoOf(account: ShownAccount, school: SchoolSnapshot): Useri
 }
 
 /** The Student record with the fields, order and club summaries of GET /v1/students. */
-function studentRecord(s: StudentDoc, school: SchoolSnapshot): Record<string, unknown> {
+export function studentRecord(s: StudentDoc, school: SchoolSnapshot): Record<string, unknown> {
   return {
     id: s._id,
     name: s.name,

@@ -12,6 +12,7 @@ import {
   StudentRole,
   StudentSortBy,
 } from '../data/__generated__/enums.js';
+import { NotFoundError } from '../errors/index.js';
 import { requireClass, resolveDateRange } from '../graphql/dates.js';
 import { CHANGES_LIMIT, RANGES } from '../limits.js';
 import type {
@@ -23,6 +24,10 @@ import type {
   RestMealsQueryVariables,
   RestProjectsQuery,
   RestProjectsQueryVariables,
+  RestPublicProjectQuery,
+  RestPublicProjectQueryVariables,
+  RestPublicProjectsQuery,
+  RestPublicProjectsQueryVariables,
   RestSchedulesQuery,
   RestSchedulesQueryVariables,
   RestStudentsQuery,
@@ -33,7 +38,7 @@ import type {
 import { CHANGES_OPERATION } from './operations/changes.js';
 import { CLUBS_OPERATION } from './operations/clubs.js';
 import { MEALS_OPERATION, SCHEDULES_OPERATION, TIMETABLES_OPERATION } from './operations/neis.js';
-import { PROJECTS_OPERATION } from './operations/projects.js';
+import { PROJECTS_OPERATION, PUBLIC_PROJECT_OPERATION, PUBLIC_PROJECTS_OPERATION } from './operations/projects.js';
 import { STUDENTS_OPERATION } from './operations/students.js';
 import { boolParam, dateParam, defined, enumParam, intParam, textParam } from './params.js';
 
@@ -44,12 +49,14 @@ import { boolParam, dateParam, defined, enumParam, intParam, textParam } from '.
  * rows. Adding an endpoint is a schema change, a resolver, an operation and a row here.
  */
 export interface Endpoint {
+  /** The path; `{name}` marks a path parameter, validated with the query (`query` names it too). */
   readonly path: `/v1/${string}`;
   /**
    * The scope a key needs; a list means any one of them, and the answer then depends on which the
    * key holds (the change feed filters its events by them), so it is cached per set of scopes.
+   * `PUBLIC`: no key at all, and a rate limit per client address instead (issue 25).
    */
-  readonly scope: ApiScope | readonly ApiScope[];
+  readonly scope: ApiScope | readonly ApiScope[] | typeof PUBLIC;
   /** One line, Korean and English: the OpenAPI document shows both (Korean first), the README the English. */
   readonly summary: { readonly ko: string; readonly en: string };
   /** Every query parameter (docs/spec.md and docs/decisions.md); unknown ones are ignored. */
@@ -62,10 +69,23 @@ export interface Endpoint {
   data(result: unknown): unknown;
 }
 
+/** The scope of an endpoint anyone may call without a key (the public project list). */
+export const PUBLIC = 'PUBLIC';
+
+/** True for an endpoint without a key (its limit is per address: src/surfaces/data.ts). */
+export function isPublic(endpoint: Pick<Endpoint, 'scope'>): boolean {
+  return endpoint.scope === PUBLIC;
+}
+
+/** The names of the path's parameters (`/v1/public/projects/{id}`: id). */
+export function pathParameters(endpoint: Pick<Endpoint, 'path'>): readonly string[] {
+  return [...endpoint.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1] ?? '');
+}
+
 /** Types one row against its operation's generated types, then erases them for the table. */
 function endpoint<Q extends z.ZodObject, TVariables extends Record<string, unknown>, TData>(row: {
   path: `/v1/${string}`;
-  scope: ApiScope | readonly ApiScope[];
+  scope: ApiScope | readonly ApiScope[] | typeof PUBLIC;
   summary: { ko: string; en: string };
   query: Q;
   operation: string;
@@ -151,10 +171,16 @@ const projectsQuery = z.object({
   sortDirection,
 });
 
-/** The scopes an endpoint takes, as a list (any one of them admits). */
+/** The scopes an endpoint takes, as a list (any one of them admits; none for a public one). */
 export function endpointScopes(endpoint: Pick<Endpoint, 'scope'>): readonly ApiScope[] {
+  if (endpoint.scope === PUBLIC) return [];
   return typeof endpoint.scope === 'string' ? [endpoint.scope] : endpoint.scope;
 }
+
+const publicProjectsQuery = z.object({ ...paging });
+const publicProjectQuery = z.object({
+  id: intParam(RANGES.id).meta({ description: 'The project id.', ko: '프로젝트 ID.' }),
+});
 
 const changesQuery = z.object({
   after: described(
@@ -267,4 +293,32 @@ export const ENDPOINTS: readonly Endpoint[] = [
     variables: ({ after, limit }): RestChangesQueryVariables => defined({ after, limit }),
     data: (result: RestChangesQuery) => result.changes,
   }),
+  endpoint({
+    path: '/v1/public/projects',
+    scope: PUBLIC,
+    summary: {
+      ko: '키 없이 보는 프로젝트 목록: 이름, 설명, 동아리 이름, 연도, 상태, 참여 인원 (개인 정보 없음, 쪽 단위).',
+      en: 'Projects for anyone, without a key: name, description, club name, years, status and number of participants (no personal data), paged.',
+    },
+    query: publicProjectsQuery,
+    operation: PUBLIC_PROJECTS_OPERATION,
+    variables: ({ page, size }): RestPublicProjectsQueryVariables => defined({ page, size }),
+    data: (result: RestPublicProjectsQuery) => result.publicProjects,
+  }),
+  endpoint({
+    path: '/v1/public/projects/{id}',
+    scope: PUBLIC,
+    summary: {
+      ko: '키 없이 보는 프로젝트 하나 (목록과 같은 필드).',
+      en: 'One project for anyone, without a key (the fields of the list).',
+    },
+    query: publicProjectQuery,
+    operation: PUBLIC_PROJECT_OPERATION,
+    variables: ({ id }): RestPublicProjectQueryVariables => ({ id }),
+    data: (result: RestPublicProjectQuery) => result.publicProject ?? notFound('No project has this id.'),
+  }),
 ];
+
+function notFound(message: string): never {
+  throw new NotFoundError(message);
+}

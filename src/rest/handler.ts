@@ -7,7 +7,7 @@ import { runOperation, type GraphQLServer } from '../graphql/server.js';
 import type { AppContext, AppMiddleware } from '../http/context.js';
 import { COMPRESS_MIN_BYTES, codedEtag, negotiateCoding, type ContentCoding } from '../http/compression.js';
 import { successEnvelope } from '../http/envelope.js';
-import { endpointScopes, type Endpoint } from './endpoints.js';
+import { endpointScopes, isPublic, pathParameters, type Endpoint } from './endpoints.js';
 import { memoByQueryString, parseQuery } from './params.js';
 import { etagOf, matchesIfNoneMatch, type CachedAnswer, type ResponseCache } from './response-cache.js';
 
@@ -51,14 +51,17 @@ interface Lookup {
  */
 export function endpointSteps(endpoint: Endpoint, deps: RestDeps): EndpointSteps {
   const parse = memoByQueryString((query) => parseQuery(endpoint.query, query));
+  const pathValues = pathParameterReader(endpoint);
   const today = () => todayIn(deps.timeZone, deps.now());
   const scopes = endpointScopes(endpoint);
   /** A lookup made by notModified, for the handler of the same request. */
   const looked = new WeakMap<AppContext, Lookup>();
   const lookup = async (ctx: AppContext): Promise<Lookup> => {
     // Variables, not the raw query, identify an answer: "no date" means another day tomorrow.
+    // A path parameter (`/v1/public/projects/{id}`) is validated with the query, as one of its parameters.
+    const params = pathValues(ctx.path);
     const variables = endpoint.variables(
-      parse(ctx.querystring, () => ctx.query),
+      params ? parse(`${ctx.path}?${ctx.querystring}`, () => ({ ...ctx.query, ...params })) : parse(ctx.querystring, () => ctx.query),
       today,
     );
     // An answer that depends on which of its scopes the key holds is cached per set of them.
@@ -70,7 +73,7 @@ export function endpointSteps(endpoint: Endpoint, deps: RestDeps): EndpointSteps
   return {
     async notModified(ctx, next) {
       const ifNoneMatch = ctx.get('If-None-Match');
-      if (!ifNoneMatch || !scopes.some((scope) => holdsScope(ctx.state.apiKey, scope))) return next();
+      if (!ifNoneMatch || !(isPublic(endpoint) || scopes.some((scope) => holdsScope(ctx.state.apiKey, scope)))) return next();
       let found: Lookup;
       try {
         found = await lookup(ctx);
@@ -97,6 +100,20 @@ export function endpointSteps(endpoint: Endpoint, deps: RestDeps): EndpointSteps
       const body = coded && !fresh ? await deps.cache.encoded(key, version, answer, coded.coding) : undefined;
       sendAnswer(ctx, answer, fresh, coded && { ...coded, ...(body ? { body } : {}) });
     },
+  };
+}
+
+/**
+ * Reads the path parameters of a row whose path has any (`{id}`), as strings like the query's;
+ * undefined for a row without (the router matched the path already).
+ */
+function pathParameterReader(endpoint: Endpoint): (path: string) => Record<string, string> | undefined {
+  const names = pathParameters(endpoint);
+  if (names.length === 0) return () => undefined;
+  const pattern = new RegExp(`^${endpoint.path.replace(/\{\w+\}/g, '([^/]+)')}/?$`);
+  return (path) => {
+    const values = pattern.exec(path)?.slice(1) ?? [];
+    return Object.fromEntries(names.map((name, i) => [name, decodeURIComponent(values[i] ?? '')]));
   };
 }
 

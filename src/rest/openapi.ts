@@ -29,7 +29,7 @@ import {
 import { z } from 'zod';
 import { BadRequestError, statusName } from '../errors/index.js';
 import { buildSchema } from '../graphql/schema.js';
-import { ENDPOINTS, endpointScopes, type Endpoint } from './endpoints.js';
+import { ENDPOINTS, endpointScopes, isPublic, pathParameters, type Endpoint } from './endpoints.js';
 
 /**
  * The OpenAPI 3.1 document of the REST data API, built from the endpoint table
@@ -49,7 +49,7 @@ export type JsonSchema = { [keyword: string]: unknown };
 
 export interface ParameterObject {
   readonly name: string;
-  readonly in: 'query' | 'header';
+  readonly in: 'query' | 'path' | 'header';
   readonly required: boolean;
   readonly description?: string;
   readonly schema: JsonSchema;
@@ -142,25 +142,35 @@ function packageVersion(): string {
 // Operations
 
 function dataOperation(endpoint: Endpoint, schema: GraphQLSchema): OperationObject {
-  const segments = endpoint.path.split('/').slice(2);
+  // `{id}` reads "ById" in the operation's name: getPublicProjectsById.
+  const segments = endpoint.path
+    .split('/')
+    .slice(2)
+    .map((s) => s.replace(/^\{(\w+)\}$/, (_m, name: string) => `by${name.charAt(0).toUpperCase()}${name.slice(1)}`));
   return {
     operationId: `get${segments.map((s) => s.charAt(0).toUpperCase() + s.slice(1)).join('')}`,
     summary: bilingual(endpoint.summary),
-    description: scopeText(endpointScopes(endpoint)),
+    description: isPublic(endpoint) ? PUBLIC_TEXT : scopeText(endpointScopes(endpoint)),
     tags: segments.slice(0, 1),
-    security: [{ [API_KEY_SCHEME]: [...endpointScopes(endpoint)] }],
+    security: isPublic(endpoint) ? [] : [{ [API_KEY_SCHEME]: [...endpointScopes(endpoint)] }],
     parameters: [...describeParameters(endpoint, schema), IF_NONE_MATCH],
     responses: {
       200: successResponse(endpoint, schema),
       ...Object.fromEntries(
-        STATUS_RESPONSES.filter(({ onlyFor }) => onlyFor === undefined || onlyFor === endpoint.path).map(({ status }) => [
-          status,
-          { $ref: `#/components/responses/${statusName(status)}` },
-        ]),
+        STATUS_RESPONSES.filter(
+          ({ onlyFor, status }) =>
+            (onlyFor === undefined || onlyFor === endpoint.path) &&
+            // Without a key there is no 401 or 403.
+            !(isPublic(endpoint) && (status === 401 || status === 403)),
+        ).map(({ status }) => [status, { $ref: `#/components/responses/${statusName(status)}` }]),
       ),
     },
   };
 }
+
+/** What an operation without a key says instead of its scope (issue 25). */
+const PUBLIC_TEXT =
+  'API 키가 필요 없습니다. 요청 한도는 주소마다 따로 셉니다 (PUBLIC_RATE_LIMIT). 개인 정보는 없습니다. / No API key needed; the rate limit counts per client address (PUBLIC_RATE_LIMIT). No personal data.';
 
 /** Which scope an operation needs, both languages. */
 function scopeText(scopes: readonly string[]): string {
@@ -215,12 +225,14 @@ interface QueryParameter {
 /** The row's query parameters as OpenAPI parameters, in the row's order. */
 function describeParameters(endpoint: Endpoint, schema: GraphQLSchema): ParameterObject[] {
   const parameters = queryParameters(endpoint);
+  const inPath = new Set(pathParameters(endpoint));
   const { required, base } = requiredParameters(endpoint, parameters);
+  for (const name of inPath) required.add(name);
   return parameters.map(({ name, description, schema: valueSchema }) => {
     const fallback = required.has(name) ? undefined : parameterDefault(endpoint, schema, name, valueSchema, base);
     return {
       name,
-      in: 'query',
+      in: inPath.has(name) ? 'path' : 'query',
       required: required.has(name),
       ...(description === undefined ? {} : { description }),
       schema: fallback === undefined ? valueSchema : { ...valueSchema, default: fallback },
@@ -604,6 +616,12 @@ const STATUS_RESPONSES: readonly StatusResponse[] = [
     status: 403,
     description: "키에 이 엔드포인트의 범위(scope)가 없음. / The key lacks the endpoint's scope; the message names it.",
     headers: RATE_LIMIT_HEADERS,
+  },
+  {
+    status: 404,
+    description: '그런 프로젝트가 없음. / No project has this id.',
+    headers: RATE_LIMIT_HEADERS,
+    onlyFor: '/v1/public/projects/{id}',
   },
   {
     status: 405,

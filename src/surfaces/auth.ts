@@ -15,6 +15,7 @@ import { createMailer } from '../oauth/mail.js';
 import { buildProvider } from '../oauth/provider.js';
 import { installProviderMiddleware } from '../oauth/provider-middleware.js';
 import { SelfService } from '../oauth/self-service.js';
+import { SignIns } from '../oauth/sign-ins.js';
 import { LoginThrottle } from '../oauth/throttle.js';
 import { accountApi } from './accounts/api.js';
 import { outboxRoutes } from './accounts/outbox.js';
@@ -94,7 +95,7 @@ export async function createAuthSurface(deps: AppDeps): Promise<Surface> {
     accountApi(selfService),
     web.mount(accountRoutes(web), { service: selfService, domain: config.schoolEmailDomain }),
     web.mount(outboxRoutes(web), { outbox: mailer.outbox, timeZone: config.schoolTimeZone }),
-    web.mount(consoleRoutes(web), { config, db, web, apiKeys, clients, accounts, selfService, mfa, now }),
+    web.mount(consoleRoutes(web), { config, db, web, apiKeys, clients, accounts, selfService, mfa, signIns: new SignIns(store), now }),
     web.mount(adminRoutes(web), {
       config,
       school: new SchoolOperations(graphql, db, config, now),

@@ -13,10 +13,10 @@ import type { AppMiddleware, RequestState } from '../http/context.js';
 import { DOCS_PATH, OPENAPI_PATH, SCHEMA_PATH, docsAssets, docsPage, graphqlSdl, openApiJson } from '../http/docs.js';
 import { graphqlHttp } from '../http/graphql.js';
 import { healthHandler } from '../http/health.js';
-import { FailureLimiter, KeyRateLimiter, costCharge, rateLimit } from '../http/rate-limit.js';
+import { FailureLimiter, KeyRateLimiter, addressRateLimit, costCharge, rateLimit } from '../http/rate-limit.js';
 import { UsageRecorder, countUsage } from '../http/usage.js';
 import { startNeisBackground } from '../neis/background.js';
-import { ENDPOINTS, endpointScopes } from '../rest/endpoints.js';
+import { ENDPOINTS, endpointScopes, isPublic } from '../rest/endpoints.js';
 import { endpointSteps, type RestDeps } from '../rest/handler.js';
 import { buildOpenApiDocument } from '../rest/openapi.js';
 import { ResponseCache } from '../rest/response-cache.js';
@@ -54,13 +54,14 @@ export async function createDataSurface(deps: AppDeps): Promise<Surface> {
   const usage = new UsageRecorder(db, { timeZone: config.schoolTimeZone, logger: deps.logger, now }).start();
   // One instance of each step for every route: they hold the process's database slots, key
   // cache and failure counts.
+  const budget = timeBudget({
+    timeMs: limits.timeBudgetMs,
+    maxDbOperations: limits.maxDbOperations,
+    // Data requests share these database slots; logins, userinfo and health never wait for them.
+    databaseGate: new Gate('The database', limits.dbConcurrency),
+  });
   const door: AppMiddleware[] = [
-    timeBudget({
-      timeMs: limits.timeBudgetMs,
-      maxDbOperations: limits.maxDbOperations,
-      // Data requests share these database slots; logins, userinfo and health never wait for them.
-      databaseGate: new Gate('The database', limits.dbConcurrency),
-    }),
+    budget,
     apiKey(new ApiKeyAuthenticator(db, deps.now), new FailureLimiter(limits.apiKeyFailures, deps.redis)),
     // Per-key, per-day counts for the developer console (in memory; written every few seconds).
     countUsage(usage),
@@ -75,9 +76,12 @@ export async function createDataSurface(deps: AppDeps): Promise<Surface> {
   const pages = config.urls.auth === config.urls.base ? '' : config.urls.auth;
   routes.get(DOCS_PATH, docsPage({ home: `${pages}/`, console: `${pages}/console`, admin: `${pages}/admin` }));
   for (const asset of docsAssets()) routes.get(asset.path, asset.handler);
+  // Issue 25: the endpoints without a key spend a budget per client address instead of a key's.
+  const addressLimited = addressRateLimit(limiter, limits.publicRequests);
   for (const endpoint of ENDPOINTS) {
     const steps = endpointSteps(endpoint, rest);
-    routes.get(endpoint.path, ...door, steps.notModified, limited, requireScope(...scopesOf(endpoint)), steps.serve);
+    if (isPublic(endpoint)) routes.get(endpoint.path, budget, steps.notModified, addressLimited, steps.serve);
+    else routes.get(endpoint.path, ...door, steps.notModified, limited, requireScope(...scopesOf(endpoint)), steps.serve);
   }
   // GraphQL for dashboards: any valid key; each root field checks its own scope; a document
   // pays for its cost and waits for one of the process's execution slots.
@@ -116,8 +120,9 @@ class Routes {
   private readonly router = new Router<RequestState>();
   private readonly methods = new Map<string, string[]>();
 
+  /** `path` may name parameters as the endpoint table does (`/v1/public/projects/{id}`). */
   get(path: string, ...middleware: AppMiddleware[]): void {
-    this.router.get(path, ...middleware);
+    this.router.get(path.replace(/\{(\w+)\}/g, ':$1'), ...middleware);
     this.allow(path, 'HEAD', 'GET');
   }
 
@@ -128,8 +133,13 @@ class Routes {
 
   middleware(): AppMiddleware {
     const methods = this.methods;
+    // Paths with parameters are matched by pattern (a parameter is one path segment).
+    const patterns = [...methods.entries()]
+      .filter(([path]) => path.includes('{'))
+      .map(([path, allowed]) => ({ pattern: new RegExp(`^${path.replace(/\{\w+\}/g, '[^/]+')}$`), allowed }));
+    const methodsOf = (path: string) => methods.get(path) ?? patterns.find((p) => p.pattern.test(path))?.allowed;
     const methodRules: AppMiddleware = (ctx, next) => {
-      const allowed = methods.get(ctx.path.length > 1 ? ctx.path.replace(/\/$/, '') : ctx.path);
+      const allowed = methodsOf(ctx.path.length > 1 ? ctx.path.replace(/\/$/, '') : ctx.path);
       if (!allowed || allowed.includes(ctx.method)) return next();
       if (ctx.method !== 'OPTIONS') throw new MethodNotAllowedError(allowed);
       ctx.status = 204;

@@ -197,6 +197,8 @@ describe('every page: the shell, labels, phone width, both languages', function 
       [`/console/apps/${appId}`, 'console-app-detail'],
       ['/console/connected', 'console-connected'],
       ['/console/account', 'console-account'],
+      ['/console/profile', 'console-profile'],
+      ['/console/sessions', 'console-sessions'],
     ] as const;
   const adminPages = () =>
     [

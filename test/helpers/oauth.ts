@@ -81,6 +81,8 @@ export interface AuthorizeOptions {
   stopOn?: number;
   /** Where the redirect to the client is, when it is on our own origin (e.g. /dev/callback). */
   stopAt?: (url: URL) => boolean;
+  /** The browser's User-Agent header (every request of the walk). */
+  userAgent?: string;
 }
 
 /**
@@ -105,7 +107,11 @@ export async function authorize(
     const res = await fetch(next.url, {
       ...next.init,
       redirect: 'manual',
-      headers: { ...(next.init.headers as Record<string, string>), cookie: jar.header() },
+      headers: {
+        ...(next.init.headers as Record<string, string>),
+        cookie: jar.header(),
+        ...(options.userAgent ? { 'user-agent': options.userAgent } : {}),
+      },
     });
     jar.store(res);
     statuses.push(res.status);

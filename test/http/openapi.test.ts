@@ -27,7 +27,7 @@ import { statusName } from '../../src/errors/index.js';
 import { buildSchema } from '../../src/graphql/schema.js';
 import { createLogger } from '../../src/logger.js';
 import { DEMO_DAYS_AFTER, DEMO_DAYS_BEFORE, seedDemoNeis } from '../../src/neis/seed.js';
-import { ENDPOINTS, endpointScopes, type Endpoint } from '../../src/rest/endpoints.js';
+import { ENDPOINTS, endpointScopes, isPublic, pathParameters, type Endpoint } from '../../src/rest/endpoints.js';
 import {
   buildOpenApiDocument,
   type HeaderObject,
@@ -232,7 +232,9 @@ describe('OpenAPI: the document', () => {
     expect(Object.keys(doc.paths).sort()).to.deep.equal([...ENDPOINTS.map((e) => e.path), '/v1/health'].sort());
     for (const endpoint of ENDPOINTS) {
       const operation = operationOf(doc, endpoint.path);
-      expect(operation.security, endpoint.path).to.deep.equal([{ apiKey: [...endpointScopes(endpoint)] }]);
+      // Issue 25: the public project list takes no key.
+      expect(operation.security, endpoint.path).to.deep.equal(isPublic(endpoint) ? [] : [{ apiKey: [...endpointScopes(endpoint)] }]);
+      if (isPublic(endpoint)) expect(operation.description).to.include('No API key needed');
       // Korean first, then English (src/rest/openapi.ts `bilingual`).
       expect(operation.summary).to.equal(`${endpoint.summary.ko} / ${endpoint.summary.en}`);
       for (const scope of endpointScopes(endpoint)) expect(operation.description).to.include(scope);
@@ -243,8 +245,9 @@ describe('OpenAPI: the document', () => {
   it("has every parameter of each row's zod schema, with its ranges, enums, formats, lengths and description", () => {
     for (const endpoint of ENDPOINTS) {
       const documented = new Map(operationOf(doc, endpoint.path).parameters.map((p) => [`${p.in} ${p.name}`, p]));
+      const inPath = pathParameters(endpoint);
       for (const [name, { description, ko, ...schema }] of Object.entries(zodParameters(endpoint))) {
-        const parameter = documented.get(`query ${name}`);
+        const parameter = documented.get(`${inPath.includes(name) ? 'path' : 'query'} ${name}`);
         expect(parameter, `${endpoint.path} ${name}`).to.not.equal(undefined);
         expect(ko, `${endpoint.path} ${name}: a Korean description`).to.be.a('string');
         expect(parameter?.description, `${endpoint.path} ${name}`).to.equal(`${String(ko)} / ${String(description)}`);
@@ -252,7 +255,7 @@ describe('OpenAPI: the document', () => {
         expect(documentedSchema, `${endpoint.path} ${name}`).to.deep.equal(schema);
       }
       const queryNames = [...documented.values()].filter((p) => p.in === 'query').map((p) => p.name);
-      expect(queryNames, endpoint.path).to.deep.equal(Object.keys(zodParameters(endpoint)));
+      expect(queryNames, endpoint.path).to.deep.equal(Object.keys(zodParameters(endpoint)).filter((name) => !inPath.includes(name)));
       expect(documented.get('header If-None-Match'), endpoint.path).to.not.equal(undefined);
     }
   });
@@ -314,6 +317,8 @@ describe('OpenAPI: the document', () => {
       '/v1/neis/schedules': [],
       '/v1/neis/timetables': ['grade', 'classNum'],
       '/v1/changes': [],
+      '/v1/public/projects': [],
+      '/v1/public/projects/{id}': ['id'],
     });
     // Defaults of src/limits.ts (through the schema), of the schema's inputs, and of a row itself.
     expect(parameter('/v1/students', 'size')?.schema.default).to.equal(300);
@@ -326,22 +331,24 @@ describe('OpenAPI: the document', () => {
   });
 
   it('gives every data endpoint every status it can answer, in the envelope with the status names of src/errors', () => {
-    for (const path of ENDPOINTS.map((e) => e.path)) {
-      // 410 only where a cursor can outlive its events (the change feed).
-      const gone = path === '/v1/changes' ? [410] : [];
+    for (const endpoint of ENDPOINTS) {
+      const path = endpoint.path;
+      // 410 only where a cursor can outlive its events (the change feed); 404 where a path names a
+      // record; 401 and 403 only where a key is needed.
+      const gone = path === '/v1/changes' ? [410] : path === '/v1/public/projects/{id}' ? [404] : [];
+      const keyed = isPublic(endpoint) ? [] : [401, 403];
       expect(Object.keys(operationOf(doc, path).responses), path).to.have.members([
         '200',
         '304',
         '400',
-        '401',
-        '403',
+        ...keyed.map(String),
         '405',
         ...gone.map(String),
         '429',
         '500',
         '503',
       ]);
-      for (const status of [400, 401, 403, 405, ...gone, 429, 500, 503]) {
+      for (const status of [400, ...keyed, 405, ...gone, 429, 500, 503]) {
         const properties = response(doc, path, status).content?.['application/json']?.schema.properties as Record<string, JsonSchema>;
         expect(properties.status, `${path} ${status}`).to.deep.equal({ type: 'string', const: statusName(status) });
         expect(properties.code).to.deep.equal({ type: 'integer', const: status });
@@ -478,7 +485,7 @@ describe('OpenAPI: served, and real answers validate against it', function () {
     expect((await t.request('/v1/openapi.json', { method: 'POST' })).status).to.equal(405);
   });
 
-  for (const endpoint of ENDPOINTS) {
+  for (const endpoint of ENDPOINTS.filter((e) => !isPublic(e))) {
     it(`${endpoint.path}: 200 (demo data), 304, 400, 401, 403 and 405 answers match the document`, async () => {
       const path = endpoint.path;
       // The change feed has events once the school changes (an admin's edit through the one write path).
@@ -509,10 +516,27 @@ describe('OpenAPI: served, and real answers validate against it', function () {
     });
   }
 
-  it('429 answers of every endpoint match the document', async () => {
+  // Issue 25: the endpoints without a key (test/http/public-projects.test.ts has their 429 per address).
+  for (const endpoint of ENDPOINTS.filter(isPublic)) {
+    it(`${endpoint.path}: 200 (demo data), 304, 400 and 405 answers without a key match the document`, async () => {
+      const path = endpoint.path;
+      const at = (id: string) => path.replace('{id}', id);
+      const ok = await t.request(at('1'));
+      const body = (await expectDocumented(ok, path, 200)) as { data: unknown };
+      expect(body.data).to.be.an('object');
+      const etag = ok.headers.get('etag') ?? '';
+      await expectDocumented(await t.request(at('1'), { headers: { 'If-None-Match': etag } }), path, 304);
+      await expectDocumented(await t.request(path.includes('{id}') ? at('x') : `${path}?page=-1`), path, 400);
+      await expectDocumented(await t.request(at('1'), { method: 'POST' }), path, 405);
+      if (path.includes('{id}')) await expectDocumented(await t.request(at('999999')), path, 404);
+    });
+  }
+
+  it('429 answers of every endpoint with a key match the document', async () => {
     const spent = await issueKey(t.db, { rateLimit: { points: 1, durationSeconds: 600 } });
     await t.request('/v1/students?size=1', { headers: { 'X-API-KEY': spent } });
-    for (const { path } of ENDPOINTS) await expectDocumented(await t.request(path, { headers: { 'X-API-KEY': spent } }), path, 429);
+    for (const { path } of ENDPOINTS.filter((e) => !isPublic(e)))
+      await expectDocumented(await t.request(path, { headers: { 'X-API-KEY': spent } }), path, 429);
   });
 
   it('/v1/health answers match the document', async () => {

@@ -15,6 +15,7 @@ import { OAUTH_SCOPES } from '../../oauth/constants.js';
 import { loadOAuthKeys } from '../../oauth/keys.js';
 import { MfaService } from '../../oauth/mfa.js';
 import { PASSWORD_PROBLEM_MESSAGES, passwordProblem } from '../../oauth/password-policy.js';
+import { registerAccountSessions } from './sessions.js';
 import { CliError, WRITES, cliConfig, cliLogger, output, withDatabase } from '../runtime.js';
 
 /** `campus clients ...` and `campus accounts ...`. */
@@ -362,6 +363,7 @@ function registerAccounts(program: Command): void {
         result.removed ? `Two-step sign-in removed from ${result.email}.` : `${result.email} had no second factor.`,
       );
     });
+  registerAccountSessions(accounts);
 }
 
 /** The password from exactly one of --password and --password-stdin. */

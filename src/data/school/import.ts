@@ -4,7 +4,8 @@ import { formatOf, headerKey, type CellProblem, type Column, type RowDraft } fro
 import { commitBatch, fieldChanges, readSettled, withSchoolLock } from './engine.js';
 import { deleteClub, deleteProject, deleteStudent, putClub, putProject, putStudent, schoolYear, type StepResult } from './operations.js';
 import { studentLabel, validateState } from './rules.js';
-import { FILE_LIMITS, readSpreadsheet, type ReadSheet } from './spreadsheet.js';
+import { columnName, FILE_LIMITS, type ReadSheet } from './spreadsheet.js';
+import { readSpreadsheetApart } from './spreadsheet-thread.js';
 import { SchoolState } from './state.js';
 import type {
   Actor,
@@ -74,16 +75,6 @@ const file = (code: Issue['code'], params: Issue['params'] = {}): LocatedIssue =
   ...(params ? { params } : {}),
 });
 
-function columnLetter(index: number): string {
-  let n = index + 1;
-  let letters = '';
-  while (n > 0) {
-    letters = String.fromCharCode(65 + ((n - 1) % 26)) + letters;
-    n = Math.floor((n - 1) / 26);
-  }
-  return letters;
-}
-
 /**
  * Reads a file into rows of the given columns. Each of `requirements` lists column sets (by
  * field) of which one must be present, e.g. [[['id'], ['email']]]: an ID or an email column.
@@ -94,7 +85,7 @@ export async function parseFile<P extends object>(
   state: SchoolState,
   requirements: readonly (readonly (readonly string[])[])[],
 ): Promise<ParsedFile<P>> {
-  const read = await readSpreadsheet(bytes);
+  const read = await readSpreadsheetApart(bytes, columns.length + FILE_LIMITS.extraColumns);
   if (!read.ok) return { issues: [file(read.code, read.params)], rows: [], dataRows: 0 };
   const dataRows = read.sheets.reduce((n, s) => n + Math.max(0, s.rows.length - 1), 0);
   if (dataRows > FILE_LIMITS.maxRows)
@@ -123,7 +114,7 @@ function parseSheet<P extends object>(
   const at = (index: number, value: string | null, code: Issue['code'], params: Issue['params'] = {}): LocatedIssue => ({
     sheet: sheet.name,
     row: headerRow.number,
-    column: value ?? columnLetter(index),
+    column: value ?? columnName(index + 1),
     value,
     field: null,
     code,

@@ -142,6 +142,23 @@ const MESSAGES: Readonly<Record<IssueCode, { readonly ko: Text; readonly en: Tex
     ko: (q) => `${p(q, 'format')} 파일로 읽을 수 없습니다: ${p(q, 'detail')}`,
     en: (q) => `the file could not be read as ${p(q, 'format')}: ${p(q, 'detail')}`,
   },
+  UNPACKS_TOO_LARGE: {
+    ko: (q) =>
+      `압축을 풀면 너무 큽니다: ${p(q, 'entry')}이(가) 한도를 넘었습니다 (항목 하나 최대 ${p(q, 'maxEntry')}, 전체 최대 ${p(q, 'maxTotal')}); 스프레드시트 프로그램에서 다시 저장해서 올리세요`,
+    en: (q) =>
+      `the workbook unpacks to too much: ${p(q, 'entry')} went past the limit (at most ${p(q, 'maxEntry')} an entry, ${p(q, 'maxTotal')} in all); save it again from a spreadsheet program and upload that`,
+  },
+  TOO_WIDE: {
+    ko: (q) =>
+      `시트가 너무 넓습니다: ${p(q, 'last')} 열까지 쓰였습니다 (최대 ${p(q, 'max')}열, ${p(q, 'lastMax')} 열까지); 표 오른쪽의 셀을 지우고 다시 올리세요`,
+    en: (q) =>
+      `a sheet is too wide: it uses columns up to ${p(q, 'last')} (at most ${p(q, 'max')} columns, up to ${p(q, 'lastMax')}); delete the cells to the right of the table and upload it again`,
+  },
+  READ_LIMIT: {
+    ko: (q) => `파일을 읽는 데 한도(메모리 ${p(q, 'memory')}, ${p(q, 'seconds')}초)를 넘었습니다; 행이나 시트를 나누어 올리세요`,
+    en: (q) =>
+      `reading the file went past its limits (${p(q, 'memory')} of memory, ${p(q, 'seconds')} s); split its rows or sheets into smaller files`,
+  },
   EMPTY_FILE: { ko: () => '파일에 행이 없습니다', en: () => 'the file has no rows' },
   JOB_CLUB: {
     ko: () => '취업동아리는 이 서비스에서 관리하지 않습니다; 이 열을 비우거나 지우세요',

@@ -1,4 +1,5 @@
 import { Readable } from 'node:stream';
+import { createInflateRaw } from 'node:zlib';
 import ExcelJS from 'exceljs';
 import type { IssueCode } from './types.js';
 
@@ -16,8 +17,17 @@ export const FILE_LIMITS = {
   maxBytes: 5 * 1024 * 1024,
   /** Data rows (after the header) across every sheet. */
   maxRows: 20_000,
-  /** What a workbook may unpack to (a 5 MB ZIP could otherwise expand without bound). */
+  /**
+   * What a workbook may unpack to, all its entries together, and what one entry may: counted
+   * while inflating, never taken from the sizes the ZIP declares (a 5 MB file can lie about them).
+   */
   maxUnpackedBytes: 200 * 1024 * 1024,
+  maxEntryBytes: 100 * 1024 * 1024,
+  /**
+   * Columns a sheet may use beyond its template's (unknown columns are reported by name): a cell
+   * far to the right (XFD1) would otherwise make every row 16,384 cells wide in memory.
+   */
+  extraColumns: 20,
 } as const;
 
 export type FileFormat = 'xlsx' | 'csv';
@@ -44,17 +54,57 @@ export type ReadResult =
   | { readonly ok: true; readonly format: FileFormat; readonly sheets: readonly ReadSheet[] }
   | { readonly ok: false; readonly code: IssueCode; readonly params: Readonly<Record<string, string | number>> };
 
-/** Reads a file's sheets, or says why it is not a spreadsheet this service reads. */
-export async function readSpreadsheet(bytes: Buffer): Promise<ReadResult> {
+/**
+ * Reads a file's sheets, or says why it is not a spreadsheet this service reads. A sheet wider
+ * than `maxColumns` is refused before exceljs reads it. Imports run this in a worker thread with
+ * memory limits (./spreadsheet-thread.ts); call it directly only for files this service wrote.
+ */
+export async function readSpreadsheet(bytes: Buffer, maxColumns: number): Promise<ReadResult> {
   if (bytes.length === 0) return { ok: false, code: 'EMPTY_FILE', params: {} };
   if (bytes.length > FILE_LIMITS.maxBytes) {
     return { ok: false, code: 'TOO_LARGE', params: { size: formatBytes(bytes.length), max: formatBytes(FILE_LIMITS.maxBytes) } };
   }
-  if (startsWith(bytes, [0x50, 0x4b, 0x03, 0x04])) return readXlsx(bytes);
+  if (startsWith(bytes, [0x50, 0x4b, 0x03, 0x04])) return readXlsx(bytes, maxColumns);
   if (startsWith(bytes, [0xd0, 0xcf, 0x11, 0xe0])) return { ok: false, code: 'OLD_EXCEL', params: {} };
   const text = decodeText(bytes);
   if (text === null) return { ok: false, code: 'NOT_SPREADSHEET', params: {} };
+  const widest = csvWidth(text);
+  if (widest > maxColumns) return tooWide(widest, maxColumns);
   return readCsv(text);
+}
+
+function tooWide(columns: number, maxColumns: number): ReadResult {
+  return { ok: false, code: 'TOO_WIDE', params: { last: columnName(columns), max: maxColumns, lastMax: columnName(maxColumns) } };
+}
+
+/** The spreadsheet name of a 1-based column number (1 = A, 27 = AA, 16384 = XFD). */
+export function columnName(n: number): string {
+  let letters = '';
+  for (let rest = n; rest > 0; rest = Math.floor((rest - 1) / 26)) letters = String.fromCharCode(65 + ((rest - 1) % 26)) + letters;
+  return letters;
+}
+
+function columnNumber(letters: string): number {
+  let n = 0;
+  for (const letter of letters) n = n * 26 + (letter.charCodeAt(0) - 64);
+  return n;
+}
+
+/** The most fields of any CSV line (commas outside quotes, plus one), counted before exceljs splits it. */
+function csvWidth(text: string): number {
+  let widest = 0;
+  let fields = 1;
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) quoted = !quoted;
+    else if (c === 0x2c && !quoted) fields++;
+    else if (c === 0x0a && !quoted) {
+      widest = Math.max(widest, fields);
+      fields = 1;
+    }
+  }
+  return Math.max(widest, fields);
 }
 
 function startsWith(bytes: Buffer, signature: number[]): boolean {
@@ -102,16 +152,12 @@ async function readCsv(text: string): Promise<ReadResult> {
   }
 }
 
-async function readXlsx(bytes: Buffer): Promise<ReadResult> {
-  const zip = zipDirectory(bytes);
-  if (!zip || !zip.names.includes('xl/workbook.xml')) return { ok: false, code: 'NOT_SPREADSHEET', params: {} };
-  if (zip.unpackedBytes > FILE_LIMITS.maxUnpackedBytes) {
-    return {
-      ok: false,
-      code: 'UNREADABLE',
-      params: { format: '.xlsx', detail: `it unpacks to more than ${formatBytes(FILE_LIMITS.maxUnpackedBytes)}` },
-    };
-  }
+async function readXlsx(bytes: Buffer, maxColumns: number): Promise<ReadResult> {
+  const entries = zipEntries(bytes);
+  if (!entries || !entries.some((e) => e.name === 'xl/workbook.xml')) return { ok: false, code: 'NOT_SPREADSHEET', params: {} };
+  const unpacked = await unpackCounted(bytes, entries);
+  if (!unpacked.ok) return unpacked;
+  if (unpacked.widest > maxColumns) return tooWide(unpacked.widest, maxColumns);
   const workbook = new ExcelJS.Workbook();
   try {
     // exceljs types its argument with an older Buffer declaration; the bytes are a Node Buffer.
@@ -211,11 +257,20 @@ export function formatBytes(bytes: number): string {
   return `${bytes} bytes`;
 }
 
+/** One entry of a ZIP's central directory: where its data starts and how it is stored. */
+interface ZipEntry {
+  readonly name: string;
+  /** 0 stored, 8 deflated. */
+  readonly method: number;
+  readonly compressedSize: number;
+  readonly localOffset: number;
+}
+
 /**
- * The names and unpacked size of a ZIP's entries, from its central directory (read before the
- * workbook is unpacked, so a ZIP bomb is refused unopened); null when it is not a readable ZIP.
+ * A ZIP's entries, from its central directory (the one exceljs's JSZip reads too); null when it
+ * is not a readable ZIP. The uncompressed sizes it declares are ignored: see unpackCounted.
  */
-export function zipDirectory(bytes: Buffer): { names: string[]; unpackedBytes: number } | null {
+function zipEntries(bytes: Buffer): ZipEntry[] | null {
   const END = 0x06054b50;
   const ENTRY = 0x02014b50;
   let end = -1;
@@ -228,18 +283,92 @@ export function zipDirectory(bytes: Buffer): { names: string[]; unpackedBytes: n
   if (end < 0) return null;
   const count = bytes.readUInt16LE(end + 10);
   let offset = bytes.readUInt32LE(end + 16);
-  const names: string[] = [];
-  let unpackedBytes = 0;
+  const entries: ZipEntry[] = [];
   for (let n = 0; n < count; n++) {
     if (offset + 46 > bytes.length || bytes.readUInt32LE(offset) !== ENTRY) return null;
-    const size = bytes.readUInt32LE(offset + 24);
     const nameLength = bytes.readUInt16LE(offset + 28);
-    const extraLength = bytes.readUInt16LE(offset + 30);
-    const commentLength = bytes.readUInt16LE(offset + 32);
-    // ZIP64 sizes (0xFFFFFFFF) are far beyond what a 5 MB workbook may unpack to.
-    unpackedBytes += size === 0xffffffff ? Number.MAX_SAFE_INTEGER / 2 : size;
-    names.push(bytes.toString('utf8', offset + 46, offset + 46 + nameLength));
-    offset += 46 + nameLength + extraLength + commentLength;
+    entries.push({
+      name: bytes.toString('utf8', offset + 46, offset + 46 + nameLength),
+      method: bytes.readUInt16LE(offset + 10),
+      compressedSize: bytes.readUInt32LE(offset + 20),
+      localOffset: bytes.readUInt32LE(offset + 42),
+    });
+    offset += 46 + nameLength + bytes.readUInt16LE(offset + 30) + bytes.readUInt16LE(offset + 32);
   }
-  return { names, unpackedBytes };
+  return entries;
+}
+
+type Unpacked = { readonly ok: true; readonly widest: number } | Extract<ReadResult, { ok: false }>;
+
+/**
+ * Inflates every entry once, counting the bytes that actually come out and stopping as soon as
+ * an entry passes FILE_LIMITS.maxEntryBytes or all together pass maxUnpackedBytes; nothing is
+ * kept but the count and, for worksheets, the rightmost column any cell or range names.
+ */
+async function unpackCounted(bytes: Buffer, entries: readonly ZipEntry[]): Promise<Unpacked> {
+  const refused = (detail: string): Unpacked => ({ ok: false, code: 'UNREADABLE', params: { format: '.xlsx', detail } });
+  let total = 0;
+  let widest = 0;
+  for (const entry of entries) {
+    const local = entry.localOffset;
+    if (local + 30 > bytes.length || bytes.readUInt32LE(local) !== 0x04034b50) return refused(`the ZIP entry ${entry.name} is damaged`);
+    const start = local + 30 + bytes.readUInt16LE(local + 26) + bytes.readUInt16LE(local + 28);
+    const data = bytes.subarray(start, start + entry.compressedSize);
+    const scan = /^xl\/worksheets\/[^/]+\.xml$/.test(entry.name) ? new ColumnScan() : null;
+    const cap = Math.min(FILE_LIMITS.maxEntryBytes, FILE_LIMITS.maxUnpackedBytes - total);
+    const size = await inflatedSize(data, entry.method, cap, scan);
+    if (size === 'method') return refused(`the ZIP entry ${entry.name} uses a compression method spreadsheets do not use`);
+    if (size === 'damaged') return refused(`the ZIP entry ${entry.name} is damaged`);
+    if (size === 'over') return { ok: false, code: 'UNPACKS_TOO_LARGE', params: { entry: entry.name, ...UNPACK_CAPS } };
+    total += size;
+    widest = Math.max(widest, scan?.widest ?? 0);
+  }
+  return { ok: true, widest };
+}
+
+const UNPACK_CAPS = { maxEntry: formatBytes(FILE_LIMITS.maxEntryBytes), maxTotal: formatBytes(FILE_LIMITS.maxUnpackedBytes) };
+
+/** The bytes one entry inflates to, or 'over' as soon as they pass `cap` (the inflater is stopped). */
+async function inflatedSize(
+  data: Buffer,
+  method: number,
+  cap: number,
+  scan: ColumnScan | null,
+): Promise<number | 'over' | 'method' | 'damaged'> {
+  if (method === 0) {
+    if (data.length > cap) return 'over';
+    scan?.add(data);
+    return data.length;
+  }
+  if (method !== 8) return 'method';
+  let size = 0;
+  try {
+    for await (const chunk of Readable.from([data]).pipe(createInflateRaw()) as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > cap) return 'over'; // leaving the loop destroys the inflater
+      scan?.add(chunk);
+    }
+  } catch {
+    return 'damaged';
+  }
+  return size;
+}
+
+/**
+ * The rightmost column a worksheet's XML names, read chunk by chunk as it is inflated: every
+ * cell reference (<c r="XFD1">) and range (<dimension ref="A1:XFD1">, merged cells, filters).
+ */
+class ColumnScan {
+  private static readonly REF = /\b(?:r|ref)="\$?([A-Z]{1,3})\$?\d+(?::\$?([A-Z]{1,3})\$?\d+)?"/g;
+  widest = 0;
+  /** The end of the previous chunk, so a reference cut in two is read whole. */
+  private tail = '';
+
+  add(chunk: Buffer): void {
+    const text = this.tail + chunk.toString('latin1');
+    for (const match of text.matchAll(ColumnScan.REF)) {
+      for (const letters of [match[1], match[2]]) if (letters) this.widest = Math.max(this.widest, columnNumber(letters));
+    }
+    this.tail = text.slice(-48);
+  }
 }

@@ -74,6 +74,10 @@ export type Query = {
   timetables: Array<Timetable>;
   /** Scope PROJECT_READ. page >= 0, size 1 to 1000; ordered by id unless sortBy is given (id breaks ties). */
   projects: ProjectPage;
+  /** No scope (GET /v1/public/projects). page >= 0, size 1 to 1000; ordered by id. */
+  publicProjects: PublicProjectPage;
+  /** No scope (GET /v1/public/projects/{id}); null when there is no such project. */
+  publicProject?: Maybe<PublicProject>;
   /** ADMIN or ROOT. The audit log, newest first; size 1 to 200. */
   auditLog: AuditPage;
   /** ADMIN or ROOT. The most recent changes as a whole (imports, rollovers, form actions), or only those of one action. */
@@ -161,6 +165,25 @@ export type QueryProjectsArgs = {
   size?: InputMaybe<Scalars['Int']['input']>;
   sortBy?: InputMaybe<ProjectSortBy>;
   sortDirection?: InputMaybe<SortDirection>;
+};
+
+
+/**
+ * Every root field needs the API key scope of the matching REST endpoint:
+ * students STUDENT_READ, clubs CLUB_READ, projects PROJECT_READ, NEIS data NEIS_READ.
+ */
+export type QueryPublicProjectsArgs = {
+  page?: InputMaybe<Scalars['Int']['input']>;
+  size?: InputMaybe<Scalars['Int']['input']>;
+};
+
+
+/**
+ * Every root field needs the API key scope of the matching REST endpoint:
+ * students STUDENT_READ, clubs CLUB_READ, projects PROJECT_READ, NEIS data NEIS_READ.
+ */
+export type QueryPublicProjectArgs = {
+  id: Scalars['Long']['input'];
 };
 
 
@@ -610,6 +633,31 @@ export type ProjectPage = {
   totalPages: Scalars['Int']['output'];
   totalElements: Scalars['Long']['output'];
   projects: Array<Project>;
+};
+
+/**
+ * A project as anyone may see it, without a key (issue 25): no personal data, only the club's name
+ * and how many take part.
+ */
+export type PublicProject = {
+  __typename?: 'PublicProject';
+  id: Scalars['Long']['output'];
+  name: Scalars['String']['output'];
+  description: Scalars['String']['output'];
+  /** The owning club's name; null if none. */
+  clubName?: Maybe<Scalars['String']['output']>;
+  startYear?: Maybe<Scalars['Int']['output']>;
+  endYear?: Maybe<Scalars['Int']['output']>;
+  status: ProjectStatus;
+  /** How many students take part (the leader counted once). */
+  participantCount: Scalars['Int']['output'];
+};
+
+export type PublicProjectPage = {
+  __typename?: 'PublicProjectPage';
+  totalPages: Scalars['Int']['output'];
+  totalElements: Scalars['Long']['output'];
+  projects: Array<PublicProject>;
 };
 
 /**
@@ -1198,6 +1246,8 @@ export type ResolversTypes = {
   Project: ResolverTypeWrapper<ProjectDoc>;
   ProjectFilter: ProjectFilter;
   ProjectPage: ResolverTypeWrapper<ProjectPageParent>;
+  PublicProject: ResolverTypeWrapper<ProjectDoc>;
+  PublicProjectPage: ResolverTypeWrapper<ProjectPageParent>;
   SchoolEntity: SchoolEntity;
   AuditAction: AuditAction;
   RecordOperation: RecordOperation;
@@ -1262,6 +1312,8 @@ export type ResolversParentTypes = {
   Project: ProjectDoc;
   ProjectFilter: ProjectFilter;
   ProjectPage: ProjectPageParent;
+  PublicProject: ProjectDoc;
+  PublicProjectPage: ProjectPageParent;
   FieldError: Issue;
   CreateStudentInput: CreateStudentInput;
   UpdateStudentInput: UpdateStudentInput;
@@ -1308,6 +1360,8 @@ export type QueryResolvers<ContextType = GraphQLContext, ParentType extends Reso
   schedules?: Resolver<Array<ResolversTypes['Schedule']>, ParentType, ContextType, Partial<QuerySchedulesArgs>>;
   timetables?: Resolver<Array<ResolversTypes['Timetable']>, ParentType, ContextType, RequireFields<QueryTimetablesArgs, 'grade' | 'classNum'>>;
   projects?: Resolver<ResolversTypes['ProjectPage'], ParentType, ContextType, RequireFields<QueryProjectsArgs, 'sortDirection'>>;
+  publicProjects?: Resolver<ResolversTypes['PublicProjectPage'], ParentType, ContextType, Partial<QueryPublicProjectsArgs>>;
+  publicProject?: Resolver<Maybe<ResolversTypes['PublicProject']>, ParentType, ContextType, RequireFields<QueryPublicProjectArgs, 'id'>>;
   auditLog?: Resolver<ResolversTypes['AuditPage'], ParentType, ContextType, RequireFields<QueryAuditLogArgs, 'page' | 'size'>>;
   auditBatches?: Resolver<Array<ResolversTypes['AuditBatch']>, ParentType, ContextType, RequireFields<QueryAuditBatchesArgs, 'limit'>>;
   auditBatch?: Resolver<Maybe<ResolversTypes['AuditBatch']>, ParentType, ContextType, RequireFields<QueryAuditBatchArgs, 'id'>>;
@@ -1449,6 +1503,23 @@ export type ProjectPageResolvers<ContextType = GraphQLContext, ParentType extend
   totalPages?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   totalElements?: Resolver<ResolversTypes['Long'], ParentType, ContextType>;
   projects?: Resolver<Array<ResolversTypes['Project']>, ParentType, ContextType>;
+};
+
+export type PublicProjectResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['PublicProject'] = ResolversParentTypes['PublicProject']> = {
+  id?: Resolver<ResolversTypes['Long'], ParentType, ContextType>;
+  name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  description?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  clubName?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  startYear?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
+  endYear?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
+  status?: Resolver<ResolversTypes['ProjectStatus'], ParentType, ContextType>;
+  participantCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+};
+
+export type PublicProjectPageResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['PublicProjectPage'] = ResolversParentTypes['PublicProjectPage']> = {
+  totalPages?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  totalElements?: Resolver<ResolversTypes['Long'], ParentType, ContextType>;
+  projects?: Resolver<Array<ResolversTypes['PublicProject']>, ParentType, ContextType>;
 };
 
 export type FieldErrorResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['FieldError'] = ResolversParentTypes['FieldError']> = {
@@ -1644,6 +1715,8 @@ export type Resolvers<ContextType = GraphQLContext> = {
   Timetable?: TimetableResolvers<ContextType>;
   Project?: ProjectResolvers<ContextType>;
   ProjectPage?: ProjectPageResolvers<ContextType>;
+  PublicProject?: PublicProjectResolvers<ContextType>;
+  PublicProjectPage?: PublicProjectPageResolvers<ContextType>;
   FieldError?: FieldErrorResolvers<ContextType>;
   StudentPayload?: StudentPayloadResolvers<ContextType>;
   ClubPayload?: ClubPayloadResolvers<ContextType>;

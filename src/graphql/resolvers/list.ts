@@ -9,7 +9,8 @@ import { toPage, type Page } from '../page.js';
 
 /** What tells one paged list (students, clubs, projects) from another. */
 export interface ListSpec<TDoc, TFilter, TSort> {
-  readonly scope: ApiScope;
+  /** Null: anyone may read the list (the public project list, issue 25). */
+  readonly scope: ApiScope | null;
   readonly list: keyof typeof DEFAULT_PAGE_SIZE;
   /** The integer filters and their ranges, checked as strictly as the REST parameters. */
   readonly ranges: { readonly [K in keyof TFilter]?: Range };
@@ -33,7 +34,7 @@ export interface ListArgs<TFilter, TSort> {
  */
 export function listResolver<TDoc, TFilter extends object, TSort>(spec: ListSpec<TDoc, TFilter, TSort>) {
   return async (_parent: unknown, args: ListArgs<TFilter, TSort>, ctx: GraphQLContext): Promise<Page<TDoc>> => {
-    ctx.requireScope(spec.scope);
+    if (spec.scope) ctx.requireScope(spec.scope);
     const filter = args.filter ?? ({} as TFilter);
     const { page, size } = checkPaging(args.page, args.size, spec.list);
     for (const [name, range] of Object.entries(spec.ranges) as [keyof TFilter & string, Range][]) {

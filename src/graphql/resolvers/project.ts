@@ -2,6 +2,7 @@ import type { Resolvers } from '../__generated__/resolvers.js';
 import type { StudentDoc } from '../../data/models/student.model.js';
 import { projectQuery } from '../../data/queries/projects.js';
 import { RANGES } from '../../limits.js';
+import { checkRange } from '../args.js';
 import { listResolver } from './list.js';
 
 export const projectResolvers: Resolvers = {
@@ -13,9 +14,30 @@ export const projectResolvers: Resolvers = {
       query: projectQuery,
       page: (school, query, page, size) => school.projectPage(query, page, size),
     }),
+    // Issue 25: the public list needs no key and shows no person (schema/project.graphql).
+    publicProjects: listResolver({
+      scope: null,
+      list: 'publicProjects',
+      ranges: {},
+      query: () => projectQuery({}, null, 1),
+      page: (school, query, page, size) => school.projectPage(query, page, size),
+    }),
+    async publicProject(_parent, { id }, ctx) {
+      checkRange('id', id, RANGES.id);
+      return (await ctx.db.school.snapshot()).projects.get(id) ?? null;
+    },
   },
   ProjectPage: {
     projects: (page) => page.items,
+  },
+  PublicProjectPage: {
+    projects: (page) => page.items,
+  },
+  PublicProject: {
+    id: (p) => p._id,
+    status: (p) => p.status ?? 'ACTIVE',
+    clubName: async (p, _args, ctx) => (p.clubId == null ? null : ((await ctx.loaders.clubById.load(p.clubId))?.name ?? null)),
+    participantCount: (p) => new Set(p.participantIds ?? []).size,
   },
   Project: {
     id: (p) => p._id,

@@ -162,6 +162,23 @@ export type RestProjectsQueryVariables = Exact<{
 
 export type RestProjectsQuery = { projects: { totalPages: number, totalElements: number, projects: Array<{ id: number, name: string, description: string, startYear: number | null, endYear: number | null, status: ProjectStatus, club: { id: number, name: string, type: ClubType } | null, participants: Array<{ id: number, name: string, email: string, studentNumber: number | null, major: Major | null, sex: Sex }> }> } };
 
+export type PublicProjectFieldsFragment = { id: number, name: string, description: string, clubName: string | null, startYear: number | null, endYear: number | null, status: ProjectStatus, participantCount: number };
+
+export type RestPublicProjectsQueryVariables = Exact<{
+  page?: number | null | undefined;
+  size?: number | null | undefined;
+}>;
+
+
+export type RestPublicProjectsQuery = { publicProjects: { totalPages: number, totalElements: number, projects: Array<{ id: number, name: string, description: string, clubName: string | null, startYear: number | null, endYear: number | null, status: ProjectStatus, participantCount: number }> } };
+
+export type RestPublicProjectQueryVariables = Exact<{
+  id: number;
+}>;
+
+
+export type RestPublicProjectQuery = { publicProject: { id: number, name: string, description: string, clubName: string | null, startYear: number | null, endYear: number | null, status: ProjectStatus, participantCount: number } | null };
+
 export type RestStudentsQueryVariables = Exact<{
   filter?: StudentFilter | null | undefined;
   page?: number | null | undefined;

@@ -5,6 +5,7 @@ import type { AccountService } from '../../oauth/accounts.js';
 import type { ClientService } from '../../oauth/clients.js';
 import type { MfaService } from '../../oauth/mfa.js';
 import type { SelfService } from '../../oauth/self-service.js';
+import type { SignIns } from '../../oauth/sign-ins.js';
 import type { Web } from '../web/web.js';
 
 /**
@@ -21,5 +22,7 @@ export interface ConsoleDeps {
   readonly accounts: AccountService;
   readonly selfService: SelfService;
   readonly mfa: MfaService;
+  /** The person's login sessions at the authorization server ("My sign-ins"). */
+  readonly signIns: SignIns;
   readonly now: () => Date;
 }

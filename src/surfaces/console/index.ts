@@ -11,6 +11,8 @@ import { changePassword, confirmSecondFactor, deleteAccount, myAccount, signOutE
 import { appDetail, appList, createApp, deleteApp, newApp, rotateAppSecret, updateApp } from './apps.js';
 import { connectedList, disconnect } from './connected.js';
 import type { ConsoleDeps } from './deps.js';
+import { myProfile, saveProfile } from './profile.js';
+import { endOtherSignIns, endSignIn, signInList } from './sessions.js';
 import { createKey, keyDetail, keyList, renewKey, revokeKey, rotateKey } from './keys.js';
 
 /** The developer console's name and navigation. */
@@ -24,6 +26,8 @@ export function consoleSection(t: Texts): Section {
       { href: '/console/apps', label: nav.apps },
       { href: '/console/connected', label: nav.connected },
       { href: '/console/account', label: nav.account },
+      { href: '/console/profile', label: nav.profile },
+      { href: '/console/sessions', label: nav.sessions },
     ],
   };
 }
@@ -88,6 +92,11 @@ export function consoleRoutes(web: Web): RouteTable<ConsoleDeps> {
       { method: 'POST', path: '/console/account/delete', handler: deleteAccount },
       { method: 'POST', path: '/console/account/second-factor', handler: startSecondFactor },
       { method: 'POST', path: '/console/account/second-factor/confirm', handler: confirmSecondFactor },
+      { method: 'GET', path: '/console/profile', handler: myProfile },
+      { method: 'POST', path: '/console/profile', handler: saveProfile },
+      { method: 'GET', path: '/console/sessions', handler: signInList },
+      { method: 'POST', path: '/console/sessions/end-others', handler: endOtherSignIns },
+      { method: 'POST', path: '/console/sessions/:id/end', handler: endSignIn },
     ],
   };
 }

@@ -140,6 +140,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/public/projects": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * 키 없이 보는 프로젝트 목록: 이름, 설명, 동아리 이름, 연도, 상태, 참여 인원 (개인 정보 없음, 쪽 단위). / Projects for anyone, without a key: name, description, club name, years, status and number of participants (no personal data), paged.
+         * @description API 키가 필요 없습니다. 요청 한도는 주소마다 따로 셉니다 (PUBLIC_RATE_LIMIT). 개인 정보는 없습니다. / No API key needed; the rate limit counts per client address (PUBLIC_RATE_LIMIT). No personal data.
+         */
+        get: operations["getPublicProjects"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/public/projects/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * 키 없이 보는 프로젝트 하나 (목록과 같은 필드). / One project for anyone, without a key (the fields of the list).
+         * @description API 키가 필요 없습니다. 요청 한도는 주소마다 따로 셉니다 (PUBLIC_RATE_LIMIT). 개인 정보는 없습니다. / No API key needed; the rate limit counts per client address (PUBLIC_RATE_LIMIT). No personal data.
+         */
+        get: operations["getPublicProjectsById"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/health": {
         parameters: {
             query?: never;
@@ -253,6 +293,33 @@ export interface components {
                     status: "FORBIDDEN";
                     /** @constant */
                     code: 403;
+                    /** @description What went wrong, naming the parameter, scope or limit at fault. */
+                    message: string;
+                    data: null;
+                };
+            };
+        };
+        /** @description 그런 프로젝트가 없음. / No project has this id. */
+        NOT_FOUND: {
+            headers: {
+                /** @description The request id, as the logs have it; quote it when reporting a problem. */
+                "X-Request-Id": string;
+                /** @description What is left of the key's budget: `"default";r=<remaining>;t=<seconds until the window resets>`. */
+                RateLimit: string;
+                /** @description The key's budget: `"default";q=<requests>;w=<window in seconds>`. */
+                "RateLimit-Policy": string;
+                /** @description Requests per window (for older clients). */
+                "X-RateLimit-Limit": number;
+                /** @description Requests left in this window (for older clients). */
+                "X-RateLimit-Remaining": number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    /** @constant */
+                    status: "NOT_FOUND";
+                    /** @constant */
+                    code: 404;
                     /** @description What went wrong, naming the parameter, scope or limit at fault. */
                     message: string;
                     data: null;
@@ -1145,6 +1212,167 @@ export interface operations {
             403: components["responses"]["FORBIDDEN"];
             405: components["responses"]["METHOD_NOT_ALLOWED"];
             410: components["responses"]["GONE"];
+            429: components["responses"]["TOO_MANY_REQUESTS"];
+            500: components["responses"]["INTERNAL_SERVER_ERROR"];
+            503: components["responses"]["SERVICE_UNAVAILABLE"];
+        };
+    };
+    getPublicProjects: {
+        parameters: {
+            query?: {
+                /** @description 0부터 세는 쪽 번호. / Zero-based page number. */
+                page?: number;
+                /** @description 한 쪽의 레코드 수. / Records per page. */
+                size?: number;
+            };
+            header?: {
+                /** @description 받은 ETag를 다시 보내면, 바뀌지 않은 응답은 본문 없이 304입니다. / An ETag received before: an unchanged answer is 304 with no body. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The request id, as the logs have it; quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description 응답 본문의 강한 ETag. / A strong entity tag of the exact body; send it back in If-None-Match to revalidate. */
+                    ETag: string;
+                    /** @description Data answers: `private, no-cache` (keep, but revalidate with the ETag); health: `no-store`. */
+                    "Cache-Control": string;
+                    /** @description What is left of the key's budget: `"default";r=<remaining>;t=<seconds until the window resets>`. */
+                    RateLimit: string;
+                    /** @description The key's budget: `"default";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy": string;
+                    /** @description Requests per window (for older clients). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in this window (for older clients). */
+                    "X-RateLimit-Remaining": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "OK";
+                        /** @constant */
+                        code: 200;
+                        /** @description OK */
+                        message: string;
+                        /** PublicProjectPage */
+                        data: {
+                            /** Format: int32 */
+                            totalPages: number;
+                            /** Format: int64 */
+                            totalElements: number;
+                            projects: {
+                                /** Format: int64 */
+                                id: number;
+                                name: string;
+                                description: string;
+                                /** @description The owning club's name; null if none. */
+                                clubName: string | null;
+                                /** Format: int32 */
+                                startYear: number | null;
+                                /** Format: int32 */
+                                endYear: number | null;
+                                /**
+                                 * ProjectStatus
+                                 * @enum {string}
+                                 */
+                                status: "ACTIVE" | "ENDED";
+                                /**
+                                 * Format: int32
+                                 * @description How many students take part (the leader counted once).
+                                 */
+                                participantCount: number;
+                            }[];
+                        };
+                    };
+                };
+            };
+            304: components["responses"]["NOT_MODIFIED"];
+            400: components["responses"]["BAD_REQUEST"];
+            405: components["responses"]["METHOD_NOT_ALLOWED"];
+            429: components["responses"]["TOO_MANY_REQUESTS"];
+            500: components["responses"]["INTERNAL_SERVER_ERROR"];
+            503: components["responses"]["SERVICE_UNAVAILABLE"];
+        };
+    };
+    getPublicProjectsById: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description 받은 ETag를 다시 보내면, 바뀌지 않은 응답은 본문 없이 304입니다. / An ETag received before: an unchanged answer is 304 with no body. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description 프로젝트 ID. / The project id. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    /** @description The request id, as the logs have it; quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description 응답 본문의 강한 ETag. / A strong entity tag of the exact body; send it back in If-None-Match to revalidate. */
+                    ETag: string;
+                    /** @description Data answers: `private, no-cache` (keep, but revalidate with the ETag); health: `no-store`. */
+                    "Cache-Control": string;
+                    /** @description What is left of the key's budget: `"default";r=<remaining>;t=<seconds until the window resets>`. */
+                    RateLimit: string;
+                    /** @description The key's budget: `"default";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy": string;
+                    /** @description Requests per window (for older clients). */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in this window (for older clients). */
+                    "X-RateLimit-Remaining": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "OK";
+                        /** @constant */
+                        code: 200;
+                        /** @description OK */
+                        message: string;
+                        /** PublicProject */
+                        data: {
+                            /** Format: int64 */
+                            id: number;
+                            name: string;
+                            description: string;
+                            /** @description The owning club's name; null if none. */
+                            clubName: string | null;
+                            /** Format: int32 */
+                            startYear: number | null;
+                            /** Format: int32 */
+                            endYear: number | null;
+                            /**
+                             * ProjectStatus
+                             * @enum {string}
+                             */
+                            status: "ACTIVE" | "ENDED";
+                            /**
+                             * Format: int32
+                             * @description How many students take part (the leader counted once).
+                             */
+                            participantCount: number;
+                        } | null;
+                    };
+                };
+            };
+            304: components["responses"]["NOT_MODIFIED"];
+            400: components["responses"]["BAD_REQUEST"];
+            404: components["responses"]["NOT_FOUND"];
+            405: components["responses"]["METHOD_NOT_ALLOWED"];
             429: components["responses"]["TOO_MANY_REQUESTS"];
             500: components["responses"]["INTERNAL_SERVER_ERROR"];
             503: components["responses"]["SERVICE_UNAVAILABLE"];
