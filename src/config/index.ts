@@ -89,6 +89,10 @@ const envSchema = z.object({
     ),
 
   RATE_LIMIT: rateLimitSpec.prefault('100/60'),
+  // Issue 23: budgets in front of the per-key ones, so that many keys do not multiply a budget
+  // (src/http/rate-limit.ts): all the keys of one account, and every key from one client address.
+  RATE_LIMIT_ACCOUNT: rateLimitSpec.prefault('300/60'),
+  RATE_LIMIT_ADDRESS: rateLimitSpec.prefault('6000/60'),
   // Issue 22: which key scopes each role gets at once and which need an admin's approval (src/config/scope-policy.ts).
   KEY_SCOPE_POLICY: scopePolicySpec,
   // Isolation of the data API (src/http/budget.ts, src/graphql/limits.ts): no request may hold
@@ -156,6 +160,8 @@ const envSchema = z.object({
     .regex(/^smtps?:\/\//, 'must start with smtp:// or smtps://')
     .optional(),
   MAIL_FROM: z.string().trim().min(3).optional(),
+  // Issue 25: whom the login page tells a disabled account to ask (e.g. "정보부 김선생님, it@school.kr").
+  HELP_CONTACT: z.string().trim().min(1).max(200).optional(),
   // Issue 25: the fields of their own record a student edits in /console/profile (README "My profile").
   STUDENT_SELF_EDIT_FIELDS: studentFieldList.prefault('githubId,specialty'),
   // Sign-up refuses `name+tag@` sub-addresses unless this is true: one mailbox, one account.
@@ -216,6 +222,11 @@ export interface Config {
   readonly redisUrl: string | undefined;
   readonly trustedProxies: readonly string[];
   readonly rateLimit: { readonly points: number; readonly durationSeconds: number };
+  /** Requests of all the keys of one account, and of every key from one client address (README "Rate limits"). */
+  readonly rateLimitAggregates: {
+    readonly account: { readonly points: number; readonly durationSeconds: number };
+    readonly address: { readonly points: number; readonly durationSeconds: number };
+  };
   /** Which key scopes each role gets at once and which await approval (README "API keys"). */
   readonly keyScopePolicy: ScopePolicy;
   /** Isolation limits of the data API (README "Limits and security"). */
@@ -237,6 +248,8 @@ export interface Config {
     readonly publicRequests: { readonly points: number; readonly durationSeconds: number };
   };
   readonly schoolTimeZone: string;
+  /** Whom a disabled account is told to ask on the login page (HELP_CONTACT); null: the school's administrators. */
+  readonly helpContact: string | null;
   readonly urls: { readonly auth: string; readonly userinfo: string; readonly base: string };
   readonly oauth: {
     readonly jwks: string | undefined;
@@ -315,6 +328,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     redisUrl: e.REDIS_URL,
     trustedProxies: e.TRUSTED_PROXIES,
     rateLimit: e.RATE_LIMIT,
+    rateLimitAggregates: { account: e.RATE_LIMIT_ACCOUNT, address: e.RATE_LIMIT_ADDRESS },
     keyScopePolicy: e.KEY_SCOPE_POLICY,
     dataLimits: {
       timeBudgetMs: e.DATA_TIME_BUDGET_MS,
@@ -327,6 +341,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       publicRequests: e.PUBLIC_RATE_LIMIT,
     },
     schoolTimeZone: e.SCHOOL_TIMEZONE,
+    helpContact: e.HELP_CONTACT ?? null,
     urls: {
       auth: stripSlash(e.AUTH_URL ?? local),
       userinfo: stripSlash(e.USERINFO_URL ?? local),

@@ -54,6 +54,9 @@ export class ApiKeyAuthenticator implements TargetedCache {
     if (!entry || entry.revoked || (entry.graceEndsAt && entry.graceEndsAt.getTime() <= now)) {
       throw new UnauthorizedError('Invalid API key: it is not recognised.');
     }
+    if (entry.ownerDisabled) {
+      throw new UnauthorizedError("Disabled API key: the account that holds it is disabled; ask the school's administrators.");
+    }
     if (entry.expiresAt.getTime() <= now) {
       throw new UnauthorizedError(`Expired API key: it expired at ${entry.expiresAt.toISOString()}; ask for it to be renewed.`);
     }
@@ -90,6 +93,8 @@ interface KeyEntry {
   /** What the entry rests on (cacheTarget): the key, and its owner's account. */
   readonly targets: readonly string[];
   readonly revoked: boolean;
+  /** The owner's account is disabled (issue 25). */
+  readonly ownerDisabled: boolean;
   readonly expiresAt: Date;
   /** For a value a rotation replaced: when its grace period ends. */
   readonly graceEndsAt: Date | null;
@@ -100,6 +105,7 @@ function toEntry({ doc, previous }: KeyMatch): KeyEntry {
     targets: [cacheTarget.key(String(doc._id)), ...(doc.ownerAccountId != null ? [cacheTarget.account(doc.ownerAccountId)] : [])],
     // A replaced value without a grace period (or one from before a later rotation) is revoked.
     revoked: doc.revokedAt != null || (previous && !doc.previousExpiresAt),
+    ownerDisabled: doc.ownerDisabled === true,
     expiresAt: doc.expiresAt,
     graceEndsAt: previous ? (doc.previousExpiresAt ?? null) : null,
     principal: Object.freeze({
@@ -109,6 +115,7 @@ function toEntry({ doc, previous }: KeyMatch): KeyEntry {
       pendingScopes: new Set((doc.pendingScopes ?? []) as ApiScope[]),
       rateLimit:
         doc.rateLimitPoints && doc.rateLimitSeconds ? { points: doc.rateLimitPoints, durationSeconds: doc.rateLimitSeconds } : null,
+      ownerAccountId: doc.ownerAccountId ?? null,
     }),
   };
 }

@@ -5,6 +5,7 @@ import { CODE_DIGITS, CODE_LIFETIME_SECONDS } from '../../../oauth/email-codes.j
 import { PASSWORD_LENGTH } from '../../../oauth/password-policy.js';
 import { plural, type PluralForms } from '../../../plural.js';
 import type { Texts } from './ko.js';
+import { webhooksEn } from './webhooks.js';
 
 /** A count in English words (Intl.PluralRules): `count(1, { one: '# key', other: '# keys' })`. */
 const count = (value: number, forms: PluralForms) => plural('en-US', value, forms);
@@ -147,6 +148,8 @@ export const en: Texts = {
     invalid: 'The email or password is incorrect.',
     missing: 'Enter both your email and your password.',
     throttled: (minutes: number) => `Too many sign-in attempts. Try again in ${count(minutes, { one: '# minute', other: '# minutes' })}.`,
+    disabled: (contact: string | null) =>
+      `This account is disabled and cannot sign in. To use it again, ask ${contact ?? "the school's administrators (the administrators of this service)"}.`,
     emailTooLong: 'The email address is too long (at most 254 characters).',
     remember: 'Keep me signed in (up to 14 days)',
     rememberHint: 'Leave this unticked on a shared computer: you are then signed out when the browser closes.',
@@ -325,6 +328,7 @@ export const en: Texts = {
     nav: {
       keys: 'API keys',
       apps: 'OAuth apps',
+      webhooks: 'Webhooks',
       connected: 'Connected apps',
       account: 'My account',
       profile: 'My profile',
@@ -467,6 +471,7 @@ export const en: Texts = {
         reserved_name: `${detail}: this is the name of one of the school's own apps. Choose another.`,
       }),
     },
+    webhooks: webhooksEn,
     connected: {
       title: 'Connected apps',
       intro:
@@ -539,6 +544,9 @@ export const en: Texts = {
       recent: 'Recent changes',
       noChanges: 'No changes yet.',
       tasks: 'Tasks',
+      teachersWaiting: (waiting: number) =>
+        count(waiting, { one: '# teacher sign-up waits for approval', other: '# teacher sign-ups wait for approval' }),
+      reviewTeachers: 'Review them',
       links: {
         import: 'Import a spreadsheet (preview, then apply)',
         export: 'Export as a spreadsheet',
@@ -794,6 +802,13 @@ export const en: Texts = {
         TEACHER_APPROVED: 'Teacher approved',
         TEACHER_REFUSED: 'Teacher refused',
         DATA_EXPORTED: 'Personal data exported',
+        ACCOUNT_DISABLED: 'Account disabled',
+        ACCOUNT_ENABLED: 'Account enabled',
+        ACCOUNT_DELETED: 'Account deleted',
+        PASSWORD_RESET_SENT: 'Password reset mail sent',
+        PROJECT_PROPOSED: 'Project proposed',
+        PROPOSAL_ACCEPTED: 'Proposal accepted',
+        PROPOSAL_REFUSED: 'Proposal refused',
       },
     },
     accounts: {
@@ -831,9 +846,36 @@ export const en: Texts = {
         root_only: 'Only a root administrator may give or take the ROOT role.',
         not_pending: 'That sign-up is not waiting for approval.',
         confirm_admin: 'Tick the box to give the ADMIN or ROOT role.',
+        own_account: 'You cannot disable or delete your own account.',
       },
       confirmAdmin: 'Confirm giving administrator rights',
       rootOnly: 'Only a ROOT may change this',
+      disabledTag: 'Disabled',
+      detail: {
+        title: (email: string) => `Account: ${email}`,
+        back: 'Accounts',
+        facts: 'The account',
+        state: 'State',
+        active: 'Active',
+        own: 'This is your own account. Another administrator can disable or delete it.',
+        actions: 'Manage',
+        disable: 'Disable',
+        disableHint:
+          "Disabled, the account cannot sign in (the login page says why and whom to ask), its sign-ins end, and its apps' tokens stop at userinfo and its API keys at the data API, at once. Nothing is deleted: enabled again, everything works as before.",
+        enable: 'Enable again',
+        enableHint: "Enabled again, the account can sign in, and its apps' tokens and its API keys work again.",
+        reset: 'Send a password reset mail',
+        resetHint:
+          'Mails a reset code to the account\'s email (the code of "forgot password", valid 5 minutes). The person chooses the new password.',
+        delete: 'Delete the account',
+        deleteHint: 'Deletes the account with its API keys, the apps it registered, and its sign-ins and tokens. This cannot be undone.',
+        history: "This account's access log",
+        disabled: (email: string) => `${email} is disabled: its sign-in, tokens and API keys have stopped.`,
+        enabled: (email: string) => `${email} is enabled again.`,
+        resetSent: (email: string) => `A password reset code was mailed to ${email}.`,
+        resetRefused: 'A code was sent moments ago; send another in a little while.',
+        deleted: (email: string) => `The account ${email} is deleted.`,
+      },
     },
     apps: {
       title: 'OAuth apps',

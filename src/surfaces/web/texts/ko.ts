@@ -8,6 +8,7 @@ import { PASSWORD_LENGTH } from '../../../oauth/password-policy.js';
 import type { SelfServiceProblem } from '../../../oauth/self-service.js';
 import type { AccountRuleProblem } from '../../../oauth/accounts.js';
 import type { ApprovalState } from '../../../data/accounts.js';
+import { webhooksKo } from './webhooks.js';
 
 /** A number as Korean pages write it (1,234). */
 const n = (value: number) => value.toLocaleString('ko-KR');
@@ -151,6 +152,8 @@ export const ko = {
     missing: '이메일과 비밀번호를 모두 입력하세요.',
     throttled: (minutes: number) => `로그인 시도가 너무 많습니다. ${n(minutes)}분 후에 다시 시도하세요.`,
     emailTooLong: '이메일 주소가 너무 깁니다 (최대 254자).',
+    disabled: (contact: string | null) =>
+      `이 계정은 사용이 중지되어 로그인할 수 없습니다. 다시 쓰려면 ${contact ?? '학교 관리자(이 서비스의 관리자)'}에게 문의하세요.`,
     remember: '로그인 상태 유지 (최대 14일)',
     rememberHint: '공용 컴퓨터에서는 선택하지 마세요. 선택하지 않으면 브라우저를 닫을 때 로그아웃됩니다.',
   },
@@ -322,7 +325,15 @@ export const ko = {
   },
   console: {
     title: '개발자 콘솔',
-    nav: { keys: 'API 키', apps: 'OAuth 앱', connected: '연결된 앱', account: '내 계정', profile: '내 정보', sessions: '내 로그인' },
+    nav: {
+      keys: 'API 키',
+      apps: 'OAuth 앱',
+      webhooks: '웹훅',
+      connected: '연결된 앱',
+      account: '내 계정',
+      profile: '내 정보',
+      sessions: '내 로그인',
+    },
     home: {
       keys: (count: number, max: number) => `활성 키 ${n(count)} / ${n(max)}개`,
       apps: (count: number, max: number) => `등록한 앱 ${n(count)} / ${n(max)}개`,
@@ -456,6 +467,7 @@ export const ko = {
         reserved_name: `${detail}: 학교가 운영하는 앱의 이름입니다. 다른 이름을 쓰세요.`,
       }),
     },
+    webhooks: webhooksKo,
     connected: {
       title: '연결된 앱',
       intro: '내 학교 계정으로 로그인하도록 허용한 앱입니다. 연결을 끊으면 그 앱의 토큰은 바로 멈추고, 다음에 쓰려면 다시 허용해야 합니다.',
@@ -527,6 +539,8 @@ export const ko = {
       recent: '최근 변경',
       noChanges: '아직 변경이 없습니다.',
       tasks: '할 일',
+      teachersWaiting: (count: number) => `승인을 기다리는 교사 가입 신청 ${n(count)}건`,
+      reviewTeachers: '신청 보기',
       links: {
         import: '스프레드시트 가져오기 (미리 보기 후 적용)',
         export: '스프레드시트로 내보내기',
@@ -782,6 +796,13 @@ export const ko = {
         TEACHER_APPROVED: '교사 가입 승인',
         TEACHER_REFUSED: '교사 가입 거절',
         DATA_EXPORTED: '개인정보 내보내기',
+        ACCOUNT_DISABLED: '계정 사용 중지',
+        ACCOUNT_ENABLED: '계정 다시 사용',
+        ACCOUNT_DELETED: '계정 삭제',
+        PASSWORD_RESET_SENT: '비밀번호 재설정 메일 보냄',
+        PROJECT_PROPOSED: '프로젝트 제안',
+        PROPOSAL_ACCEPTED: '제안 수락',
+        PROPOSAL_REFUSED: '제안 거절',
       } as Record<AccessAction, string>,
     },
     accounts: {
@@ -818,9 +839,35 @@ export const ko = {
         root_only: '최고 관리자(ROOT) 역할은 최고 관리자 계정만 주거나 뺄 수 있습니다.',
         not_pending: '승인을 기다리는 신청이 아닙니다.',
         confirm_admin: '관리자(ADMIN)나 최고 관리자(ROOT) 역할을 주려면 확인란을 선택하세요.',
+        own_account: '자신의 계정은 사용 중지하거나 삭제할 수 없습니다.',
       } as Record<AccountRuleProblem, string>,
       confirmAdmin: '관리자 권한 부여 확인',
       rootOnly: '최고 관리자만 바꿀 수 있음',
+      disabledTag: '사용 중지',
+      detail: {
+        title: (email: string) => `계정: ${email}`,
+        back: '계정 목록',
+        facts: '계정 정보',
+        state: '상태',
+        active: '사용 중',
+        own: '자신의 계정입니다. 사용 중지나 삭제는 다른 관리자가 할 수 있습니다.',
+        actions: '관리',
+        disable: '사용 중지',
+        disableHint:
+          '사용을 중지하면 로그인할 수 없고(로그인 화면이 이유와 문의처를 알려 줍니다), 로그인 상태가 끝나며, 앱의 토큰은 userinfo에서, API 키는 데이터 API에서 바로 멈춥니다. 아무것도 지우지 않으므로 다시 사용하게 하면 그대로 돌아옵니다.',
+        enable: '다시 사용',
+        enableHint: '다시 사용하게 하면 로그인할 수 있고, 앱의 토큰과 API 키도 다시 동작합니다.',
+        reset: '비밀번호 재설정 메일 보내기',
+        resetHint: '이 계정의 이메일로 재설정 코드를 보냅니다 (비밀번호 찾기와 같은 코드, 5분 유효). 비밀번호는 그 사람이 정합니다.',
+        delete: '계정 삭제',
+        deleteHint: '계정과 그 API 키, 등록한 앱, 로그인과 토큰을 모두 지웁니다. 되돌릴 수 없습니다.',
+        history: '이 계정의 접근 기록',
+        disabled: (email: string) => `${email}의 사용을 중지했습니다. 로그인, 토큰, API 키가 모두 멈췄습니다.`,
+        enabled: (email: string) => `${email}을(를) 다시 사용하게 했습니다.`,
+        resetSent: (email: string) => `${email}(으)로 비밀번호 재설정 코드를 보냈습니다.`,
+        resetRefused: '방금 코드를 보냈습니다. 잠시 후에 다시 보내세요.',
+        deleted: (email: string) => `${email} 계정을 삭제했습니다.`,
+      },
     },
     apps: {
       title: 'OAuth 앱',
