@@ -215,7 +215,7 @@ describe('signed backups (BACKUP_KEY)', function () {
 describe('encrypted backups (campus backup --encrypt, BACKUP_KEY)', function () {
   this.timeout(120000);
   const KEY = 'a backup key of at least 32 characters';
-  let source: Database & { drop(): Promise<void> };
+  let source: Awaited<ReturnType<typeof createTestDatabase>>;
   let dir: string;
 
   before(async () => {
