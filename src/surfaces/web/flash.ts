@@ -34,7 +34,11 @@ export class Flashes {
   ) {}
 
   set(ctx: AppContext, flash: Flash): void {
-    ctx.cookies.set(cookieName(FLASH_COOKIE, this.secure), this.sealer.seal({ flash, expiresAt: this.now().getTime() + FLASH_LIFETIME_MS }), this.options());
+    ctx.cookies.set(
+      cookieName(FLASH_COOKIE, this.secure),
+      this.sealer.seal({ flash, expiresAt: this.now().getTime() + FLASH_LIFETIME_MS }),
+      this.options(),
+    );
   }
 
   /** The flash of this request, cleared. */
