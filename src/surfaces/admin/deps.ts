@@ -8,6 +8,7 @@ import { createContext } from '../../graphql/context.js';
 import { runOperation, type GraphQLServer } from '../../graphql/server.js';
 import type { AccountService } from '../../oauth/accounts.js';
 import type { Mailer } from '../../oauth/mail.js';
+import type { UpdateRequests } from '../../data/update-requests.js';
 import type { PageRequest } from '../web/routes.js';
 
 /**
@@ -50,6 +51,8 @@ export interface AdminDeps {
   readonly clients: ClientService;
   /** The access log: every privilege change and export of personal data (issue 22). */
   readonly audit: AccessAudit;
+  /** Data updates asked of students at sign-in (issue 25). */
+  readonly updateRequests: UpdateRequests;
   readonly mailer: Mailer;
   readonly now: () => Date;
 }
