@@ -11,6 +11,11 @@ import { openDatabaseRuntime } from './data/runtime.js';
 import type { SurfaceName } from './surfaces/types.js';
 import type { Logger } from './logger.js';
 import { refuseDemoCredentials } from './oauth/seed.js';
+import { WebhookDelivery } from './events/delivery.js';
+import { WebhookStore, WEBHOOK_SECRET_PURPOSE } from './data/webhooks.js';
+import { loadOAuthKeys } from './oauth/keys.js';
+import { createMailer } from './oauth/mail.js';
+import { CookieSealer } from './surfaces/web/seal.js';
 
 /** Creates the Redis client for shared rate limits; failures are logged, never fatal. */
 export function openRedis(url: string, logger: Logger): Redis {
@@ -68,6 +73,7 @@ export async function startService(
   const server = createServer();
   let stopWatching = () => {};
   let bus: VersionBus | undefined;
+  let webhooks: { delivery: WebhookDelivery; close(): Promise<void> } | undefined;
   try {
     await migrate(runtime.db, { progress });
     // The demo key, clients and account are published in the README: never serve them for real.
@@ -95,9 +101,11 @@ export async function startService(
     stopWatching = watchForInterrupted(runtime.db, (batches) =>
       logger.warn({ batches }, `rolled back ${batches.length} interrupted change(s) to school data`),
     );
+    webhooks = await startWebhookDelivery(config, runtime.db, logger);
   } catch (err) {
     // Leave nothing running (the embedded database is a child process) when start-up fails.
     if (server.listening) await closeServer(server);
+    await webhooks?.close();
     await backups?.stop();
     await app?.close();
     await bus?.close();
@@ -116,6 +124,7 @@ export async function startService(
       logger.info('stopping: no new connections; finishing requests in flight');
       await closeServer(server);
       stopWatching();
+      await webhooks?.close();
       await backups?.stop();
       await running.close();
       await bus?.close();
@@ -124,6 +133,36 @@ export async function startService(
       logger.info('stopped');
     })());
   return { server, url, stop };
+}
+
+/**
+ * Webhook delivery (src/events/delivery.ts): every `campus serve` runs it; leases share the
+ * webhooks among the processes. Its mailer tells owners of failing webhooks.
+ */
+async function startWebhookDelivery(
+  config: Config,
+  db: Database,
+  logger: Logger,
+): Promise<{ delivery: WebhookDelivery; close(): Promise<void> }> {
+  const keys = await loadOAuthKeys(config, db);
+  const mailer = createMailer(config, logger);
+  const delivery = new WebhookDelivery({
+    db,
+    store: new WebhookStore(db, new CookieSealer(keys.cookieKeys, WEBHOOK_SECRET_PURPOSE)),
+    policy: { production: config.isProduction, allowPrivate: config.webhooks.allowPrivate },
+    retryScheduleMs: config.webhooks.retryScheduleMs,
+    logger,
+    sendMail: (mail) => mailer.send(mail),
+    consoleUrl: `${config.urls.auth}/console/webhooks`,
+  });
+  delivery.start();
+  return {
+    delivery,
+    close: async () => {
+      await delivery.stop();
+      await mailer.close();
+    },
+  };
 }
 
 /** Creates indexes at start; a failure is logged, not fatal (the data API answers 503 until it returns). */

@@ -18,6 +18,8 @@ export interface ApiKeyPrincipal {
   readonly pendingScopes?: ReadonlySet<ApiScope>;
   /** The key's own limit, or null for RATE_LIMIT. */
   readonly rateLimit: { readonly points: number; readonly durationSeconds: number } | null;
+  /** The account that holds the key (its keys share RATE_LIMIT_ACCOUNT), or null for an operator's key. */
+  readonly ownerAccountId: number | null;
 }
 
 /** A person signed in to our own pages (the consoles) through the authorization server. */

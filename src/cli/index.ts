@@ -12,6 +12,7 @@ import { registerSecrets } from './commands/secrets.js';
 import { registerSeed } from './commands/seed.js';
 import { registerServe } from './commands/serve.js';
 import { registerStudents } from './commands/students.js';
+import { registerWebhooks } from './commands/webhooks.js';
 
 /** Builds the `campus` command tree (exported for tests). */
 export function buildProgram(): Command {
@@ -36,6 +37,7 @@ export function buildProgram(): Command {
   registerImport(program);
   registerExport(program);
   registerStudents(program);
+  registerWebhooks(program);
   return program;
 }
 

@@ -89,6 +89,10 @@ const envSchema = z.object({
     ),
 
   RATE_LIMIT: rateLimitSpec.prefault('100/60'),
+  // Issue 23: budgets in front of the per-key ones, so that many keys do not multiply a budget
+  // (src/http/rate-limit.ts): all the keys of one account, and every key from one client address.
+  RATE_LIMIT_ACCOUNT: rateLimitSpec.prefault('300/60'),
+  RATE_LIMIT_ADDRESS: rateLimitSpec.prefault('6000/60'),
   // Issue 22: which key scopes each role gets at once and which need an admin's approval (src/config/scope-policy.ts).
   KEY_SCOPE_POLICY: scopePolicySpec,
   // Isolation of the data API (src/http/budget.ts, src/graphql/limits.ts): no request may hold
@@ -165,6 +169,18 @@ const envSchema = z.object({
   // Whether ADMIN and ROOT accounts need a second factor before /admin opens; unset: required in production.
   ADMIN_MFA: z.enum(['required', 'optional']).optional(),
 
+  // Webhooks (src/events/delivery.ts, README "Webhooks"): seconds to wait after each failed
+  // attempt at an event (about 27.6 hours in all); past the last, the webhook is marked failing.
+  WEBHOOK_RETRY_SCHEDULE: z
+    .string()
+    .trim()
+    .regex(/^\d+(\.\d+)?(,\d+(\.\d+)?)*$/, 'must be seconds separated by commas, such as 5,300,1800')
+    .default('5,300,1800,7200,18000,36000,36000')
+    .transform((v) => v.split(',').map((s) => Math.round(Number(s) * 1000))),
+  // Whether webhooks may target loopback, private and link-local addresses (metadata addresses
+  // never); unset: allowed outside production only.
+  WEBHOOK_ALLOW_PRIVATE: booleanFlag.optional(),
+
   NEIS_BASE_URL: z.url().default('https://open.neis.go.kr/hub'),
   NEIS_API_KEY: z.string().optional(),
   NEIS_OFFICE_CODE: z.string().min(1).default('F10'),
@@ -204,6 +220,11 @@ export interface Config {
   readonly redisUrl: string | undefined;
   readonly trustedProxies: readonly string[];
   readonly rateLimit: { readonly points: number; readonly durationSeconds: number };
+  /** Requests of all the keys of one account, and of every key from one client address (README "Rate limits"). */
+  readonly rateLimitAggregates: {
+    readonly account: { readonly points: number; readonly durationSeconds: number };
+    readonly address: { readonly points: number; readonly durationSeconds: number };
+  };
   /** Which key scopes each role gets at once and which await approval (README "API keys"). */
   readonly keyScopePolicy: ScopePolicy;
   /** Isolation limits of the data API (README "Limits and security"). */
@@ -255,6 +276,8 @@ export interface Config {
   readonly adminMfa: 'required' | 'optional';
   /** Outgoing mail; `smtpUrl` undefined: the development outbox (production refuses to start). */
   readonly mail: { readonly smtpUrl: string | undefined; readonly from: string };
+  /** Webhook delivery: the wait after each failed attempt (ms), and whether private targets are allowed. */
+  readonly webhooks: { readonly retryScheduleMs: readonly number[]; readonly allowPrivate: boolean };
   readonly neis: {
     readonly baseUrl: string;
     readonly apiKey: string | undefined;
@@ -301,6 +324,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     redisUrl: e.REDIS_URL,
     trustedProxies: e.TRUSTED_PROXIES,
     rateLimit: e.RATE_LIMIT,
+    rateLimitAggregates: { account: e.RATE_LIMIT_ACCOUNT, address: e.RATE_LIMIT_ADDRESS },
     keyScopePolicy: e.KEY_SCOPE_POLICY,
     dataLimits: {
       timeBudgetMs: e.DATA_TIME_BUDGET_MS,
@@ -334,6 +358,10 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     metricsToken: e.METRICS_TOKEN,
     adminMfa: e.ADMIN_MFA ?? (e.NODE_ENV === 'production' ? 'required' : 'optional'),
     mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM ?? `"캠퍼스 데이터 서비스 (Campus Data Service)" <no-reply@${e.SCHOOL_EMAIL_DOMAIN}>` },
+    webhooks: {
+      retryScheduleMs: e.WEBHOOK_RETRY_SCHEDULE,
+      allowPrivate: e.WEBHOOK_ALLOW_PRIVATE ?? e.NODE_ENV !== 'production',
+    },
     neis: {
       baseUrl: stripSlash(e.NEIS_BASE_URL),
       apiKey: e.NEIS_API_KEY,

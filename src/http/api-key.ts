@@ -90,6 +90,7 @@ function toEntry({ doc, previous }: KeyMatch): KeyEntry {
       pendingScopes: new Set((doc.pendingScopes ?? []) as ApiScope[]),
       rateLimit:
         doc.rateLimitPoints && doc.rateLimitSeconds ? { points: doc.rateLimitPoints, durationSeconds: doc.rateLimitSeconds } : null,
+      ownerAccountId: doc.ownerAccountId ?? null,
     }),
   };
 }

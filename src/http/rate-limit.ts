@@ -1,6 +1,7 @@
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Redis } from 'ioredis';
 import { TooManyRequestsError } from '../errors/index.js';
+import type { ApiKeyPrincipal } from '../auth/principal.js';
 import type { AppContext, AppMiddleware } from './context.js';
 
 export interface Limit {
@@ -29,65 +30,126 @@ function retryAfterSeconds(res: RateLimiterRes): number {
   return Math.max(1, Math.ceil(res.msBeforeNext / 1000));
 }
 
-/** Per-key request budgets (RATE_LIMIT, or the key's own). */
+/** The budgets in front of the per-key ones (RATE_LIMIT_ACCOUNT, RATE_LIMIT_ADDRESS). */
+export interface AggregateLimits {
+  readonly account: Limit;
+  readonly address: Limit;
+}
+
+/** The names budgets carry in RateLimit-Policy and RateLimit ("default" is the key's own). */
+type BudgetName = 'default' | 'account' | 'address';
+
+/**
+ * Whose budgets a request spends: a key (its record id, its own limit or null for RATE_LIMIT,
+ * its account), or for an endpoint without a key its client address under a limit of its own.
+ */
+export type Payer = Pick<ApiKeyPrincipal, 'id' | 'rateLimit' | 'ownerAccountId'>;
+
+/** One budget a request spends, and under which key. */
+interface Charge {
+  readonly budget: Budget;
+  readonly key: string;
+}
+
+/**
+ * Request budgets: per key (RATE_LIMIT, or the key's own), and in front of them, for keys on the
+ * default limit, one per client address (every key from it) and one per account (all its
+ * keys), so that many keys multiply neither budget. A key an operator gave its own limit
+ * (`campus keys issue --rate-limit`; account-held keys cannot have one) is counted against that
+ * limit alone. The three are spent at once (one round trip to Redis); a request refused by any
+ * of them spends nothing of the others, and the answer names the budget that refused it.
+ */
 export class KeyRateLimiter {
   private readonly budgets = new Map<string, Budget>();
 
   constructor(
     private readonly defaultLimit: Limit,
     private readonly redis?: Redis,
+    private readonly aggregates?: AggregateLimits,
   ) {}
 
-  /** Spends one point of `key`'s budget; throws 429 (with headers set) when none is left. */
-  async consume(ctx: AppContext, key: string, limit: Limit | null): Promise<void> {
-    const budget = this.budgetFor(limit ?? this.defaultLimit);
-    try {
-      setHeaders(ctx, budget, await budget.limiter.consume(key, 1));
-    } catch (rejection) {
-      if (!(rejection instanceof RateLimiterRes)) throw rejection;
-      setHeaders(ctx, budget, rejection);
-      throw new TooManyRequestsError(retryAfterSeconds(rejection));
-    }
+  /** Spends one point of each of the request's budgets; throws 429 (with headers set) when one has none left. */
+  async consume(ctx: AppContext, payer: Payer): Promise<void> {
+    await this.take(ctx, this.chargesOf(ctx, payer), 1, 'keep');
   }
 
   /** Gives back the point a request spent (a 304: docs/decisions.md), and says what is left. */
-  async refund(ctx: AppContext, key: string, limit: Limit | null): Promise<void> {
-    const budget = this.budgetFor(limit ?? this.defaultLimit);
-    setHeaders(ctx, budget, await budget.limiter.reward(key, 1));
+  async refund(ctx: AppContext, payer: Payer): Promise<void> {
+    const charges = this.chargesOf(ctx, payer);
+    const states = await Promise.all(charges.map((c) => c.budget.limiter.reward(c.key, 1)));
+    setHeaders(ctx, keyCharge(charges).budget, states[states.length - 1] ?? new RateLimiterRes());
   }
 
   /**
-   * Spends `points` more of `key`'s budget for a request that costs more than one (a costly
-   * GraphQL document). When they are not all there the request is refused (429) and the points
-   * it did not get are given back, so the headers keep telling what is really left.
+   * Spends `points` more of the request's budgets for a request that costs more than one (a
+   * costly GraphQL document). When they are not all there the request is refused (429) and the
+   * points it did not get are given back, so the headers keep telling what is really left.
    */
-  async spend(
-    ctx: AppContext,
-    key: string,
-    limit: Limit | null,
-    points: number,
-    refusal: (remaining: number, retryAfter: number) => string,
-  ): Promise<void> {
-    const budget = this.budgetFor(limit ?? this.defaultLimit);
-    try {
-      setHeaders(ctx, budget, await budget.limiter.consume(key, points));
-    } catch (rejection) {
-      if (!(rejection instanceof RateLimiterRes)) throw rejection;
-      const state = await budget.limiter.reward(key, points);
-      setHeaders(ctx, budget, state);
-      const retryAfter = retryAfterSeconds(state);
-      throw new TooManyRequestsError(retryAfter, refusal(Math.max(0, state.remainingPoints), retryAfter));
-    }
+  async spend(ctx: AppContext, payer: Payer, points: number, refusal: (remaining: number, retryAfter: number) => string): Promise<void> {
+    await this.take(ctx, this.chargesOf(ctx, payer), points, 'giveBack', refusal);
   }
 
-  private budgetFor(limit: Limit): Budget {
-    const id = `${limit.points}/${limit.durationSeconds}`;
+  /** The budgets a request spends, the aggregates first and the key's own last. */
+  private chargesOf(ctx: AppContext, payer: Payer): Charge[] {
+    const own: Charge = { budget: this.budgetFor('default', payer.rateLimit ?? this.defaultLimit), key: payer.id };
+    if (!this.aggregates || payer.rateLimit) return [own];
+    const charges: Charge[] = [{ budget: this.budgetFor('address', this.aggregates.address), key: ctx.ip }];
+    if (payer.ownerAccountId !== null)
+      charges.push({ budget: this.budgetFor('account', this.aggregates.account), key: String(payer.ownerAccountId) });
+    charges.push(own);
+    return charges;
+  }
+
+  /**
+   * Spends `points` of every charge at once. When one refuses, the others get their points back;
+   * the refusing one keeps them ('keep': a request over its budget counts, as the key's budget
+   * always has) or gets them back too ('giveBack': a costly document refused whole).
+   */
+  private async take(
+    ctx: AppContext,
+    charges: readonly Charge[],
+    points: number,
+    refused: 'keep' | 'giveBack',
+    refusal?: (remaining: number, retryAfter: number) => string,
+  ): Promise<void> {
+    const results = await Promise.allSettled(charges.map((c) => c.budget.limiter.consume(c.key, points)));
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected' && !(r.reason instanceof RateLimiterRes));
+    if (failed) throw failed.reason;
+    const refusedAt = results.findIndex((r) => r.status === 'rejected');
+    if (refusedAt < 0) {
+      const last = results[results.length - 1];
+      if (last?.status === 'fulfilled') setHeaders(ctx, keyCharge(charges).budget, last.value);
+      return;
+    }
+    const charge = charges[refusedAt] ?? keyCharge(charges);
+    let state = (results[refusedAt] as PromiseRejectedResult).reason as RateLimiterRes;
+    await Promise.all(
+      charges.map(async (c, i) => {
+        if (results[i]?.status === 'fulfilled') await c.budget.limiter.reward(c.key, points);
+        else if (refused === 'giveBack') state = await c.budget.limiter.reward(c.key, points);
+      }),
+    );
+    setHeaders(ctx, charge.budget, state);
+    const retryAfter = retryAfterSeconds(state);
+    if (charge.budget.name !== 'default') throw new TooManyRequestsError(retryAfter, aggregateRefusal(charge.budget, retryAfter));
+    throw new TooManyRequestsError(retryAfter, refusal?.(Math.max(0, state.remainingPoints), retryAfter));
+  }
+
+  private budgetFor(name: BudgetName, limit: Limit): Budget {
+    const id = `${name}:${limit.points}/${limit.durationSeconds}`;
     let budget = this.budgets.get(id);
     if (!budget) {
       budget = {
-        limiter: createLimiter(limit, `campus:rl:${id}`, this.redis),
+        name,
+        limit,
+        // The per-key budgets keep the Redis keys they have always had.
+        limiter: createLimiter(
+          limit,
+          `campus:rl${name === 'default' ? '' : `-${name}`}:${limit.points}/${limit.durationSeconds}`,
+          this.redis,
+        ),
         // Headers that depend only on the limit are built once per limit.
-        policyHeader: `"default";q=${limit.points};w=${limit.durationSeconds}`,
+        policyHeader: `"${name}";q=${limit.points};w=${limit.durationSeconds}`,
         limitHeader: String(limit.points),
       };
       this.budgets.set(id, budget);
@@ -96,8 +158,21 @@ export class KeyRateLimiter {
   }
 }
 
+function keyCharge(charges: readonly Charge[]): Charge {
+  const own = charges[charges.length - 1];
+  if (!own) throw new Error('a request spends at least its key budget');
+  return own;
+}
+
+function aggregateRefusal(budget: Budget, retryAfter: number): string {
+  const whose = budget.name === 'account' ? "this key's account, all its keys together" : 'this client address, all its keys together';
+  return `Too many requests from ${whose} (${budget.limit.points} per ${budget.limit.durationSeconds} s); retry after ${retryAfter} seconds.`;
+}
+
 /** One limit's limiter and the header values that never change for it. */
 interface Budget {
+  readonly name: BudgetName;
+  readonly limit: Limit;
   readonly limiter: RateLimiterAbstract;
   readonly policyHeader: string;
   readonly limitHeader: string;
@@ -107,13 +182,13 @@ function setHeaders(ctx: AppContext, budget: Budget, res: RateLimiterRes): void 
   const remaining = Math.max(0, res.remainingPoints);
   const reset = Math.max(0, Math.ceil(res.msBeforeNext / 1000));
   ctx.set('RateLimit-Policy', budget.policyHeader);
-  ctx.set('RateLimit', `"default";r=${remaining};t=${reset}`);
+  ctx.set('RateLimit', `"${budget.name}";r=${remaining};t=${reset}`);
   ctx.set('X-RateLimit-Limit', budget.limitHeader);
   ctx.set('X-RateLimit-Remaining', String(remaining));
 }
 
 /**
- * Spends one request of the authenticated key's budget, and gives it back when the request is
+ * Spends one request of the authenticated key's budgets, and gives it back when the request is
  * answered 304: a conditional request answered 304 does not spend the rate limit
  * (docs/decisions.md). Most 304s are answered before this step (src/rest/handler.ts,
  * notModified); this covers those whose answer had to be computed first.
@@ -122,9 +197,9 @@ export function rateLimit(limiter: KeyRateLimiter): AppMiddleware {
   return async (ctx, next) => {
     const principal = ctx.state.apiKey;
     if (!principal) return next();
-    await limiter.consume(ctx, principal.id, principal.rateLimit);
+    await limiter.consume(ctx, principal);
     await next();
-    if (ctx.status === 304) await limiter.refund(ctx, principal.id, principal.rateLimit);
+    if (ctx.status === 304) await limiter.refund(ctx, principal);
   };
 }
 
@@ -135,10 +210,11 @@ export function rateLimit(limiter: KeyRateLimiter): AppMiddleware {
  */
 export function addressRateLimit(limiter: KeyRateLimiter, limit: Limit): AppMiddleware {
   return async (ctx, next) => {
-    const key = `address:${ctx.ip}`;
-    await limiter.consume(ctx, key, limit);
+    // Its own limit: counted against that alone, as a key with its own limit is.
+    const payer: Payer = { id: `address:${ctx.ip}`, rateLimit: limit, ownerAccountId: null };
+    await limiter.consume(ctx, payer);
     await next();
-    if (ctx.status === 304) await limiter.refund(ctx, key, limit);
+    if (ctx.status === 304) await limiter.refund(ctx, payer);
   };
 }
 
@@ -158,8 +234,7 @@ export function costCharge(limiter: KeyRateLimiter, costPerPoint: number): (ctx:
     if (!principal || points <= 1) return;
     await limiter.spend(
       ctx,
-      principal.id,
-      principal.rateLimit,
+      principal,
       points - 1,
       (remaining, retryAfter) =>
         `This query costs ${points} rate-limit points (one per ${costPerPoint} of its estimated cost ${cost}) and ${remaining} remain; ` +

@@ -34,6 +34,7 @@ import { providerPages } from './web/provider-pages.js';
 import { CookieSealer } from './web/seal.js';
 import { registerWebClient, signInRoutes } from './web/signin.js';
 import { Web } from './web/web.js';
+import { WebhookStore, WEBHOOK_SECRET_PURPOSE } from '../data/webhooks.js';
 
 /** Expired records are also refused on every read; the sweep only reclaims their space. */
 const SWEEP_INTERVAL_MS = 60_000;
@@ -71,6 +72,13 @@ export async function createAuthSurface(deps: AppDeps): Promise<Surface> {
     deps.redis,
   );
 
+  // Webhooks' secrets are sealed under the cookie keys, as `campus serve`'s delivery opens them (src/main.ts).
+  const webhooks = {
+    db,
+    store: new WebhookStore(db, new CookieSealer(keys.cookieKeys, WEBHOOK_SECRET_PURPOSE), now),
+    policy: { production: config.isProduction, allowPrivate: config.webhooks.allowPrivate },
+    now,
+  };
   const pages = compose([
     serveAssets(),
     web.mount(homeRoutes(web), web),
@@ -100,7 +108,19 @@ export async function createAuthSurface(deps: AppDeps): Promise<Surface> {
     accountApi(selfService),
     web.mount(accountRoutes(web), { service: selfService, domain: config.schoolEmailDomain }),
     web.mount(outboxRoutes(web), { outbox: mailer.outbox, timeZone: config.schoolTimeZone }),
-    web.mount(consoleRoutes(web), { config, db, web, apiKeys, clients, accounts, selfService, mfa, signIns: new SignIns(store), now }),
+    web.mount(consoleRoutes(web), {
+      config,
+      db,
+      web,
+      apiKeys,
+      clients,
+      accounts,
+      selfService,
+      mfa,
+      signIns: new SignIns(store),
+      webhooks,
+      now,
+    }),
     web.mount(adminRoutes(web), {
       config,
       school: new SchoolOperations(graphql, db, config, now),

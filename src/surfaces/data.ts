@@ -50,7 +50,7 @@ export async function createDataSurface(deps: AppDeps): Promise<Surface> {
     timeZone: config.schoolTimeZone,
     now,
   };
-  const limiter = new KeyRateLimiter(config.rateLimit, deps.redis);
+  const limiter = new KeyRateLimiter(config.rateLimit, deps.redis, config.rateLimitAggregates);
   const usage = new UsageRecorder(db, { timeZone: config.schoolTimeZone, logger: deps.logger, now }).start();
   // One instance of each step for every route: they hold the process's database slots, key
   // cache and failure counts.

@@ -4,6 +4,8 @@ import { addDays, todayIn } from '../../src/calendar.js';
 import { ApiKeyService } from '../../src/data/api-keys.js';
 import { seedDemoSchool } from '../../src/data/seed/demo.js';
 import { ClientService } from '../../src/oauth/clients.js';
+import { WebhookStore } from '../../src/data/webhooks.js';
+import { CookieSealer } from '../../src/surfaces/web/seal.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { launchChromium, screenshot, signIn, VIEWPORTS } from '../helpers/browser.js';
 import { authorize, createAccount, signInToConsole } from '../helpers/oauth.js';
@@ -35,6 +37,7 @@ describe('every page: the shell, labels, phone width, both languages', function 
   let appId = '';
   let batchId = '';
   let thirdParty = '';
+  let webhookId = '';
 
   before(async () => {
     t = await buildTestApp('every_page');
@@ -74,6 +77,43 @@ describe('every page: the shell, labels, phone width, both languages', function 
         };
       }),
     );
+    // A webhook with deliveries: one delivered, one retried after failures, one without an answer (issue 24).
+    const webhooks = new WebhookStore(t.db, new CookieSealer(['a key only these pages use, long enough'], 'webhook-secret'));
+    const hook = await webhooks.create({
+      ownerAccountId: devId,
+      url: 'https://dorm.example.com/hooks/campus',
+      eventTypes: ['student.*', 'club.*'],
+    });
+    webhookId = hook.webhook.id;
+    await webhooks.create({ ownerAccountId: devId, url: 'https://clubs.example.com/webhooks', eventTypes: ['batch.completed'] });
+    const attempt = (status: number | null, at: string, response: string, manual = false) => ({
+      at: new Date(at),
+      status,
+      durationMs: status === null ? 10000 : 84,
+      response,
+      ok: status !== null && status < 300,
+      manual,
+    });
+    const delivery = (eventId: number, type: string) => ({
+      _id: `${webhookId}-${eventId}`,
+      webhookId,
+      eventId,
+      type,
+      messageId: `evt_${eventId}`,
+    });
+    await webhooks.recordAttempt(delivery(41, 'student.updated'), attempt(200, '2026-03-02T09:00:01+09:00', 'ok'), 'DELIVERED');
+    await webhooks.recordAttempt(
+      delivery(42, 'club.updated'),
+      attempt(500, '2026-03-02T09:05:00+09:00', 'Internal Server Error: database is down'),
+      'PENDING',
+    );
+    await webhooks.recordAttempt(
+      delivery(42, 'club.updated'),
+      attempt(null, '2026-03-02T09:05:05+09:00', 'no answer within 10 s'),
+      'PENDING',
+    );
+    await webhooks.recordAttempt(delivery(42, 'club.updated'), attempt(200, '2026-03-02T09:10:05+09:00', '{"received":true}'), 'DELIVERED');
+    await webhooks.recordAttempt(delivery(41, 'student.updated'), attempt(200, '2026-03-02T09:12:00+09:00', 'ok', true), 'DELIVERED');
     const clients = new ClientService(t.db, { isProduction: false });
     const app = await clients.createOwned(devId, {
       name: 'Timetable widget',
@@ -195,6 +235,8 @@ describe('every page: the shell, labels, phone width, both languages', function 
       ['/console/apps', 'console-apps'],
       ['/console/apps/new', 'console-app-new'],
       [`/console/apps/${appId}`, 'console-app-detail'],
+      ['/console/webhooks', 'console-webhooks'],
+      [`/console/webhooks/${webhookId}`, 'console-webhook-detail'],
       ['/console/connected', 'console-connected'],
       ['/console/account', 'console-account'],
       ['/console/profile', 'console-profile'],

@@ -7,6 +7,7 @@ import type { MfaService } from '../../oauth/mfa.js';
 import type { SelfService } from '../../oauth/self-service.js';
 import type { SignIns } from '../../oauth/sign-ins.js';
 import type { Web } from '../web/web.js';
+import type { ManualDeps } from '../../events/delivery.js';
 
 /**
  * What the developer console's pages are given (src/surfaces/auth.ts builds it): the services
@@ -24,5 +25,7 @@ export interface ConsoleDeps {
   readonly mfa: MfaService;
   /** The person's login sessions at the authorization server ("My sign-ins"). */
   readonly signIns: SignIns;
+  /** Webhooks: their store, and what sending a test event or a redelivery needs (src/events/delivery.ts). */
+  readonly webhooks: ManualDeps;
   readonly now: () => Date;
 }

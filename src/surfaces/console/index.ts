@@ -14,6 +14,18 @@ import type { ConsoleDeps } from './deps.js';
 import { myProfile, saveProfile } from './profile.js';
 import { endOtherSignIns, endSignIn, signInList } from './sessions.js';
 import { createKey, keyDetail, keyList, renewKey, revokeKey, rotateKey } from './keys.js';
+import {
+  createWebhook,
+  deleteWebhook,
+  pauseWebhook,
+  redeliverWebhook,
+  resumeWebhook,
+  rotateWebhook,
+  testWebhook,
+  webhookDetail,
+  webhookList,
+} from './webhooks.js';
+import { MAX_WEBHOOKS_PER_ACCOUNT } from '../../data/webhooks.js';
 
 /** The developer console's name and navigation. */
 export function consoleSection(t: Texts): Section {
@@ -24,6 +36,7 @@ export function consoleSection(t: Texts): Section {
     nav: [
       { href: '/console/keys', label: nav.keys },
       { href: '/console/apps', label: nav.apps },
+      { href: '/console/webhooks', label: nav.webhooks },
       { href: '/console/connected', label: nav.connected },
       { href: '/console/account', label: nav.account },
       { href: '/console/profile', label: nav.profile },
@@ -36,10 +49,11 @@ export function consoleSection(t: Texts): Section {
 const consoleHome: Handler<ConsoleDeps> = async (req, deps) => {
   const { t } = req;
   const accountId = req.account?.accountId ?? 0;
-  const [keys, apps, connected] = await Promise.all([
+  const [keys, apps, connected, webhooks] = await Promise.all([
     deps.apiKeys.countActiveOwnedBy(accountId, deps.now()),
     deps.clients.listOwnedBy(accountId),
     connectedApps(deps.db, accountId, [WEB_CLIENT_ID]),
+    deps.webhooks.store.list({ accountId }),
   ]);
   const card = (href: string, title: string, text: string) =>
     html`<li class="card">
@@ -51,6 +65,7 @@ const consoleHome: Handler<ConsoleDeps> = async (req, deps) => {
     html`<ul class="cards">
       ${card('/console/keys', t.console.nav.keys, t.console.home.keys(keys, MAX_ACTIVE_KEYS_PER_ACCOUNT))}
       ${card('/console/apps', t.console.nav.apps, t.console.home.apps(apps.length, MAX_APPS_PER_ACCOUNT))}
+      ${card('/console/webhooks', t.console.nav.webhooks, t.console.webhooks.home(webhooks.length, MAX_WEBHOOKS_PER_ACCOUNT))}
       ${card('/console/connected', t.console.nav.connected, t.console.home.connected(connected.length))}
       ${card('/console/account', t.console.nav.account, t.console.home.account)}
       ${card(deps.web.links.docs, t.shell.docs, t.console.home.docs)}
@@ -84,6 +99,15 @@ export function consoleRoutes(web: Web): RouteTable<ConsoleDeps> {
       { method: 'POST', path: '/console/apps/:id', handler: updateApp },
       { method: 'POST', path: '/console/apps/:id/secret', handler: rotateAppSecret },
       { method: 'POST', path: '/console/apps/:id/delete', handler: deleteApp },
+      { method: 'GET', path: '/console/webhooks', handler: webhookList },
+      { method: 'POST', path: '/console/webhooks', handler: createWebhook },
+      { method: 'GET', path: '/console/webhooks/:id', handler: webhookDetail },
+      { method: 'POST', path: '/console/webhooks/:id/test', handler: testWebhook },
+      { method: 'POST', path: '/console/webhooks/:id/pause', handler: pauseWebhook },
+      { method: 'POST', path: '/console/webhooks/:id/resume', handler: resumeWebhook },
+      { method: 'POST', path: '/console/webhooks/:id/rotate', handler: rotateWebhook },
+      { method: 'POST', path: '/console/webhooks/:id/delete', handler: deleteWebhook },
+      { method: 'POST', path: '/console/webhooks/:id/deliveries/:deliveryId/redeliver', handler: redeliverWebhook },
       { method: 'GET', path: '/console/connected', handler: connectedList },
       { method: 'POST', path: '/console/connected/:clientId/revoke', handler: disconnect },
       { method: 'GET', path: '/console/account', handler: myAccount },

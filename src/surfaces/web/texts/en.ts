@@ -5,6 +5,7 @@ import { CODE_DIGITS, CODE_LIFETIME_SECONDS } from '../../../oauth/email-codes.j
 import { PASSWORD_LENGTH } from '../../../oauth/password-policy.js';
 import { plural, type PluralForms } from '../../../plural.js';
 import type { Texts } from './ko.js';
+import { webhooksEn } from './webhooks.js';
 
 /** A count in English words (Intl.PluralRules): `count(1, { one: '# key', other: '# keys' })`. */
 const count = (value: number, forms: PluralForms) => plural('en-US', value, forms);
@@ -325,6 +326,7 @@ export const en: Texts = {
     nav: {
       keys: 'API keys',
       apps: 'OAuth apps',
+      webhooks: 'Webhooks',
       connected: 'Connected apps',
       account: 'My account',
       profile: 'My profile',
@@ -467,6 +469,7 @@ export const en: Texts = {
         reserved_name: `${detail}: this is the name of one of the school's own apps. Choose another.`,
       }),
     },
+    webhooks: webhooksEn,
     connected: {
       title: 'Connected apps',
       intro:

@@ -8,6 +8,7 @@ import { PASSWORD_LENGTH } from '../../../oauth/password-policy.js';
 import type { SelfServiceProblem } from '../../../oauth/self-service.js';
 import type { AccountRuleProblem } from '../../../oauth/accounts.js';
 import type { ApprovalState } from '../../../data/accounts.js';
+import { webhooksKo } from './webhooks.js';
 
 /** A number as Korean pages write it (1,234). */
 const n = (value: number) => value.toLocaleString('ko-KR');
@@ -322,7 +323,15 @@ export const ko = {
   },
   console: {
     title: '개발자 콘솔',
-    nav: { keys: 'API 키', apps: 'OAuth 앱', connected: '연결된 앱', account: '내 계정', profile: '내 정보', sessions: '내 로그인' },
+    nav: {
+      keys: 'API 키',
+      apps: 'OAuth 앱',
+      webhooks: '웹훅',
+      connected: '연결된 앱',
+      account: '내 계정',
+      profile: '내 정보',
+      sessions: '내 로그인',
+    },
     home: {
       keys: (count: number, max: number) => `활성 키 ${n(count)} / ${n(max)}개`,
       apps: (count: number, max: number) => `등록한 앱 ${n(count)} / ${n(max)}개`,
@@ -456,6 +465,7 @@ export const ko = {
         reserved_name: `${detail}: 학교가 운영하는 앱의 이름입니다. 다른 이름을 쓰세요.`,
       }),
     },
+    webhooks: webhooksKo,
     connected: {
       title: '연결된 앱',
       intro: '내 학교 계정으로 로그인하도록 허용한 앱입니다. 연결을 끊으면 그 앱의 토큰은 바로 멈추고, 다음에 쓰려면 다시 허용해야 합니다.',

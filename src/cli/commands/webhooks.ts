@@ -1,0 +1,212 @@
+import type { Command } from 'commander';
+import type { Config } from '../../config/index.js';
+import { AccountStore } from '../../data/accounts.js';
+import type { Database } from '../../data/database.js';
+import {
+  EVENT_TYPES,
+  parseEventTypes,
+  summarize,
+  WebhookStore,
+  WEBHOOK_SECRET_PURPOSE,
+  type Attempt,
+  type DeliveryDoc,
+  type WebhookDoc,
+  type WebhookSummary,
+} from '../../data/webhooks.js';
+import { redeliver, sendTestEvent, type ManualDeps } from '../../events/delivery.js';
+import { checkTargetUrl } from '../../events/targets.js';
+import { loadOAuthKeys } from '../../oauth/keys.js';
+import { CookieSealer } from '../../surfaces/web/seal.js';
+import { CliError, WRITES, cliConfig, output, withDatabase } from '../runtime.js';
+
+/** The store and what a manual send needs, as `campus serve` builds them (src/main.ts). */
+async function webhookDeps(config: Config, db: Database): Promise<ManualDeps> {
+  const keys = await loadOAuthKeys(config, db);
+  return {
+    db,
+    store: new WebhookStore(db, new CookieSealer(keys.cookieKeys, WEBHOOK_SECRET_PURPOSE)),
+    policy: { production: config.isProduction, allowPrivate: config.webhooks.allowPrivate },
+  };
+}
+
+function describeWebhook(w: WebhookSummary, owner: string | null): string {
+  const failing = w.state === 'FAILING' || w.failures > 0 ? ` (${w.failures} failed attempt(s) at the next event)` : '';
+  return `${w.id}  ${w.state}${failing}  ${w.url}  events: ${w.eventTypes.join(',')}  owner: ${owner ?? 'operator'}  after event ${w.cursor}`;
+}
+
+function describeAttempt(a: Attempt): string {
+  return `    ${a.at.toISOString()}  ${a.status ?? 'no answer'}  ${a.durationMs} ms${a.manual ? '  (by hand)' : ''}  ${a.response.replace(/\s+/g, ' ').slice(0, 120)}`;
+}
+
+function describeDelivery(d: DeliveryDoc): string {
+  return [`${d._id}  ${d.type}  ${d.state}  ${d.attempts.length} attempt(s)`, ...d.attempts.map(describeAttempt)].join('\n');
+}
+
+/** Emails of the owners of these webhooks, by account id. */
+async function ownerEmails(db: Database, docs: readonly WebhookDoc[]): Promise<Map<number, string>> {
+  const accounts = new AccountStore(db);
+  const emails = new Map<number, string>();
+  for (const id of new Set(docs.flatMap((d) => (d.ownerAccountId === null ? [] : [d.ownerAccountId])))) {
+    const account = await accounts.findById(id);
+    if (account) emails.set(id, account.email);
+  }
+  return emails;
+}
+
+export function registerWebhooks(program: Command): void {
+  const webhooks = program
+    .command('webhooks')
+    .description('manage webhooks: signed pushes of the change feed\'s events (README "Webhooks"); `campus serve` delivers them');
+
+  webhooks
+    .command('create')
+    .description('create a webhook; its secret (whsec_...) is printed once and cannot be shown again')
+    .requiredOption('--url <url>', 'where to POST the events (https:// in production)')
+    .requiredOption('--events <types>', `comma-separated: ${EVENT_TYPES.join(', ')}; or a group (student.*, neis.*) or *`)
+    .option(
+      '--owner <email>',
+      "the account it belongs to: it receives what that account's API keys may read (default: the operators', every event)",
+    )
+    .option('--json', 'print the result as JSON')
+    .action(async (options: { url: string; events: string; owner?: string; json?: boolean }) => {
+      const config = cliConfig();
+      const eventTypes = parseEventTypes(options.events);
+      const url = checkTargetUrl(options.url, { production: config.isProduction, allowPrivate: config.webhooks.allowPrivate }).href;
+      const created = await withDatabase(
+        config,
+        async ({ db }) => {
+          let ownerAccountId: number | null = null;
+          if (options.owner !== undefined) {
+            const account = await new AccountStore(db).findByEmail(options.owner);
+            if (!account) throw new CliError(`No account ${options.owner}.`);
+            ownerAccountId = account._id;
+          }
+          const { store } = await webhookDeps(config, db);
+          return store.create({ ownerAccountId, url, eventTypes });
+        },
+        WRITES,
+      );
+      output(options.json, { ...created.webhook, secret: created.secret }, () =>
+        [
+          `Webhook ${created.webhook.id} created.`,
+          `Secret (shown once, store it now): ${created.secret}`,
+          describeWebhook(created.webhook, options.owner ?? null),
+        ].join('\n'),
+      );
+    });
+
+  webhooks
+    .command('list')
+    .description('list every webhook: state, address, events, owner, and where it is in the feed; secrets are never shown')
+    .option('--json', 'print the webhooks as JSON')
+    .action(async (options: { json?: boolean }) => {
+      const config = cliConfig();
+      const listed = await withDatabase(config, async ({ db }) => {
+        const { store } = await webhookDeps(config, db);
+        const docs = await store.list('OPERATOR');
+        const emails = await ownerEmails(db, docs);
+        return docs.map((d) => ({
+          ...summarize(d),
+          ownerEmail: d.ownerAccountId === null ? null : (emails.get(d.ownerAccountId) ?? null),
+        }));
+      });
+      output(options.json, listed, () =>
+        listed.length === 0 ? 'No webhooks.' : listed.map((w) => describeWebhook(w, w.ownerEmail)).join('\n'),
+      );
+    });
+
+  webhooks
+    .command('delete <id>')
+    .description('delete a webhook and its delivery log; nothing more is sent to it')
+    .option('--json', 'print the deleted webhook as JSON')
+    .action(async (id: string, options: { json?: boolean }) => {
+      const config = cliConfig();
+      const removed = await withDatabase(config, async ({ db }) => (await webhookDeps(config, db)).store.remove(id, 'OPERATOR'), WRITES);
+      output(options.json, summarize(removed), () => `Deleted webhook ${removed._id} (${removed.url}).`);
+    });
+
+  webhooks
+    .command('deliveries <id>')
+    .description(
+      "a webhook's deliveries, the latest first, each with every attempt (time, status, duration, the answer's first characters)",
+    )
+    .option('--limit <n>', 'how many deliveries', '50')
+    .option('--json', 'print the deliveries as JSON')
+    .action(async (id: string, options: { limit: string; json?: boolean }) => {
+      const limit = Number(options.limit);
+      if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new CliError('--limit: an integer from 1 to 1000.');
+      const config = cliConfig();
+      const list = await withDatabase(config, async ({ db }) => (await webhookDeps(config, db)).store.deliveriesOf(id, 'OPERATOR', limit));
+      output(options.json, list.map(deliveryJson), () =>
+        list.length === 0 ? `No deliveries for webhook ${id} yet.` : list.map(describeDelivery).join('\n'),
+      );
+    });
+
+  webhooks
+    .command('redeliver <delivery-id>')
+    .description("send a delivery's event again now (recorded as one more attempt); exits 1 when the receiver does not answer 2xx")
+    .option('--json', 'print the delivery as JSON')
+    .action(async (deliveryId: string, options: { json?: boolean }) => {
+      const config = cliConfig();
+      const sent = await withDatabase(config, async ({ db }) => redeliver(await webhookDeps(config, db), deliveryId, 'OPERATOR'), WRITES);
+      reportSend(options.json, sent);
+    });
+
+  webhooks
+    .command('test <id>')
+    .description(
+      'send a webhook.test event now, signed like every event (recorded as a delivery); exits 1 when the receiver does not answer 2xx',
+    )
+    .option('--json', 'print the delivery as JSON')
+    .action(async (id: string, options: { json?: boolean }) => {
+      const config = cliConfig();
+      const sent = await withDatabase(config, async ({ db }) => sendTestEvent(await webhookDeps(config, db), id, 'OPERATOR'), WRITES);
+      reportSend(options.json, sent);
+    });
+
+  webhooks
+    .command('rotate <id>')
+    .description('give a webhook a new secret, printed once; the old one stops signing at once')
+    .option('--json', 'print the result as JSON')
+    .action(async (id: string, options: { json?: boolean }) => {
+      const config = cliConfig();
+      const rotated = await withDatabase(config, async ({ db }) => (await webhookDeps(config, db)).store.rotate(id, 'OPERATOR'), WRITES);
+      output(
+        options.json,
+        { ...rotated.webhook, secret: rotated.secret },
+        () => `New secret of ${id} (shown once, store it now): ${rotated.secret}`,
+      );
+    });
+
+  for (const action of ['pause', 'resume'] as const) {
+    webhooks
+      .command(`${action} <id>`)
+      .description(
+        action === 'pause'
+          ? 'stop sending to a webhook; its events wait in the feed (kept 30 days)'
+          : 'send again to a paused or failing webhook, from the event it stopped at, in order',
+      )
+      .option('--json', 'print the webhook as JSON')
+      .action(async (id: string, options: { json?: boolean }) => {
+        const config = cliConfig();
+        const changed = await withDatabase(
+          config,
+          async ({ db }) => (await webhookDeps(config, db)).store.setPaused(id, action === 'pause', 'OPERATOR'),
+          WRITES,
+        );
+        output(options.json, changed, () => `Webhook ${id} is ${changed.state}.`);
+      });
+  }
+}
+
+function deliveryJson(d: DeliveryDoc): Omit<DeliveryDoc, '_id'> & { id: string } {
+  const { _id, ...rest } = d;
+  return { id: _id, ...rest };
+}
+
+function reportSend(json: boolean | undefined, sent: { delivery: DeliveryDoc; attempt: Attempt }): void {
+  output(json, deliveryJson(sent.delivery), () =>
+    [`${sent.attempt.ok ? 'Delivered' : 'Not delivered'}: ${sent.delivery._id}`, describeAttempt(sent.attempt)].join('\n'),
+  );
+  if (!sent.attempt.ok) process.exitCode = 1;
+}
