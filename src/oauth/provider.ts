@@ -240,9 +240,12 @@ const MAX_REMEMBERED_ACCOUNTS = 10000;
  * (src/data/accounts.ts), so a refresh reads no account.
  */
 function accountFinder(deps: ProviderDeps): (ctx: unknown, sub: string) => Promise<Account | undefined> {
-  const exists = new RememberedLookups(deps.store.versions, 'oauth', MAX_REMEMBERED_ACCOUNTS, async (id: number) =>
-    (await deps.accounts.findById(id)) ? true : undefined,
-  );
+  // A disabled account (issue 25) is no account to the provider: its refresh tokens and codes are
+  // refused, and a session of it asks for a login again, which the login page refuses.
+  const exists = new RememberedLookups(deps.store.versions, 'oauth', MAX_REMEMBERED_ACCOUNTS, async (id: number) => {
+    const account = await deps.accounts.findById(id);
+    return account && !account.disabledAt ? true : undefined;
+  });
   return async (_ctx, sub) => {
     if (!/^\d+$/.test(sub) || !(await exists.get(Number(sub)))) return undefined;
     return { accountId: sub, claims: () => ({ sub }) };

@@ -96,6 +96,7 @@ export async function createAuthSurface(deps: AppDeps): Promise<Surface> {
       sealer: new CookieSealer(keys.cookieKeys, 'second-factor'),
       secure: web.secure,
       now,
+      helpContact: config.helpContact,
     }),
     web.mount(signInRoutes(web), {
       web,
@@ -131,6 +132,7 @@ export async function createAuthSurface(deps: AppDeps): Promise<Surface> {
       audit: new AccessAudit(db),
       updateRequests: dataUpdates,
       mailer,
+      selfService,
       now,
     }),
   ]);

@@ -9,6 +9,7 @@ import { runOperation, type GraphQLServer } from '../../graphql/server.js';
 import type { AccountService } from '../../oauth/accounts.js';
 import type { Mailer } from '../../oauth/mail.js';
 import type { UpdateRequests } from '../../data/update-requests.js';
+import type { SelfService } from '../../oauth/self-service.js';
 import type { PageRequest } from '../web/routes.js';
 
 /**
@@ -54,5 +55,7 @@ export interface AdminDeps {
   /** Data updates asked of students at sign-in (issue 25). */
   readonly updateRequests: UpdateRequests;
   readonly mailer: Mailer;
+  /** The self-service reset's codes and mail, for the resets staff send (issue 25). */
+  readonly selfService: SelfService;
   readonly now: () => Date;
 }

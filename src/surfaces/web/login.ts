@@ -35,6 +35,8 @@ export interface LoginDeps {
   readonly sealer: CookieSealer;
   readonly secure: boolean;
   readonly now: () => Date;
+  /** Whom a disabled account is told to ask (HELP_CONTACT; null: the school's administrators). */
+  readonly helpContact: string | null;
 }
 
 /** The login whose password was right, waiting for its second factor: bound to the interaction, for a few minutes. */
@@ -242,6 +244,11 @@ const submitLogin: Step = async (req, deps, interaction) => {
     return again(401, t.login.invalid);
   }
   await deps.throttle.succeeded(form.email, ctx.ip);
+  // Issue 25: the right password of a disabled account is told why it cannot go on, and whom to ask.
+  if (account.disabledAt) {
+    ctx.state.log.info({ event: 'login.disabled', accountId: account._id }, 'login refused: the account is disabled');
+    return again(403, t.login.disabled(deps.helpContact));
+  }
   if (await deps.mfa.isActive(account._id)) {
     // The password was right; the sign-in ends only with the second factor.
     writeSecondFactor(ctx, deps, {

@@ -127,7 +127,8 @@ export class Web {
     const session = this.sessions.read(ctx);
     if (!session) return undefined;
     const account = (await this.grants.find('Grant', session.grantId)) ? await this.accounts.findById(session.accountId) : null;
-    if (!account) return undefined;
+    // Issue 25: a disabled account's console sessions end with it.
+    if (!account || account.disabledAt) return undefined;
     ctx.state.account = { kind: 'account', accountId: account._id, email: account.email, role: account.role };
     return ctx.state.account;
   }
