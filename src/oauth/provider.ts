@@ -20,7 +20,8 @@ import { RememberedLookups } from '../data/remembered.js';
 import { createAdapterFactory } from './adapter.js';
 import { ALLOWED_SCOPES, FIRST_PARTY, REQUIRE_PKCE, SERVICE_NAME, type ClientService } from './clients.js';
 import {
-  COOKIE_NAMES,
+  providerCookieNames,
+  servesHttps,
   LIFETIMES,
   OAUTH_PATHS,
   OAUTH_SCOPES,
@@ -77,7 +78,7 @@ function configuration(deps: ProviderDeps, audience: string): Configuration {
     jwks: { keys: keys.privateJwks.keys.map((k) => ({ ...k })) },
     cookies: {
       keys: [...keys.cookieKeys],
-      names: { ...COOKIE_NAMES },
+      names: { ...providerCookieNames(servesHttps(deps.config.urls.auth)) },
       // No maxAge: the session cookie ends with the browser unless the login was remembered,
       // and then oidc-provider gives it the session's expiry (see sessionTtl).
       long: { signed: true, httpOnly: true, sameSite: 'lax' },

@@ -6,7 +6,7 @@ import type { AppContext } from '../../http/context.js';
 import { MAX_EMAIL_LENGTH, type AccountService } from '../../oauth/accounts.js';
 import { SERVICE_NAME, type ClientService } from '../../oauth/clients.js';
 import { loginScope, SUB_FIELD } from '../../oauth/login-scopes.js';
-import { ACCOUNT_PATHS, OAUTH_PATHS } from '../../oauth/constants.js';
+import { ACCOUNT_PATHS, cookieName, OAUTH_PATHS } from '../../oauth/constants.js';
 import { MfaLimited, type MfaService } from '../../oauth/mfa.js';
 import type { LoginThrottle } from '../../oauth/throttle.js';
 import { DATA_UPDATE_PROMPT } from '../../oauth/provider.js';
@@ -311,27 +311,27 @@ const submitSecondFactor: Step = async (req, deps, interaction) => {
 };
 
 function writeSecondFactor(ctx: AppContext, deps: LoginDeps, state: SecondFactorState): void {
-  ctx.cookies.set(SECOND_FACTOR_COOKIE, deps.sealer.seal(state), {
+  ctx.cookies.set(cookieName(SECOND_FACTOR_COOKIE, deps.secure), deps.sealer.seal(state), {
     httpOnly: true,
     sameSite: 'lax',
     secure: deps.secure,
-    path: OAUTH_PATHS.interaction,
+    path: '/',
     overwrite: true,
   });
 }
 
 function readSecondFactor(ctx: AppContext, deps: LoginDeps, uid: string): SecondFactorState | undefined {
-  const parsed = secondFactorState.safeParse(deps.sealer.open(ctx.cookies.get(SECOND_FACTOR_COOKIE)));
+  const parsed = secondFactorState.safeParse(deps.sealer.open(ctx.cookies.get(cookieName(SECOND_FACTOR_COOKIE, deps.secure))));
   if (!parsed.success || parsed.data.uid !== uid || parsed.data.expiresAt <= deps.now().getTime()) return undefined;
   return parsed.data;
 }
 
 function clearSecondFactor(ctx: AppContext, deps: LoginDeps): void {
-  ctx.cookies.set(SECOND_FACTOR_COOKIE, '', {
+  ctx.cookies.set(cookieName(SECOND_FACTOR_COOKIE, deps.secure), '', {
     httpOnly: true,
     sameSite: 'lax',
     secure: deps.secure,
-    path: OAUTH_PATHS.interaction,
+    path: '/',
     maxAge: 0,
     overwrite: true,
   });
