@@ -1,5 +1,6 @@
 import Provider, {
   errors,
+  interactionPolicy,
   type Account,
   type Client,
   type Configuration,
@@ -42,7 +43,12 @@ export interface ProviderDeps {
   readonly clients: ClientService;
   /** The pages the provider shows itself (src/surfaces/web/provider-pages.ts: the web layer renders every page). */
   readonly pages: ProviderPages;
+  /** Data updates the school asks of students at sign-in (src/data/update-requests.ts). */
+  readonly dataUpdates: { pendingForAccount(accountId: number): Promise<unknown> };
 }
+
+/** The interaction prompt of a data update asked at sign-in (src/surfaces/web/login.ts shows its page). */
+export const DATA_UPDATE_PROMPT = 'data_update';
 
 /** The pages of the end_session_endpoint and the errors that cannot go back to an app. */
 export interface ProviderPages {
@@ -122,7 +128,10 @@ function configuration(deps: ProviderDeps, audience: string): Configuration {
     findAccount: accountFinder(deps),
     loadExistingGrant: (ctx) => loadExistingGrant(ctx),
     clientBasedCORS: (_ctx, origin, client) => browserClientOrigin(client, origin),
-    interactions: { url: async (_ctx, interaction) => `${OAUTH_PATHS.interaction}/${interaction.uid}` },
+    interactions: {
+      url: async (_ctx, interaction) => `${OAUTH_PATHS.interaction}/${interaction.uid}`,
+      policy: interactionPrompts(deps),
+    },
     renderError: async (ctx, out) => deps.pages.error(ctx, out),
     // `lang` on the authorization request, beside OpenID Connect's ui_locales, picks the login pages' language.
     extraParams: ['lang'],
@@ -174,6 +183,28 @@ function resourceServer(ctx: KoaContextWithOIDC, resource: string, client: Clien
     accessTokenFormat: 'jwt' as const,
     jwt: { sign: { alg } },
   };
+}
+
+/**
+ * oidc-provider's prompts (login, then consent) with ours between them: a data update the school
+ * asks of the signed-in student (issue 25). A prompt's checks run on every authorization request,
+ * a session that would skip the login page included, so single sign-on cannot pass it; it is
+ * satisfied once the student's answer is stored (the request no longer names them) or the
+ * request is withdrawn. Not requestable: an app cannot ask for it with `prompt=`.
+ */
+function interactionPrompts(deps: ProviderDeps): ReturnType<typeof interactionPolicy.base> {
+  const { Prompt, Check, base } = interactionPolicy;
+  const prompts = base();
+  const dataUpdate = new Prompt(
+    { name: DATA_UPDATE_PROMPT, requestable: false },
+    new Check('data_update_requested', 'the school asks the student to check their details', async (ctx) => {
+      const accountId = ctx.oidc.session?.accountId;
+      if (!accountId || !/^\d+$/.test(accountId)) return Check.NO_NEED_TO_PROMPT;
+      return (await deps.dataUpdates.pendingForAccount(Number(accountId))) ? Check.REQUEST_PROMPT : Check.NO_NEED_TO_PROMPT;
+    }),
+  );
+  prompts.add(dataUpdate, 1);
+  return prompts;
 }
 
 /**
