@@ -160,6 +160,8 @@ const envSchema = z.object({
     .regex(/^smtps?:\/\//, 'must start with smtp:// or smtps://')
     .optional(),
   MAIL_FROM: z.string().trim().min(3).optional(),
+  // Issue 25: whom the login page tells a disabled account to ask (e.g. "정보부 김선생님, it@school.kr").
+  HELP_CONTACT: z.string().trim().min(1).max(200).optional(),
   // Issue 25: the fields of their own record a student edits in /console/profile (README "My profile").
   STUDENT_SELF_EDIT_FIELDS: studentFieldList.prefault('githubId,specialty'),
   // Sign-up refuses `name+tag@` sub-addresses unless this is true: one mailbox, one account.
@@ -246,6 +248,8 @@ export interface Config {
     readonly publicRequests: { readonly points: number; readonly durationSeconds: number };
   };
   readonly schoolTimeZone: string;
+  /** Whom a disabled account is told to ask on the login page (HELP_CONTACT); null: the school's administrators. */
+  readonly helpContact: string | null;
   readonly urls: { readonly auth: string; readonly userinfo: string; readonly base: string };
   readonly oauth: {
     readonly jwks: string | undefined;
@@ -337,6 +341,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       publicRequests: e.PUBLIC_RATE_LIMIT,
     },
     schoolTimeZone: e.SCHOOL_TIMEZONE,
+    helpContact: e.HELP_CONTACT ?? null,
     urls: {
       auth: stripSlash(e.AUTH_URL ?? local),
       userinfo: stripSlash(e.USERINFO_URL ?? local),

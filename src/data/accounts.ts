@@ -61,6 +61,8 @@ export class AccountStore {
       approval: input.approval ?? null,
       approvalDecidedAt: null,
       approvalDecidedBy: null,
+      disabledAt: null,
+      disabledBy: null,
       createdAt: now,
       updatedAt: now,
     };
@@ -132,6 +134,27 @@ export class AccountStore {
       },
     );
     return this.changed(result.matchedCount === 1);
+  }
+
+  /**
+   * Disables (`state` given: when and by whom) or re-enables (null) an account; false when nothing
+   * changed. Moves the `oauth` version, so userinfo and the token endpoint see it at once everywhere.
+   */
+  async setDisabled(id: number, state: { at: Date; by: number | null } | null): Promise<boolean> {
+    const filter = state ? { _id: id, disabledAt: null } : { _id: id, disabledAt: { $ne: null } };
+    const result = await this.db.models.accounts.updateOne(filter, {
+      $set: { disabledAt: state?.at ?? null, disabledBy: state?.by ?? null, updatedAt: state?.at ?? new Date() },
+    });
+    return this.changed(result.matchedCount === 1);
+  }
+
+  /** The administrators (ADMIN and ROOT) who can act: not disabled (issue 25: they are mailed of teacher sign-ups). */
+  async listStaff(): Promise<AccountDoc[]> {
+    const staff = await this.db.models.accounts
+      .find({ role: { $in: ['ADMIN', 'ROOT'] } })
+      .sort({ _id: 1 })
+      .lean<AccountDoc[]>();
+    return staff.filter((a) => !a.disabledAt);
   }
 
   /** A page of accounts matching the search, newest first, and how many match in all. */

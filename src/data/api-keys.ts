@@ -353,6 +353,17 @@ export class ApiKeyService {
     return summarise({ ...doc, revokedAt }, now);
   }
 
+  /**
+   * Stops (or lets again) every key an account holds, when the account is disabled (or enabled):
+   * the keys stay as they are, and the `keys` version moves, so every process's key cache drops
+   * them at once (src/http/api-key.ts). Returns how many keys the account holds.
+   */
+  async setOwnerDisabled(accountId: number, disabled: boolean): Promise<number> {
+    const result = await this.db.models.apiKeys.updateMany({ ownerAccountId: accountId }, { $set: { ownerDisabled: disabled } });
+    await this.db.versions.bump('keys');
+    return result.matchedCount;
+  }
+
   /** Deletes every key an account created, and their usage (the account is being deleted); returns how many. */
   async deleteOwnedBy(accountId: number): Promise<number> {
     const ids = (await this.db.models.apiKeys.find({ ownerAccountId: accountId }, { _id: 1 }).lean<{ _id: Types.ObjectId }[]>()).map((d) =>

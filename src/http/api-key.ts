@@ -42,6 +42,9 @@ export class ApiKeyAuthenticator {
     if (!entry || entry.revoked || (entry.graceEndsAt && entry.graceEndsAt.getTime() <= now)) {
       throw new UnauthorizedError('Invalid API key: it is not recognised.');
     }
+    if (entry.ownerDisabled) {
+      throw new UnauthorizedError("Disabled API key: the account that holds it is disabled; ask the school's administrators.");
+    }
     if (entry.expiresAt.getTime() <= now) {
       throw new UnauthorizedError(`Expired API key: it expired at ${entry.expiresAt.toISOString()}; ask for it to be renewed.`);
     }
@@ -72,6 +75,8 @@ export class ApiKeyAuthenticator {
 interface KeyEntry {
   readonly principal: ApiKeyPrincipal;
   readonly revoked: boolean;
+  /** The owner's account is disabled (issue 25). */
+  readonly ownerDisabled: boolean;
   readonly expiresAt: Date;
   /** For a value a rotation replaced: when its grace period ends. */
   readonly graceEndsAt: Date | null;
@@ -81,6 +86,7 @@ function toEntry({ doc, previous }: KeyMatch): KeyEntry {
   return {
     // A replaced value without a grace period (or one from before a later rotation) is revoked.
     revoked: doc.revokedAt != null || (previous && !doc.previousExpiresAt),
+    ownerDisabled: doc.ownerDisabled === true,
     expiresAt: doc.expiresAt,
     graceEndsAt: previous ? (doc.previousExpiresAt ?? null) : null,
     principal: Object.freeze({

@@ -28,6 +28,8 @@ export interface AccountSummary {
   name: string | null;
   department: string | null;
   approval: ApprovalState | null;
+  /** Issue 25: when the account was disabled (it cannot sign in; its tokens and keys stop), else null. */
+  disabledAt: Date | null;
   createdAt: Date;
 }
 
@@ -41,7 +43,7 @@ export interface DeletedAccount {
 }
 
 /** Why an admin's change of an account is refused. */
-export type AccountRuleProblem = 'unknown_account' | 'own_role' | 'root_only' | 'not_pending' | 'confirm_admin';
+export type AccountRuleProblem = 'unknown_account' | 'own_role' | 'root_only' | 'not_pending' | 'confirm_admin' | 'own_account';
 
 /** Who decides: a signed-in admin, or the operator at the `campus` command. */
 export type AccountActor = AccountPrincipal | 'CLI';
@@ -111,7 +113,7 @@ export class AccountService {
    * its grants, tokens and sessions, and its email codes. The account goes last, so an
    * interrupted deletion can simply be run again.
    */
-  async delete(idOrEmail: string): Promise<DeletedAccount> {
+  async delete(idOrEmail: string, actor: AccessActor = CLI_ACTOR): Promise<DeletedAccount> {
     const doc = /^\d+$/.test(idOrEmail) ? await this.store.findById(Number(idOrEmail)) : await this.store.findByEmail(idOrEmail);
     if (!doc) throw new AccountValidationError(`No account ${idOrEmail}.`);
     const account = await this.summarize(doc);
@@ -129,7 +131,55 @@ export class AccountService {
     await this.store.delete(doc._id);
     // A sign-in that completed while the above ran holds a grant of an account that no longer exists.
     revoked += await oauth.revokeAllOf({ accountId: String(doc._id) });
+    // Issue 25: who deleted it (the operator, an admin, or the person themselves) is in the access log.
+    await new AccessAudit(this.db).record(actor, {
+      action: 'ACCOUNT_DELETED',
+      target: { kind: 'ACCOUNT', id: String(doc._id), label: doc.email },
+      detail: { role: doc.role, revoked, apiKeys, clients: owned.length },
+    });
     return { account, revoked, apiKeys, clients: owned.length };
+  }
+
+  /**
+   * An admin (or the operator) deletes an account from the admin console: the rules of
+   * `setDisabled` (not one's own; ADMIN and ROOT accounts only by a ROOT), then `delete`.
+   */
+  async deleteAs(actor: AccountActor, id: number): Promise<DeletedAccount> {
+    const doc = await this.mustFind(id);
+    checkActsOn(actor, doc, 'delete');
+    return this.delete(String(doc._id), accessActor(actor));
+  }
+
+  /**
+   * Issue 25: disables (or re-enables) an account. Disabled, it cannot sign in (the login page
+   * says so and whom to ask), its login sessions end, the access tokens of its grants stop at
+   * userinfo and its refresh tokens at the token endpoint (the provider no longer finds the
+   * account), and its API keys stop at the data API; all at once, in every process (the `oauth`
+   * and `keys` versions move: src/data/versions.ts, version-bus.ts). Nothing is deleted, so
+   * re-enabled, its tokens and keys work again. Not one's own account; an ADMIN's or ROOT's only
+   * by a ROOT. In the access log.
+   */
+  async setDisabled(
+    actor: AccountActor,
+    idOrEmail: number | string,
+    disabled: boolean,
+  ): Promise<{ account: AccountSummary; changed: boolean }> {
+    const doc = typeof idOrEmail === 'number' ? await this.mustFind(idOrEmail) : await this.store.findByEmail(idOrEmail);
+    if (!doc) throw new AccountRuleError(`No account ${idOrEmail}.`, 'unknown_account');
+    checkActsOn(actor, doc, disabled ? 'disable' : 'enable');
+    const at = new Date();
+    const changed = await this.store.setDisabled(doc._id, disabled ? { at, by: actor === 'CLI' ? null : actor.accountId } : null);
+    // Keys follow the account's state even when it did not change (a repeat mends a half-done one).
+    await new ApiKeyService(this.db).setOwnerDisabled(doc._id, disabled);
+    if (disabled) await new OAuthStore(this.db).revokeKindOf('Session', String(doc._id));
+    if (changed) {
+      await new AccessAudit(this.db).record(accessActor(actor), {
+        action: disabled ? 'ACCOUNT_DISABLED' : 'ACCOUNT_ENABLED',
+        target: { kind: 'ACCOUNT', id: String(doc._id), label: doc.email },
+      });
+    }
+    const disabledAt = disabled ? (changed ? at : (doc.disabledAt ?? at)) : null;
+    return { account: await this.summarize({ ...doc, disabledAt }), changed };
   }
 
   /** The admin console's accounts list. */
@@ -221,9 +271,21 @@ export class AccountService {
       name: doc.name ?? null,
       department: doc.department ?? null,
       approval: doc.approval ?? null,
+      disabledAt: doc.disabledAt ?? null,
       createdAt: doc.createdAt,
     };
   }
+}
+
+/**
+ * Who may disable, enable or delete an account (issue 25): nobody their own (an admin cannot lock
+ * themselves out by mistake); an ADMIN's or ROOT's only a ROOT (as with their roles).
+ */
+function checkActsOn(actor: AccountActor, doc: AccountDoc, what: 'disable' | 'enable' | 'delete'): void {
+  if (actor === 'CLI') return;
+  if (doc._id === actor.accountId) throw new AccountRuleError(`You cannot ${what} your own account.`, 'own_account');
+  if (ROOT_GIVES.includes(doc.role) && actor.role !== 'ROOT')
+    throw new AccountRuleError(`Only a ROOT account may ${what} an ADMIN or ROOT account.`, 'root_only');
 }
 
 /** The access log's actor for an account's action or the command's. */

@@ -110,3 +110,53 @@ Your teacher account request was not approved. The account stays an ordinary acc
     loggableText: text,
   };
 }
+
+/** Issue 25: the password-reset code an administrator sent from the admin console (or `campus`). */
+export function adminResetMail(to: string, code: string, minutes: number, resetUrl: string): Mail {
+  const text = (shown: string) => `안녕하세요.
+
+학교 관리자가 캠퍼스 데이터 서비스 비밀번호 재설정 코드를 보내 드렸습니다.
+여기에서 이 이메일 주소와 코드로 새 비밀번호를 정하세요: ${resetUrl}
+
+    ${shown}
+
+이 코드는 ${minutes}분 동안 한 번만 쓸 수 있습니다. 비밀번호를 바꾸면 모든 기기에서 로그아웃됩니다.
+지금 비밀번호를 계속 쓰려면 이 메일을 무시하세요.
+
+---
+
+Hello,
+
+An administrator of the school sent you a code for resetting your Campus Data Service password.
+Set a new password here with this email address and the code: ${resetUrl}
+
+    ${shown}
+
+It can be used once, within ${minutes} minutes. Setting a new password signs you out everywhere.
+To keep your password, ignore this mail.
+`;
+  return { to, subject: `[${PRODUCT}] 비밀번호 재설정 코드 / Password reset code`, text: text(code), loggableText: text(MASK) };
+}
+
+/** Issue 25: the mail every administrator gets when a teacher's sign-up waits for approval. */
+export function teacherWaitingMail(to: string, teacher: { email: string; name: string; department: string }, accountsUrl: string): Mail {
+  const text = `안녕하세요.
+
+교사 계정 신청이 승인을 기다립니다.
+
+    ${teacher.name} (${teacher.department}) <${teacher.email}>
+
+관리자 콘솔에서 승인하거나 거절하세요: ${accountsUrl}
+
+---
+
+Hello,
+
+A teacher's sign-up waits for approval:
+
+    ${teacher.name} (${teacher.department}) <${teacher.email}>
+
+Approve or refuse it in the admin console: ${accountsUrl}
+`;
+  return { to, subject: `[${PRODUCT}] 교사 계정 승인 대기 / A teacher sign-up waits`, text, loggableText: text };
+}

@@ -19,7 +19,8 @@ import { RememberedLookups } from '../data/remembered.js';
 import { createAdapterFactory } from './adapter.js';
 import { ALLOWED_SCOPES, FIRST_PARTY, REQUIRE_PKCE, SERVICE_NAME, type ClientService } from './clients.js';
 import {
-  COOKIE_NAMES,
+  providerCookieNames,
+  servesHttps,
   LIFETIMES,
   OAUTH_PATHS,
   OAUTH_SCOPES,
@@ -71,7 +72,7 @@ function configuration(deps: ProviderDeps, audience: string): Configuration {
     jwks: { keys: keys.privateJwks.keys.map((k) => ({ ...k })) },
     cookies: {
       keys: [...keys.cookieKeys],
-      names: { ...COOKIE_NAMES },
+      names: { ...providerCookieNames(servesHttps(deps.config.urls.auth)) },
       // No maxAge: the session cookie ends with the browser unless the login was remembered,
       // and then oidc-provider gives it the session's expiry (see sessionTtl).
       long: { signed: true, httpOnly: true, sameSite: 'lax' },
@@ -209,9 +210,12 @@ const MAX_REMEMBERED_ACCOUNTS = 10000;
  * (src/data/accounts.ts), so a refresh reads no account.
  */
 function accountFinder(deps: ProviderDeps): (ctx: unknown, sub: string) => Promise<Account | undefined> {
-  const exists = new RememberedLookups(deps.store.versions, 'oauth', MAX_REMEMBERED_ACCOUNTS, async (id: number) =>
-    (await deps.accounts.findById(id)) ? true : undefined,
-  );
+  // A disabled account (issue 25) is no account to the provider: its refresh tokens and codes are
+  // refused, and a session of it asks for a login again, which the login page refuses.
+  const exists = new RememberedLookups(deps.store.versions, 'oauth', MAX_REMEMBERED_ACCOUNTS, async (id: number) => {
+    const account = await deps.accounts.findById(id);
+    return account && !account.disabledAt ? true : undefined;
+  });
   return async (_ctx, sub) => {
     if (!/^\d+$/.test(sub) || !(await exists.get(Number(sub)))) return undefined;
     return { accountId: sub, claims: () => ({ sub }) };

@@ -8,10 +8,20 @@ import { OAuthStore } from '../data/oauth-store.js';
 import type { ErrorCode } from '../errors/index.js';
 import { OAuthError } from '../http/errors.js';
 import type { Logger } from '../logger.js';
-import { AccountService, MAX_EMAIL_LENGTH, isEmail, type AccountSummary, type DeletedAccount } from './accounts.js';
+import { AccessAudit } from '../data/access-audit.js';
+import {
+  AccountRuleError,
+  AccountService,
+  MAX_EMAIL_LENGTH,
+  accessActor,
+  isEmail,
+  type AccountActor,
+  type AccountSummary,
+  type DeletedAccount,
+} from './accounts.js';
 import { ACCOUNT_PATHS } from './constants.js';
 import { CODE_LIFETIME_SECONDS, CodeBudgetSpent, type EmailCodes } from './email-codes.js';
-import { alreadyRegisteredMail, resetMail, verificationMail } from './mail-texts.js';
+import { adminResetMail, alreadyRegisteredMail, resetMail, teacherWaitingMail, verificationMail } from './mail-texts.js';
 import type { Mailer } from './mail.js';
 import { PASSWORD_PROBLEM_MESSAGES, passwordProblem, type PasswordProblem } from './password-policy.js';
 import { HashGate, HashGateBusy } from './hash-gate.js';
@@ -149,6 +159,7 @@ export class SelfService {
       throw err;
     }
     this.deps.logger.info({ event: 'account.signed_up', accountId: doc._id, teacher: teacher !== null }, 'account created');
+    if (teacher) await this.mailStaff(doc.email, teacher);
     return this.accounts.summarize(doc);
   }
 
@@ -171,6 +182,43 @@ export class SelfService {
     }
     this.deps.logger.info({ event: 'account.reset_code' }, 'password reset code requested');
     return { email, expiresInSeconds: CODE_LIFETIME_SECONDS };
+  }
+
+  /**
+   * Issue 25: every administrator who can act (ADMIN and ROOT, not disabled) is mailed that a
+   * teacher's sign-up waits. The sign-up stands whether or not the mails go out.
+   */
+  private async mailStaff(email: string, teacher: { name: string; department: string }): Promise<void> {
+    const accountsUrl = `${this.deps.config.urls.auth}/admin/accounts?approval=PENDING`;
+    for (const admin of await this.store.listStaff()) {
+      await this.deps.mailer.send(teacherWaitingMail(admin.email, { email, ...teacher }, accountsUrl)).catch((err: unknown) => {
+        this.deps.logger.warn(
+          { event: 'account.teacher_mail_failed', accountId: admin._id, reason: describe(err) },
+          'could not tell an admin of a teacher sign-up',
+        );
+      });
+    }
+  }
+
+  /**
+   * Issue 25: an administrator (or the operator) sends an account a password-reset code: the
+   * self-service reset's code, budgets and page (the budgets of the account's email, and of the
+   * sender as the address), with a mail that says who asked. In the access log.
+   */
+  async sendPasswordReset(actor: AccountActor, accountId: number): Promise<{ email: string; expiresInSeconds: number }> {
+    const account = await this.store.findById(accountId);
+    if (!account) throw new AccountRuleError(`No account ${accountId}.`, 'unknown_account');
+    const sender = actor === 'CLI' ? 'cli' : `admin:${actor.accountId}`;
+    const { code } = await this.issue('reset', account.email, sender);
+    await this.deps.mailer.send(
+      adminResetMail(account.email, code, CODE_LIFETIME_SECONDS / 60, `${this.deps.config.urls.auth}${ACCOUNT_PATHS.resetPage}`),
+    );
+    await new AccessAudit(this.deps.db).record(accessActor(actor), {
+      action: 'PASSWORD_RESET_SENT',
+      target: { kind: 'ACCOUNT', id: String(account._id), label: account.email },
+    });
+    this.deps.logger.info({ event: 'account.reset_sent', accountId: account._id }, 'password reset code sent by an administrator');
+    return { email: account.email, expiresInSeconds: CODE_LIFETIME_SECONDS };
   }
 
   /**
@@ -220,7 +268,11 @@ export class SelfService {
   /** My account: deletes the account, the password confirmed (src/oauth/accounts.ts says what goes with it). */
   async deleteAccount(accountId: number, password: string): Promise<DeletedAccount> {
     await this.confirmPassword(accountId, password);
-    const deleted = await this.accounts.delete(String(accountId));
+    const account = await this.store.findById(accountId);
+    const deleted = await this.accounts.delete(
+      String(accountId),
+      account ? { kind: 'ACCOUNT', id: account._id, email: account.email } : undefined,
+    );
     this.deps.logger.info(
       { event: 'account.deleted', accountId, apiKeys: deleted.apiKeys, clients: deleted.clients, revoked: deleted.revoked },
       'account deleted by its owner',

@@ -80,6 +80,8 @@ async function answer(ctx: AppContext, deps: UserinfoDeps, accounts: RememberedL
     throw invalidToken(deps.realm, 'the app of the access token is disabled');
   const account = /^\d+$/.test(verified.sub) ? await accounts.get(Number(verified.sub)) : undefined;
   if (!account) throw invalidToken(deps.realm, 'the account of the access token no longer exists');
+  // Issue 25: a disabled account's tokens stop here at once (the account moved the `oauth` version).
+  if (account.disabled) throw invalidToken(deps.realm, 'the account of the access token is disabled');
   ctx.set('Cache-Control', 'no-store');
   ctx.body = released(userinfoOf(account, await deps.db.school.snapshot()), verified.scopes);
 }
@@ -91,7 +93,7 @@ export function released(answer: UserinfoResponse, scopes: Iterable<string>): Pa
 }
 
 /** What userinfo shows of an account. */
-type ShownAccount = Pick<AccountDoc, '_id' | 'email' | 'role'> & { name: string | null; department: string | null };
+type ShownAccount = Pick<AccountDoc, '_id' | 'email' | 'role'> & { name: string | null; department: string | null; disabled?: boolean };
 
 /** Accounts remembered per process. */
 const MAX_REMEMBERED_ACCOUNTS = 10000;
@@ -103,9 +105,18 @@ const MAX_REMEMBERED_ACCOUNTS = 10000;
  */
 function rememberedAccounts(db: Database): RememberedLookups<number, ShownAccount> {
   const store = new AccountStore(db);
-  return new RememberedLookups(db.versions, 'oauth', MAX_REMEMBERED_ACCOUNTS, async (id) => {
+  return new RememberedLookups<number, ShownAccount>(db.versions, 'oauth', MAX_REMEMBERED_ACCOUNTS, async (id) => {
     const doc = await store.findById(id);
-    return doc ? { _id: doc._id, email: doc.email, role: doc.role, name: doc.name ?? null, department: doc.department ?? null } : undefined;
+    return doc
+      ? {
+          _id: doc._id,
+          email: doc.email,
+          role: doc.role,
+          name: doc.name ?? null,
+          department: doc.department ?? null,
+          disabled: doc.disabledAt != null,
+        }
+      : undefined;
   });
 }
 

@@ -91,6 +91,7 @@ export async function createAuthSurface(deps: AppDeps): Promise<Surface> {
       sealer: new CookieSealer(keys.cookieKeys, 'second-factor'),
       secure: web.secure,
       now,
+      helpContact: config.helpContact,
     }),
     web.mount(signInRoutes(web), {
       web,
@@ -125,6 +126,7 @@ export async function createAuthSurface(deps: AppDeps): Promise<Surface> {
       clients,
       audit: new AccessAudit(db),
       mailer,
+      selfService,
       now,
     }),
   ]);

@@ -5,7 +5,9 @@ import { startCampus, type RunningCampus } from '../helpers/cli.js';
 import { testDatabaseUri } from '../helpers/database.js';
 import { buildStudent, insertSchool, issueKey } from '../helpers/factories.js';
 import { authorize, createAccount, createClient, REDIRECT_URI } from '../helpers/oauth.js';
+import { ApiKeyService } from '../../src/data/api-keys.js';
 import { openDatabase, type Database } from '../../src/data/database.js';
+import { AccountService } from '../../src/oauth/accounts.js';
 import { freePort } from '../../src/data/embedded/index.js';
 import { joinVersionBus, type VersionBus } from '../../src/data/version-bus.js';
 import { createLogger } from '../../src/logger.js';
@@ -148,6 +150,45 @@ describe('two campus serve processes on one database and one Redis', function ()
     const refreshed = await post(b, '/v1/oauth/token', { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, ...client });
     expect(refreshed.status).to.equal(400);
     expect(((await refreshed.json()) as { error: string }).error).to.equal('invalid_grant');
+  });
+
+  it('an account disabled elsewhere stops its token at both userinfos and its key at both data APIs at once; enabled, both work (issue 25)', async () => {
+    const user = { email: 'disabled.elsewhere@school.test', password: 'another long passphrase 77' };
+    const accountId = await createAccount(db, user.email, user.password);
+    const created = await createClient(db, { firstParty: true });
+    const client = { client_id: created.client.id, client_secret: created.secret ?? '' };
+    const atA = { url: a.url, request: (path: string, init?: RequestInit) => fetch(`${a.url}${path}`, init) } as unknown as TestApp;
+    const { code, verifier } = await authorize(
+      atA,
+      { client_id: client.client_id, redirect_uri: REDIRECT_URI, response_type: 'code', state: 's', scope: 'self:read' },
+      user,
+    );
+    const issued = await fetch(`${a.url}/v1/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, code_verifier: verifier, ...client }),
+    });
+    expect(issued.status).to.equal(200);
+    const token = ((await issued.json()) as { access_token: string }).access_token;
+    const { key } = await new ApiKeyService(db).issue({ scopes: ['STUDENT_READ'], ownerAccountId: accountId });
+    const statuses = async () =>
+      Promise.all(
+        [a, b].flatMap((server) => [
+          fetch(`${server.url}/userinfo`, { headers: { Authorization: `Bearer ${token}` } }).then((r) => r.status),
+          fetch(`${server.url}/v1/students?size=1`, { headers: { 'X-API-KEY': key } }).then((r) => r.status),
+        ]),
+      );
+    // Both processes have read (and remember) the account, the grant and the key.
+    expect(await statuses()).to.deep.equal([200, 200, 200, 200]);
+
+    // This test process disables it, as `campus accounts disable` or another instance would.
+    await new AccountService(db).setDisabled('CLI', user.email, true);
+    const at = Date.now();
+    expect(await statuses()).to.deep.equal([401, 401, 401, 401]);
+    expect(Date.now() - at).to.be.lessThan(AT_ONCE_MS);
+
+    await new AccountService(db).setDisabled('CLI', user.email, false);
+    expect(await statuses()).to.deep.equal([200, 200, 200, 200]);
   });
 
   it('shares the Redis rate limit: a key’s budget is spent across both processes', async () => {

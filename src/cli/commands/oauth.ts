@@ -294,6 +294,30 @@ function registerAccounts(program: Command): void {
       });
   }
 
+  // Issue 25: as the admin console's account page does, in the access log as the operator (CLI).
+  for (const action of ['disable', 'enable'] as const) {
+    accounts
+      .command(`${action} <email>`)
+      .description(
+        action === 'disable'
+          ? 'disable an account: it cannot sign in, its sessions end, its tokens stop at userinfo and its API keys at the data API, at once (nothing is deleted)'
+          : 'enable a disabled account again: it signs in, and its tokens and API keys work again',
+      )
+      .option('--json', 'print the account as JSON (with `changed`: false when it already was)')
+      .action(async (email: string, options: { json?: boolean }) => {
+        const done = await withDatabase(
+          cliConfig(),
+          ({ db }) => guard(() => new AccountService(db).setDisabled('CLI', email, action === 'disable')),
+          WRITES,
+        );
+        output(options.json, { ...done.account, changed: done.changed }, () =>
+          done.changed
+            ? `${action === 'disable' ? 'Disabled' : 'Enabled'}: ${describeAccount(done.account)}`
+            : `Already ${action === 'disable' ? 'disabled' : 'enabled'}: ${describeAccount(done.account)}`,
+        );
+      });
+  }
+
   accounts
     .command('list')
     .description('list accounts (never their password hashes)')
@@ -426,5 +450,5 @@ function describeClient(c: ClientSummary & { ownerEmail?: string | null }): stri
 
 function describeAccount(a: AccountSummary): string {
   const teacher = a.approval ? ` teacher sign-up ${a.approval}${a.name ? ` (${a.name}, ${a.department ?? ''})` : ''}` : '';
-  return `${a.id} ${a.email} ${a.role}${a.isStudent ? ' (student)' : ''}${teacher}`;
+  return `${a.id} ${a.email} ${a.role}${a.isStudent ? ' (student)' : ''}${teacher}${a.disabledAt ? ' DISABLED' : ''}`;
 }

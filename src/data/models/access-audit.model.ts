@@ -18,6 +18,15 @@ export const ACCESS_ACTIONS = [
   'TEACHER_APPROVED',
   'TEACHER_REFUSED',
   'DATA_EXPORTED',
+  // Issue 25: accounts disabled, enabled, deleted, and password resets an admin sent.
+  'ACCOUNT_DISABLED',
+  'ACCOUNT_ENABLED',
+  'ACCOUNT_DELETED',
+  'PASSWORD_RESET_SENT',
+  // Issue 25: project proposals made by students, and the admins' decisions on them.
+  'PROJECT_PROPOSED',
+  'PROPOSAL_ACCEPTED',
+  'PROPOSAL_REFUSED',
 ] as const;
 export type AccessAction = (typeof ACCESS_ACTIONS)[number];
 
@@ -31,7 +40,7 @@ const accessAuditSchema = new Schema(
     actorEmail: { type: String, default: null },
     action: { type: String, enum: ACCESS_ACTIONS, required: true },
     // What: an API key (its id), an app (its client id), an account (its id) or data (what was exported).
-    targetKind: { type: String, enum: ['API_KEY', 'APP', 'ACCOUNT', 'DATA'], required: true },
+    targetKind: { type: String, enum: ['API_KEY', 'APP', 'ACCOUNT', 'DATA', 'PROPOSAL'], required: true },
     targetId: { type: String, required: true },
     // Words a person reads in the log: a key's prefix and owner, an app's name, an account's email.
     targetLabel: { type: String, required: true },

@@ -1,13 +1,27 @@
 import { z } from 'zod';
+import { NotFoundError } from '../../errors/index.js';
 import { ACCOUNT_ROLES, APPROVAL_STATES, type AccountRole } from '../../data/accounts.js';
 import { AccountRuleError, type AccountSummary } from '../../oauth/accounts.js';
+import { SelfServiceError } from '../../oauth/self-service.js';
 import { approvalMail } from '../../oauth/mail-texts.js';
-import { anyOption, csrfField, field, listPage, select, table, when, withQuery } from '../web/components.js';
+import {
+  anyOption,
+  csrfField,
+  errorSummary,
+  facts,
+  field,
+  listPage,
+  select,
+  table,
+  when,
+  withQuery,
+  type FieldError,
+} from '../web/components.js';
 import { oneOf, text, ticked } from '../web/forms.js';
 import { html } from '../web/html.js';
-import { page, redirect, type Handler, type PageRequest } from '../web/routes.js';
+import { page, redirect, type Handler, type Outcome, type PageRequest } from '../web/routes.js';
 import type { AdminDeps } from './deps.js';
-import { backToList, queryInt } from './ui.js';
+import { backToList, idParam, queryInt, unconfirmed } from './ui.js';
 
 /** Accounts per page of the list. */
 const PAGE_SIZE = 50;
@@ -64,7 +78,12 @@ export const accountList: Handler<AdminDeps> = async (req, deps) => {
         rowClass: (account) => (account.approval === 'PENDING' ? 'pending' : ''),
         cells: (account) => [
           account.id,
-          { content: account.email, rowHeader: true },
+          {
+            content: html`<a href="${LIST}/${account.id}">${account.email}</a>${
+                account.disabledAt ? html` <span class="tag">${a.disabledTag}</span>` : ''
+              }`,
+            rowHeader: true,
+          },
           t.roles[account.role],
           account.approval
             ? html`${account.name ?? ''} · ${account.department ?? ''}<br /><span class="tag">${a.approval[account.approval]}</span>`
@@ -165,5 +184,137 @@ export const decideTeacher: Handler<AdminDeps> = async (req, deps) => {
   } catch (err) {
     if (!(err instanceof AccountRuleError)) throw err;
     return redirect(back, { kind: 'error', text: a.problems[err.problem] });
+  }
+};
+
+/**
+ * GET /admin/accounts/:id (issue 25): one account, and what staff do for it: disable or enable
+ * it, send it a password-reset code, delete it (confirmed). The rules (not one's own; an ADMIN's
+ * or ROOT's only by a ROOT) are AccountService's.
+ */
+export const accountDetail: Handler<AdminDeps> = async (req, deps) => accountPage(req, deps, await findAccount(req, deps), []);
+
+async function findAccount(req: PageRequest, deps: AdminDeps): Promise<AccountSummary> {
+  const doc = await deps.accounts.findById(idParam(req));
+  if (!doc) throw new NotFoundError('No such account.');
+  return deps.accounts.summarize(doc);
+}
+
+function accountPage(req: PageRequest, deps: AdminDeps, account: AccountSummary, errors: readonly FieldError[], status = 200): Outcome {
+  const { t } = req;
+  const a = t.admin.accounts;
+  const d = a.detail;
+  const path = `${LIST}/${account.id}`;
+  const own = account.id === req.account?.accountId;
+  const state = account.disabledAt ? html`<span class="tag">${a.disabledTag}</span> ${when(deps, t, account.disabledAt)}` : d.active;
+  return page(
+    d.title(account.email),
+    html`<p><a href="${LIST}">← ${d.back}</a></p>
+      ${errorSummary(t, errors, ['confirm'])}
+      <section class="card" aria-labelledby="account-facts">
+        <h2 id="account-facts">${d.facts}</h2>
+        ${facts([
+          [a.id, account.id],
+          [a.email, account.email],
+          [a.role, t.roles[account.role]],
+          [a.teacher, account.approval ? `${account.name ?? ''} · ${account.department ?? ''} (${a.approval[account.approval]})` : '—'],
+          [a.student, account.isStudent ? a.yes : a.no],
+          [a.created, when(deps, t, account.createdAt)],
+          [d.state, state],
+        ])}
+      </section>
+      ${
+        own
+          ? html`<p class="hint">${d.own}</p>`
+          : html`<section class="card" aria-labelledby="account-actions">
+              <h2 id="account-actions">${d.actions}</h2>
+              <form method="post" action="${path}/${account.disabledAt ? 'enable' : 'disable'}">
+                ${csrfField(req.csrf)}
+                <p class="hint">${account.disabledAt ? d.enableHint : d.disableHint}</p>
+                <div class="actions">
+                  <button type="submit" class="${account.disabledAt ? '' : 'secondary'}">
+                    ${account.disabledAt ? d.enable : d.disable}
+                  </button>
+                </div>
+              </form>
+              <form method="post" action="${path}/reset">
+                ${csrfField(req.csrf)}
+                <p class="hint">${d.resetHint}</p>
+                <div class="actions"><button type="submit" class="secondary">${d.reset}</button></div>
+              </form>
+              <form method="post" action="${path}/delete">
+                ${csrfField(req.csrf)}
+                <fieldset>
+                  <legend>${d.delete}</legend>
+                  <p class="hint" id="delete-hint">${d.deleteHint}</p>
+                  <label class="check" for="confirm"
+                    ><input id="confirm" type="checkbox" name="confirm" value="yes" required aria-describedby="delete-hint" />
+                    ${t.kit.confirm}</label
+                  >
+                  <div class="actions"><button type="submit" class="danger">${d.delete}</button></div>
+                </fieldset>
+              </form>
+              <p><a href="${withQuery('/admin/audit', { log: 'access', target: account.email })}">${d.history}</a></p>
+            </section>`
+      }`,
+    status,
+  );
+}
+
+/** POST /admin/accounts/:id/disable and /enable. */
+export function setDisabled(disabled: boolean): Handler<AdminDeps> {
+  return async (req, deps) => {
+    const a = req.t.admin.accounts;
+    const account = await findAccount(req, deps);
+    const actor = req.account;
+    if (!actor) return redirect(LIST, { kind: 'error', text: a.problems.unknown_account });
+    try {
+      const done = await deps.accounts.setDisabled(actor, account.id, disabled);
+      req.ctx.state.log.info(
+        { event: disabled ? 'admin.account_disabled' : 'admin.account_enabled', actorId: actor.accountId, accountId: account.id },
+        disabled ? 'account disabled' : 'account enabled',
+      );
+      return redirect(`${LIST}/${account.id}`, {
+        kind: 'ok',
+        text: disabled ? a.detail.disabled(done.account.email) : a.detail.enabled(done.account.email),
+      });
+    } catch (err) {
+      if (!(err instanceof AccountRuleError)) throw err;
+      return redirect(`${LIST}/${account.id}`, { kind: 'error', text: a.problems[err.problem] });
+    }
+  };
+}
+
+/** POST /admin/accounts/:id/reset: mails the account a password-reset code (the self-service reset's). */
+export const sendReset: Handler<AdminDeps> = async (req, deps) => {
+  const a = req.t.admin.accounts;
+  const account = await findAccount(req, deps);
+  const actor = req.account;
+  if (!actor) return redirect(LIST, { kind: 'error', text: a.problems.unknown_account });
+  if (actor.accountId === account.id) return redirect(`${LIST}/${account.id}`, { kind: 'error', text: a.problems.own_account });
+  try {
+    await deps.selfService.sendPasswordReset(actor, account.id);
+    return redirect(`${LIST}/${account.id}`, { kind: 'ok', text: a.detail.resetSent(account.email) });
+  } catch (err) {
+    // The email's code budget is spent (a code was sent moments ago): said, and nothing sent.
+    if (!(err instanceof SelfServiceError)) throw err;
+    return redirect(`${LIST}/${account.id}`, { kind: 'error', text: a.detail.resetRefused });
+  }
+};
+
+/** POST /admin/accounts/:id/delete: deletes the account (confirmed) with everything that is its own. */
+export const deleteAccount: Handler<AdminDeps> = async (req, deps) => {
+  const a = req.t.admin.accounts;
+  const account = await findAccount(req, deps);
+  const actor = req.account;
+  const errors = unconfirmed(req.t, req);
+  if (!actor || errors.length > 0) return accountPage(req, deps, account, errors, 422);
+  try {
+    await deps.accounts.deleteAs(actor, account.id);
+    req.ctx.state.log.info({ event: 'admin.account_deleted', actorId: actor.accountId, accountId: account.id }, 'account deleted');
+    return redirect(LIST, { kind: 'ok', text: a.detail.deleted(account.email) });
+  } catch (err) {
+    if (!(err instanceof AccountRuleError)) throw err;
+    return redirect(`${LIST}/${account.id}`, { kind: 'error', text: a.problems[err.problem] });
   }
 };

@@ -8,6 +8,7 @@ import { createContext } from '../../graphql/context.js';
 import { runOperation, type GraphQLServer } from '../../graphql/server.js';
 import type { AccountService } from '../../oauth/accounts.js';
 import type { Mailer } from '../../oauth/mail.js';
+import type { SelfService } from '../../oauth/self-service.js';
 import type { PageRequest } from '../web/routes.js';
 
 /**
@@ -51,5 +52,7 @@ export interface AdminDeps {
   /** The access log: every privilege change and export of personal data (issue 22). */
   readonly audit: AccessAudit;
   readonly mailer: Mailer;
+  /** The self-service reset's codes and mail, for the resets staff send (issue 25). */
+  readonly selfService: SelfService;
   readonly now: () => Date;
 }

@@ -14,6 +14,8 @@ export const adminHome: Handler<AdminDeps> = async (req, deps) => {
   const c = data.schoolCounts;
   // Issue 22: what waits for an admin's decision comes first.
   const pending = await pendingKeyRequests(req, deps);
+  // Issue 25: teachers' sign-ups waiting for a decision, counted here (decided in /admin/accounts).
+  const teachers = (await deps.accounts.search({ approval: 'PENDING', skip: 0, limit: 1 })).total;
   const links: readonly (readonly [string, string])[] = [
     ['/admin/import', h.links.import],
     ['/admin/export', h.links.export],
@@ -24,7 +26,15 @@ export const adminHome: Handler<AdminDeps> = async (req, deps) => {
   ];
   return page(
     t.admin.title,
-    html`${pending}
+    html`${
+        teachers > 0
+          ? html`<p class="flash ok" role="status">
+              <span data-count="teachers-waiting">${h.teachersWaiting(teachers)}</span>
+              <a href="/admin/accounts?approval=PENDING">${h.reviewTeachers}</a>
+            </p>`
+          : ''
+      }
+      ${pending}
       <div class="tiles">
         <section class="card tile" aria-labelledby="tile-students">
           <h2 id="tile-students">${h.students}</h2>

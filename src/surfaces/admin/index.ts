@@ -1,7 +1,7 @@
 import { STAFF_ROLES } from '../../auth/principal.js';
 import type { RouteTable } from '../web/routes.js';
 import type { Web } from '../web/web.js';
-import { accountList, changeRole, decideTeacher } from './accounts.js';
+import { accountDetail, accountList, changeRole, decideTeacher, deleteAccount, sendReset, setDisabled } from './accounts.js';
 import { appRegistry, changeApp } from './apps.js';
 import { auditExport, auditList, auditUndo } from './audit.js';
 import { abolishClub, clubDetail, clubList, createClub, deleteClub, newClub, updateClub } from './clubs.js';
@@ -88,6 +88,11 @@ export function adminRoutes(web: Web): RouteTable<AdminDeps> {
       { method: 'GET', path: '/admin/accounts', handler: accountList },
       { method: 'POST', path: '/admin/accounts/:id/role', handler: changeRole },
       { method: 'POST', path: '/admin/accounts/:id/approval', handler: decideTeacher },
+      { method: 'GET', path: '/admin/accounts/:id', handler: accountDetail },
+      { method: 'POST', path: '/admin/accounts/:id/disable', handler: setDisabled(true) },
+      { method: 'POST', path: '/admin/accounts/:id/enable', handler: setDisabled(false) },
+      { method: 'POST', path: '/admin/accounts/:id/reset', handler: sendReset },
+      { method: 'POST', path: '/admin/accounts/:id/delete', handler: deleteAccount },
       { method: 'GET', path: '/admin/keys', handler: keyList },
       { method: 'POST', path: '/admin/keys/:id/renew', handler: renewKey },
       { method: 'POST', path: '/admin/keys/:id/revoke', handler: revokeKey },

@@ -6,7 +6,7 @@ import type { AppContext } from '../../http/context.js';
 import { MAX_EMAIL_LENGTH, type AccountService } from '../../oauth/accounts.js';
 import { SERVICE_NAME, type ClientService } from '../../oauth/clients.js';
 import { loginScope, SUB_FIELD } from '../../oauth/login-scopes.js';
-import { ACCOUNT_PATHS, OAUTH_PATHS } from '../../oauth/constants.js';
+import { ACCOUNT_PATHS, cookieName, OAUTH_PATHS } from '../../oauth/constants.js';
 import { MfaLimited, type MfaService } from '../../oauth/mfa.js';
 import type { LoginThrottle } from '../../oauth/throttle.js';
 import { csrfField, errorSummary, field, type FieldError } from './components.js';
@@ -26,6 +26,8 @@ export interface LoginDeps {
   readonly sealer: CookieSealer;
   readonly secure: boolean;
   readonly now: () => Date;
+  /** Whom a disabled account is told to ask (HELP_CONTACT; null: the school's administrators). */
+  readonly helpContact: string | null;
 }
 
 /** The login whose password was right, waiting for its second factor: bound to the interaction, for a few minutes. */
@@ -169,6 +171,11 @@ const submitLogin: Step = async (req, deps, interaction) => {
     return again(401, t.login.invalid);
   }
   await deps.throttle.succeeded(form.email, ctx.ip);
+  // Issue 25: the right password of a disabled account is told why it cannot go on, and whom to ask.
+  if (account.disabledAt) {
+    ctx.state.log.info({ event: 'login.disabled', accountId: account._id }, 'login refused: the account is disabled');
+    return again(403, t.login.disabled(deps.helpContact));
+  }
   if (await deps.mfa.isActive(account._id)) {
     // The password was right; the sign-in ends only with the second factor.
     writeSecondFactor(ctx, deps, {
@@ -231,27 +238,27 @@ const submitSecondFactor: Step = async (req, deps, interaction) => {
 };
 
 function writeSecondFactor(ctx: AppContext, deps: LoginDeps, state: SecondFactorState): void {
-  ctx.cookies.set(SECOND_FACTOR_COOKIE, deps.sealer.seal(state), {
+  ctx.cookies.set(cookieName(SECOND_FACTOR_COOKIE, deps.secure), deps.sealer.seal(state), {
     httpOnly: true,
     sameSite: 'lax',
     secure: deps.secure,
-    path: OAUTH_PATHS.interaction,
+    path: '/',
     overwrite: true,
   });
 }
 
 function readSecondFactor(ctx: AppContext, deps: LoginDeps, uid: string): SecondFactorState | undefined {
-  const parsed = secondFactorState.safeParse(deps.sealer.open(ctx.cookies.get(SECOND_FACTOR_COOKIE)));
+  const parsed = secondFactorState.safeParse(deps.sealer.open(ctx.cookies.get(cookieName(SECOND_FACTOR_COOKIE, deps.secure))));
   if (!parsed.success || parsed.data.uid !== uid || parsed.data.expiresAt <= deps.now().getTime()) return undefined;
   return parsed.data;
 }
 
 function clearSecondFactor(ctx: AppContext, deps: LoginDeps): void {
-  ctx.cookies.set(SECOND_FACTOR_COOKIE, '', {
+  ctx.cookies.set(cookieName(SECOND_FACTOR_COOKIE, deps.secure), '', {
     httpOnly: true,
     sameSite: 'lax',
     secure: deps.secure,
-    path: OAUTH_PATHS.interaction,
+    path: '/',
     maxAge: 0,
     overwrite: true,
   });
