@@ -11,6 +11,7 @@ import { registerOAuthCommands } from './commands/oauth.js';
 import { registerSecrets } from './commands/secrets.js';
 import { registerSeed } from './commands/seed.js';
 import { registerServe } from './commands/serve.js';
+import { registerStudents } from './commands/students.js';
 import { registerWebhooks } from './commands/webhooks.js';
 
 /** Builds the `campus` command tree (exported for tests). */
@@ -35,6 +36,7 @@ export function buildProgram(): Command {
   registerMigrate(program);
   registerImport(program);
   registerExport(program);
+  registerStudents(program);
   registerWebhooks(program);
   return program;
 }
