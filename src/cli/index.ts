@@ -12,6 +12,7 @@ import { registerSecrets } from './commands/secrets.js';
 import { registerProjects } from './commands/projects.js';
 import { registerSeed } from './commands/seed.js';
 import { registerServe } from './commands/serve.js';
+import { registerStudents } from './commands/students.js';
 import { registerWebhooks } from './commands/webhooks.js';
 
 /** Builds the `campus` command tree (exported for tests). */
@@ -36,6 +37,7 @@ export function buildProgram(): Command {
   registerMigrate(program);
   registerImport(program);
   registerExport(program);
+  registerStudents(program);
   registerWebhooks(program);
   registerProjects(program);
   return program;

@@ -1,6 +1,6 @@
-import { createHash, createHmac } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createHmac, hkdfSync, randomBytes, type DecipherGCM } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { rename, rm } from 'node:fs/promises';
+import { open, rename, rm } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
@@ -27,6 +27,14 @@ import { counted } from '../plural.js';
  * recompute does not stop an edit, though: with BACKUP_KEY the manifest also carries
  * `signature`, an HMAC-SHA256 under that key of the checksum and the sections, and a restore
  * with BACKUP_KEY refuses an archive without a valid one.
+ *
+ * Encrypted (`campus backup --encrypt`), the gzip file is sealed with AES-256-GCM under a key
+ * derived from BACKUP_KEY (HKDF-SHA256 with a random salt per archive):
+ *
+ *   CAMPUSE1 | salt (16 bytes) | IV (12 bytes) | ciphertext | GCM tag (16 bytes)
+ *
+ * the first 36 bytes authenticated too. A reader checks the tag over the whole file before it
+ * reads a line, so a wrong key or an altered byte is refused before anything is parsed.
  */
 export const BACKUP_FORMAT = 'campus-data-service-backup';
 export const BACKUP_FORMAT_VERSION = 1;
@@ -56,13 +64,43 @@ export interface BackupSummary {
   readonly documents: number;
   /** The manifest carries a BACKUP_KEY signature. */
   readonly signed: boolean;
+  /** The archive is encrypted under BACKUP_KEY. */
+  readonly encrypted: boolean;
 }
 
 export type Progress = (line: string) => void;
 
-/** BACKUP_KEY: signs the manifests written, and is required of the archives read. */
+/** BACKUP_KEY: signs the manifests written, and is required of the archives read; with `encrypt`, also encrypts. */
 export interface BackupSigning {
   readonly key: string | undefined;
+  /** Encrypt the archive written (needs `key`); archives read are decrypted whenever they are encrypted. */
+  readonly encrypt?: boolean;
+}
+
+const ENCRYPTED_MAGIC = Buffer.from('CAMPUSE1');
+const SALT_BYTES = 16;
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+const ENCRYPTED_HEADER_BYTES = ENCRYPTED_MAGIC.length + SALT_BYTES + IV_BYTES;
+
+/** The AES-256 key of one archive: BACKUP_KEY through HKDF with the archive's salt (never the signing key itself). */
+function encryptionKey(key: string, salt: Buffer): Buffer {
+  return Buffer.from(hkdfSync('sha256', key, salt, 'campus-backup-encryption', 32));
+}
+
+/** Seals the gzip stream: the header, the ciphertext, then the GCM tag. */
+function encryptWith(key: string): (source: AsyncIterable<Buffer>) => AsyncGenerator<Buffer> {
+  return async function* (source) {
+    const salt = randomBytes(SALT_BYTES);
+    const iv = randomBytes(IV_BYTES);
+    const header = Buffer.concat([ENCRYPTED_MAGIC, salt, iv]);
+    const cipher = createCipheriv('aes-256-gcm', encryptionKey(key, salt), iv);
+    cipher.setAAD(header);
+    yield header;
+    for await (const chunk of source) yield cipher.update(chunk);
+    yield cipher.final();
+    yield cipher.getAuthTag();
+  };
 }
 
 function signatureOf(key: string, sha256: string, collections: readonly CollectionSummary[]): string {
@@ -83,6 +121,7 @@ export async function writeBackup(
   progress: Progress = () => {},
   signing: BackupSigning = { key: undefined },
 ): Promise<BackupSummary> {
+  if (signing.encrypt && !signing.key) throw new BackupError('encrypting an archive needs BACKUP_KEY (at least 32 characters).');
   for (let attempt = 1; ; attempt++) {
     const before = await db.versions.readFresh();
     const summary = await dumpOnce(db.client.db(), file, progress, signing);
@@ -127,13 +166,22 @@ async function dumpOnce(db: Db, file: string, progress: Progress, signing: Backu
   }
 
   try {
-    await pipeline(Readable.from(lines()), createGzip(), createWriteStream(partial, { mode: 0o600 }));
+    const out = createWriteStream(partial, { mode: 0o600 });
+    if (signing.encrypt && signing.key) await pipeline(Readable.from(lines()), createGzip(), encryptWith(signing.key), out);
+    else await pipeline(Readable.from(lines()), createGzip(), out);
     await rename(partial, file);
   } catch (err) {
     await rm(partial, { force: true });
     throw err;
   }
-  return { file, createdAt, collections, documents: collections.reduce((n, c) => n + c.count, 0), signed: Boolean(signing.key) };
+  return {
+    file,
+    createdAt,
+    collections,
+    documents: collections.reduce((n, c) => n + c.count, 0),
+    signed: Boolean(signing.key),
+    encrypted: Boolean(signing.encrypt && signing.key),
+  };
 }
 
 /** What `readArchive` found in a file that passed every check. */
@@ -172,7 +220,9 @@ async function readArchive(file: string, sink: SectionSink, signing: BackupSigni
     current = undefined;
   };
 
-  const input = createReadStream(file).pipe(createGunzip());
+  const input = createGunzip();
+  // A failure of the file or of its decryption reaches the lines below through the gunzip stream.
+  pipeline(await archiveBytes(file, signing), input).catch(() => {});
   try {
     for await (const line of createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY })) {
       lineNo++;
@@ -214,6 +264,60 @@ async function readArchive(file: string, sink: SectionSink, signing: BackupSigni
   compareSections(seen, manifest.collections);
   checkSignature(file, manifest, signing);
   return { createdAt: header.createdAt, collections: seen, documents: seen.reduce((n, c) => n + c.count, 0), schemaVersion };
+}
+
+/**
+ * The gzip bytes of an archive: the file itself, or for an encrypted one its decrypted content,
+ * once its tag has been checked over the whole file (so no unauthenticated byte is ever parsed).
+ */
+async function archiveBytes(file: string, signing: BackupSigning): Promise<Readable> {
+  const sealed = await readSeal(file);
+  if (!sealed) return createReadStream(file);
+  if (!signing.key) throw new BackupError(`${file} is encrypted: set BACKUP_KEY to the key it was written with.`);
+  const key = signing.key;
+  const decrypted = () => decrypt(file, key, sealed);
+  for await (const chunk of decrypted()) void chunk; // authenticate first, keep nothing
+  return Readable.from(decrypted());
+}
+
+interface Seal {
+  readonly header: Buffer;
+  readonly tag: Buffer;
+  readonly size: number;
+}
+
+/** The header and tag of an encrypted archive, or null for a plain one. */
+async function readSeal(file: string): Promise<Seal | null> {
+  const handle = await open(file, 'r').catch(() => null);
+  // A missing file is reported by the read that follows, as it always was.
+  if (!handle) return null;
+  try {
+    const { size } = await handle.stat();
+    const header = Buffer.alloc(ENCRYPTED_HEADER_BYTES);
+    const { bytesRead } = await handle.read(header, 0, header.length, 0);
+    if (bytesRead < ENCRYPTED_MAGIC.length || !header.subarray(0, ENCRYPTED_MAGIC.length).equals(ENCRYPTED_MAGIC)) return null;
+    if (size < ENCRYPTED_HEADER_BYTES + TAG_BYTES) throw new BackupError(`${file} is an encrypted archive cut short.`);
+    const tag = Buffer.alloc(TAG_BYTES);
+    await handle.read(tag, 0, TAG_BYTES, size - TAG_BYTES);
+    return { header, tag, size };
+  } finally {
+    await handle.close();
+  }
+}
+
+async function* decrypt(file: string, key: string, seal: Seal): AsyncGenerator<Buffer> {
+  const salt = seal.header.subarray(ENCRYPTED_MAGIC.length, ENCRYPTED_MAGIC.length + SALT_BYTES);
+  const iv = seal.header.subarray(ENCRYPTED_MAGIC.length + SALT_BYTES);
+  const decipher: DecipherGCM = createDecipheriv('aes-256-gcm', encryptionKey(key, salt), iv);
+  decipher.setAAD(seal.header);
+  decipher.setAuthTag(seal.tag);
+  const body = createReadStream(file, { start: ENCRYPTED_HEADER_BYTES, end: seal.size - TAG_BYTES - 1 });
+  for await (const chunk of body as AsyncIterable<Buffer>) yield decipher.update(chunk);
+  try {
+    yield decipher.final();
+  } catch {
+    throw new BackupError(`${file} could not be decrypted with BACKUP_KEY: it was written with another key, or altered.`);
+  }
 }
 
 function parseHeader(line: string): { createdAt: string } {

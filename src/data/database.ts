@@ -13,6 +13,7 @@ import { mealModel } from './models/meal.model.js';
 import { neisLeaseModel, neisStateModel } from './models/neis-state.model.js';
 import { scheduleModel } from './models/schedule.model.js';
 import { timetableModel } from './models/timetable.model.js';
+import { updateRequestModel } from './models/update-request.model.js';
 import { DataVersions } from './versions.js';
 import { budgetPlugin } from './budget.js';
 import { SchoolReadModel } from './read-model.js';
@@ -41,6 +42,7 @@ export function createModels(connection: Connection) {
     timetables: timetableModel(connection),
     neisState: neisStateModel(connection),
     neisLeases: neisLeaseModel(connection),
+    updateRequests: updateRequestModel(connection),
   };
 }
 

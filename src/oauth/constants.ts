@@ -48,11 +48,40 @@ export const LIFETIMES = {
   refreshRetryGrace: 60,
 } as const;
 
-/** Cookie names of the authorization server. */
 /** The first-party client of our own pages (the consoles' sign-in, src/surfaces/web/signin.ts). */
 export const WEB_CLIENT_ID = 'campus-web';
 
+/** Cookie names of the authorization server, as plain HTTP (local development) has them; see providerCookieNames. */
 export const COOKIE_NAMES = { session: 'campus_session', interaction: 'campus_interaction', resume: 'campus_resume' } as const;
+
+/** Whether the pages are served over https (AUTH_URL): then every cookie is Secure and its name carries a prefix. */
+export const servesHttps = (authUrl: string): boolean => authUrl.startsWith('https://');
+
+/**
+ * A cookie's name under https (issue 23): `__Host-` makes browsers accept the cookie only when it
+ * is Secure, has Path=/ and no Domain (RFC 6265bis, "Cookie Name Prefixes"), so neither a
+ * plain-HTTP page nor another host of the school's domain can set or shadow it. Over plain HTTP
+ * (local development) the name stays as it is. Every cookie of our own pages uses this.
+ */
+export function cookieName(name: string, secure: boolean): string {
+  return secure ? `__Host-${name}` : name;
+}
+
+/**
+ * The authorization server's cookie names. Its session cookie carries `__Host-`. oidc-provider
+ * scopes its interaction and resume cookies to one sign-in's own path (/v1/oauth/interaction/<uid> and
+ * /v1/oauth/authorize/<uid>, node_modules/oidc-provider/lib/actions/authorization/interactions.js),
+ * so that sign-ins in several tabs keep theirs apart, and `__Host-` forbids any path but /: those
+ * two carry `__Secure-` (the browser takes them only as Secure, from https).
+ */
+export function providerCookieNames(secure: boolean): { readonly session: string; readonly interaction: string; readonly resume: string } {
+  if (!secure) return COOKIE_NAMES;
+  return {
+    session: cookieName(COOKIE_NAMES.session, true),
+    interaction: `__Secure-${COOKIE_NAMES.interaction}`,
+    resume: `__Secure-${COOKIE_NAMES.resume}`,
+  };
+}
 
 /** The field of a stored login session that holds its browser and last use (src/oauth/adapter.ts, withDevice). */
 export const SESSION_DEVICE = 'campusDevice';

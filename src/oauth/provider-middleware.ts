@@ -37,8 +37,8 @@ export function installProviderMiddleware(provider: Provider, deps: ProviderMidd
   logProviderEvents(provider, deps.logger);
 }
 
-/** The session cookie and its signature cookie (`.sig`). */
-const SESSION_COOKIE = new RegExp(`^${COOKIE_NAMES.session}(?:\\.sig)?=`);
+/** The session cookie and its signature cookie (`.sig`), under https with its prefix (providerCookieNames). */
+const SESSION_COOKIE = new RegExp(`^(?:__Host-)?${COOKIE_NAMES.session}(?:\\.sig)?=`);
 
 /**
  * A remembered login's session cookie gets an Expires date from oidc-provider (a transient

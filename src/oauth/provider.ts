@@ -1,5 +1,6 @@
 import Provider, {
   errors,
+  interactionPolicy,
   type Account,
   type Client,
   type Configuration,
@@ -16,10 +17,12 @@ import type { OAuthStore } from '../data/oauth-store.js';
 import type { Logger } from '../logger.js';
 import type { AccountService } from './accounts.js';
 import { RememberedLookups } from '../data/remembered.js';
+import { cacheTarget } from '../data/versions.js';
 import { createAdapterFactory } from './adapter.js';
 import { ALLOWED_SCOPES, FIRST_PARTY, REQUIRE_PKCE, SERVICE_NAME, type ClientService } from './clients.js';
 import {
-  COOKIE_NAMES,
+  providerCookieNames,
+  servesHttps,
   LIFETIMES,
   OAUTH_PATHS,
   OAUTH_SCOPES,
@@ -40,7 +43,12 @@ export interface ProviderDeps {
   readonly clients: ClientService;
   /** The pages the provider shows itself (src/surfaces/web/provider-pages.ts: the web layer renders every page). */
   readonly pages: ProviderPages;
+  /** Data updates the school asks of students at sign-in (src/data/update-requests.ts). */
+  readonly dataUpdates: { pendingForAccount(accountId: number): Promise<unknown> };
 }
+
+/** The interaction prompt of a data update asked at sign-in (src/surfaces/web/login.ts shows its page). */
+export const DATA_UPDATE_PROMPT = 'data_update';
 
 /** The pages of the end_session_endpoint and the errors that cannot go back to an app. */
 export interface ProviderPages {
@@ -71,7 +79,7 @@ function configuration(deps: ProviderDeps, audience: string): Configuration {
     jwks: { keys: keys.privateJwks.keys.map((k) => ({ ...k })) },
     cookies: {
       keys: [...keys.cookieKeys],
-      names: { ...COOKIE_NAMES },
+      names: { ...providerCookieNames(servesHttps(deps.config.urls.auth)) },
       // No maxAge: the session cookie ends with the browser unless the login was remembered,
       // and then oidc-provider gives it the session's expiry (see sessionTtl).
       long: { signed: true, httpOnly: true, sameSite: 'lax' },
@@ -120,7 +128,10 @@ function configuration(deps: ProviderDeps, audience: string): Configuration {
     findAccount: accountFinder(deps),
     loadExistingGrant: (ctx) => loadExistingGrant(ctx),
     clientBasedCORS: (_ctx, origin, client) => browserClientOrigin(client, origin),
-    interactions: { url: async (_ctx, interaction) => `${OAUTH_PATHS.interaction}/${interaction.uid}` },
+    interactions: {
+      url: async (_ctx, interaction) => `${OAUTH_PATHS.interaction}/${interaction.uid}`,
+      policy: interactionPrompts(deps),
+    },
     renderError: async (ctx, out) => deps.pages.error(ctx, out),
     // `lang` on the authorization request, beside OpenID Connect's ui_locales, picks the login pages' language.
     extraParams: ['lang'],
@@ -175,6 +186,28 @@ function resourceServer(ctx: KoaContextWithOIDC, resource: string, client: Clien
 }
 
 /**
+ * oidc-provider's prompts (login, then consent) with ours between them: a data update the school
+ * asks of the signed-in student (issue 25). A prompt's checks run on every authorization request,
+ * a session that would skip the login page included, so single sign-on cannot pass it; it is
+ * satisfied once the student's answer is stored (the request no longer names them) or the
+ * request is withdrawn. Not requestable: an app cannot ask for it with `prompt=`.
+ */
+function interactionPrompts(deps: ProviderDeps): ReturnType<typeof interactionPolicy.base> {
+  const { Prompt, Check, base } = interactionPolicy;
+  const prompts = base();
+  const dataUpdate = new Prompt(
+    { name: DATA_UPDATE_PROMPT, requestable: false },
+    new Check('data_update_requested', 'the school asks the student to check their details', async (ctx) => {
+      const accountId = ctx.oidc.session?.accountId;
+      if (!accountId || !/^\d+$/.test(accountId)) return Check.NO_NEED_TO_PROMPT;
+      return (await deps.dataUpdates.pendingForAccount(Number(accountId))) ? Check.REQUEST_PROMPT : Check.NO_NEED_TO_PROMPT;
+    }),
+  );
+  prompts.add(dataUpdate, 1);
+  return prompts;
+}
+
+/**
  * Seconds a login session lives from now. A remembered login ("keep me signed in") lasts until
  * 14 days after the login, and oidc-provider gives its cookie that expiry; any other session
  * (transient: its cookie ends with the browser) ends on the server an hour after its last use.
@@ -205,16 +238,22 @@ const MAX_REMEMBERED_ACCOUNTS = 10000;
 
 /**
  * The provider's account look-up (every code and refresh grant makes one). That an account
- * exists is remembered until the `oauth` version moves, as every deletion does
+ * exists is remembered until a change names the account, as every deletion does
  * (src/data/accounts.ts), so a refresh reads no account.
  */
 function accountFinder(deps: ProviderDeps): (ctx: unknown, sub: string) => Promise<Account | undefined> {
   // A disabled account (issue 25) is no account to the provider: its refresh tokens and codes are
   // refused, and a session of it asks for a login again, which the login page refuses.
-  const exists = new RememberedLookups(deps.store.versions, 'oauth', MAX_REMEMBERED_ACCOUNTS, async (id: number) => {
-    const account = await deps.accounts.findById(id);
-    return account && !account.disabledAt ? true : undefined;
-  });
+  const exists = new RememberedLookups(
+    deps.store.versions,
+    'oauth',
+    MAX_REMEMBERED_ACCOUNTS,
+    async (id: number) => {
+      const account = await deps.accounts.findById(id);
+      return account && !account.disabledAt ? true : undefined;
+    },
+    (id) => [cacheTarget.account(id)],
+  );
   return async (_ctx, sub) => {
     if (!/^\d+$/.test(sub) || !(await exists.get(Number(sub)))) return undefined;
     return { accountId: sub, claims: () => ({ sub }) };

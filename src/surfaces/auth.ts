@@ -4,6 +4,7 @@ import { ApiKeyService } from '../data/api-keys.js';
 import { AccessAudit } from '../data/access-audit.js';
 import { OAuthStore } from '../data/oauth-store.js';
 import { ProjectProposals } from '../data/school/proposals.js';
+import { UpdateRequests } from '../data/update-requests.js';
 import { createGraphQLServer } from '../graphql/server.js';
 import type { Logger } from '../logger.js';
 import { verifierFor } from '../oauth/access-token.js';
@@ -54,7 +55,8 @@ export async function createAuthSurface(deps: AppDeps): Promise<Surface> {
   const accounts = new AccountService(db);
   const clients = new ClientService(db, { isProduction: config.isProduction });
   const web = new Web({ config, db, cookieKeys: keys.cookieKeys, now });
-  const provider = buildProvider({ config, logger, keys, store, accounts, clients, pages: providerPages(web, accounts) });
+  const dataUpdates = new UpdateRequests(db, new AccountStore(db), now);
+  const provider = buildProvider({ config, logger, keys, store, accounts, clients, pages: providerPages(web, accounts), dataUpdates });
   const verifier = verifierFor(config, keys, store, now);
   installProviderMiddleware(provider, { verifier, store, logger });
   await registerWebClient(clients, config);
@@ -86,6 +88,9 @@ export async function createAuthSurface(deps: AppDeps): Promise<Surface> {
     ...(config.isProduction ? [] : [web.mount(devCallbackRoutes(web), web)]),
     web.mount(loginRoutes, {
       provider,
+      db,
+      dataUpdates,
+      timeZone: config.schoolTimeZone,
       accounts,
       clients,
       throttle,
@@ -128,6 +133,7 @@ export async function createAuthSurface(deps: AppDeps): Promise<Surface> {
       apiKeys,
       clients,
       audit: new AccessAudit(db),
+      updateRequests: dataUpdates,
       mailer,
       selfService,
       proposals,

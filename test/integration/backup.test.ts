@@ -12,6 +12,7 @@ import { SCHEMA_VERSION, migrate } from '../../src/data/migrations.js';
 import { createLogger } from '../../src/logger.js';
 import { OAuthStore } from '../../src/data/oauth-store.js';
 import { seedDemoSchool } from '../../src/data/seed/demo.js';
+import { runCampus } from '../helpers/cli.js';
 import { createTestDatabase } from '../helpers/database.js';
 
 /** Every document of every collection, by collection, in _id order. */
@@ -208,6 +209,78 @@ describe('signed backups (BACKUP_KEY)', function () {
     } finally {
       await target.drop();
     }
+  });
+});
+
+describe('encrypted backups (campus backup --encrypt, BACKUP_KEY)', function () {
+  this.timeout(120000);
+  const KEY = 'a backup key of at least 32 characters';
+  let source: Awaited<ReturnType<typeof createTestDatabase>>;
+  let dir: string;
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'campus-backup-encrypted-'));
+    source = await createTestDatabase('backup_encrypted');
+    await seedDemoSchool(source);
+  });
+  after(async () => {
+    await source.drop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('an encrypted archive holds no readable byte, restores with the key, and is refused without it, with another key, or altered', async () => {
+    const file = join(dir, 'sealed.jsonl.gz');
+    const summary = await writeBackup(source, file, () => {}, { key: KEY, encrypt: true });
+    expect(summary).to.include({ signed: true, encrypted: true });
+    const bytes = readFileSync(file);
+    expect(bytes.subarray(0, 8).toString('latin1')).to.equal('CAMPUSE1');
+    expect(() => gunzipSync(bytes)).to.throw();
+    expect(bytes.includes(Buffer.from('hong1@gsm.hs.kr'))).to.equal(false);
+
+    const altered = join(dir, 'altered.jsonl.gz');
+    const flipped = Buffer.from(bytes);
+    flipped[100] = (flipped[100] ?? 0) ^ 1;
+    writeFileSync(altered, flipped);
+    const target = await createTestDatabase('backup_encrypted_target');
+    try {
+      for (const [archive, key, message] of [
+        [file, undefined, /sealed\.jsonl\.gz is encrypted: set BACKUP_KEY to the key it was written with\.$/],
+        [file, `${KEY}!`, /sealed\.jsonl\.gz could not be decrypted with BACKUP_KEY: it was written with another key, or altered\.$/],
+        [altered, KEY, /altered\.jsonl\.gz could not be decrypted with BACKUP_KEY: it was written with another key, or altered\.$/],
+      ] as const) {
+        const error = await restoreBackup(target, archive, { signing: { key } }).catch((e: unknown) => e);
+        expect(error, `${archive} ${key ?? 'no key'}`).to.be.instanceOf(BackupError);
+        expect((error as Error).message).to.match(message);
+        expect(await target.models.students.countDocuments()).to.equal(0);
+      }
+      const restored = await restoreBackup(target, file, { signing: { key: KEY } });
+      expect(restored.documents).to.equal(summary.documents);
+      expect(await target.models.students.countDocuments()).to.equal(await source.models.students.countDocuments());
+    } finally {
+      await target.drop();
+    }
+  });
+
+  it('campus backup --encrypt needs BACKUP_KEY; with it the archive is written encrypted and campus restore --check reads it', async () => {
+    const env = { MONGODB_URI: source.uri };
+    const file = join(dir, 'cli.jsonl.gz');
+    const refused = await runCampus(env, ['backup', '--out', file, '--encrypt']);
+    expect([refused.code, refused.stderr]).to.deep.equal([
+      1,
+      'campus: --encrypt needs BACKUP_KEY (at least 32 characters) in the environment.\n',
+    ]);
+    const written = await runCampus({ ...env, BACKUP_KEY: KEY }, ['backup', '--out', file, '--encrypt', '--json']);
+    expect(written.code, written.stderr).to.equal(0);
+    expect(JSON.parse(written.stdout)).to.include({ signed: true, encrypted: true });
+    expect(written.stderr).to.not.include('not encrypted');
+    const checked = await runCampus({ ...env, BACKUP_KEY: KEY }, ['restore', file, '--check']);
+    expect(checked.code, checked.stderr).to.equal(0);
+    expect(checked.stdout).to.match(/cli\.jsonl\.gz is intact: /);
+    const noKey = await runCampus(env, ['restore', file, '--check']);
+    expect(noKey.code).to.equal(1);
+    expect(noKey.stderr).to.include('cli.jsonl.gz is encrypted: set BACKUP_KEY to the key it was written with.');
+    const plain = await runCampus(env, ['backup', '--out', join(dir, 'plain.jsonl.gz')]);
+    expect(plain.stderr).to.include('note: the archive is not encrypted (--encrypt): it holds personal data in clear; keep it safe');
   });
 });
 

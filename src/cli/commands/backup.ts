@@ -10,13 +10,17 @@ export function registerBackup(program: Command): void {
       'write every collection (school data, accounts, clients, keys, grants, NEIS data) to one compressed, checksummed archive; progress goes to stderr',
     )
     .requiredOption('--out <file>', 'the archive to write (.jsonl.gz), created with mode 0600; it holds personal data: keep it safe')
+    .option('--encrypt', 'encrypt the archive (AES-256-GCM, under a key derived from BACKUP_KEY); restoring it needs the same BACKUP_KEY')
     .option('--json', 'print the summary as JSON')
-    .action(async (options: { out: string; json?: boolean }) => {
+    .action(async (options: { out: string; encrypt?: boolean; json?: boolean }) => {
       const config = cliConfig();
+      const encrypt = options.encrypt ?? false;
+      if (encrypt && !config.backupKey) throw new CliError('--encrypt needs BACKUP_KEY (at least 32 characters) in the environment.');
       const summary = await withDatabase(config, ({ db }) =>
-        writeBackup(db, options.out, progress, { key: config.backupKey }).catch(fileError(options.out)),
+        writeBackup(db, options.out, progress, { key: config.backupKey, encrypt }).catch(fileError(options.out)),
       );
       if (!summary.signed) progress('warning: BACKUP_KEY is not set, so the archive is not signed: an edited copy would restore');
+      if (!summary.encrypted) progress('note: the archive is not encrypted (--encrypt): it holds personal data in clear; keep it safe');
       const keys = summary.collections.find((c) => c.name === 'oauth_keys' && c.count > 0);
       if (keys) {
         // Outside production the signing and cookie keys live in the database (src/oauth/keys.ts), so they are in the archive.
@@ -27,14 +31,15 @@ export function registerBackup(program: Command): void {
       output(
         options.json,
         summary,
-        () => `Backup written to ${summary.file}: ${describeCounts(summary)}${summary.signed ? ', signed' : ''}.`,
+        () =>
+          `Backup written to ${summary.file}: ${describeCounts(summary)}${summary.signed ? ', signed' : ''}${summary.encrypted ? ', encrypted' : ''}.`,
       );
     });
 
   program
     .command('restore <file>')
     .description(
-      'replace the database with an archive of `campus backup`, all or nothing, after checking it whole (format version, checksums); progress goes to stderr',
+      'replace the database with an archive of `campus backup`, all or nothing, after checking it whole (format version, checksums, and with BACKUP_KEY its signature; an encrypted archive is decrypted with BACKUP_KEY); progress goes to stderr',
     )
     .option('--force', 'replace a database that already holds data')
     .option('--check', 'only check the archive; change nothing')

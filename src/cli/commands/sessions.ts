@@ -31,7 +31,9 @@ export function registerAccountSessions(accounts: Command): void {
     .option('--id <id>', 'the sign-in to end (its id, from `campus accounts sessions <email>`)')
     .option('--all', 'end every sign-in of the account')
     .option('--json', 'print {email, ended} as JSON')
-    .action(async (email: string, options: { id?: string; all?: boolean; json?: boolean }) => {
+    // `--json` is also an option of `sessions` itself, which takes it when given after `end`.
+    .action(async (email: string, own: { id?: string; all?: boolean; json?: boolean }, command: Command) => {
+      const options = command.optsWithGlobals<{ id?: string; all?: boolean; json?: boolean }>();
       if (Boolean(options.id) === Boolean(options.all)) throw new CliError('Give exactly one of --id <id> and --all.');
       const result = await withDatabase(
         cliConfig(),

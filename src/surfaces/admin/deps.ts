@@ -8,6 +8,7 @@ import { createContext } from '../../graphql/context.js';
 import { runOperation, type GraphQLServer } from '../../graphql/server.js';
 import type { AccountService } from '../../oauth/accounts.js';
 import type { Mailer } from '../../oauth/mail.js';
+import type { UpdateRequests } from '../../data/update-requests.js';
 import type { SelfService } from '../../oauth/self-service.js';
 import type { ProjectProposals } from '../../data/school/proposals.js';
 import type { PageRequest } from '../web/routes.js';
@@ -52,6 +53,8 @@ export interface AdminDeps {
   readonly clients: ClientService;
   /** The access log: every privilege change and export of personal data (issue 22). */
   readonly audit: AccessAudit;
+  /** Data updates asked of students at sign-in (issue 25). */
+  readonly updateRequests: UpdateRequests;
   readonly mailer: Mailer;
   /** The self-service reset's codes and mail, for the resets staff send (issue 25). */
   readonly selfService: SelfService;

@@ -32,6 +32,7 @@ import {
   updateStudent,
   withdrawStudent,
 } from './students.js';
+import { createRequest, requestDetail, requestList, withdrawRequest } from './update-requests.js';
 import { exportFile, exportStart, importApply, importPreview, importStart } from './transfer.js';
 import { adminSection } from './ui.js';
 
@@ -52,6 +53,10 @@ export function adminRoutes(web: Web): RouteTable<AdminDeps> {
       { method: 'GET', path: '/admin', handler: adminHome },
       { method: 'GET', path: '/admin/students', handler: studentList },
       { method: 'GET', path: '/admin/students/new', handler: newStudent },
+      { method: 'GET', path: '/admin/students/requests', handler: requestList },
+      { method: 'POST', path: '/admin/students/requests', handler: createRequest },
+      { method: 'GET', path: '/admin/students/requests/:id', handler: requestDetail },
+      { method: 'POST', path: '/admin/students/requests/:id/withdraw', handler: withdrawRequest },
       { method: 'POST', path: '/admin/students', handler: createStudent },
       { method: 'GET', path: '/admin/students/:id', handler: studentDetail },
       { method: 'POST', path: '/admin/students/:id', handler: updateStudent },

@@ -136,7 +136,9 @@ export const studentList: Handler<AdminDeps> = async (req, deps) => {
     s.title,
     listPage(t, {
       path: LIST,
-      before: html`<p>${linkButton('/admin/students/new', s.add)}</p>`,
+      before: html`<p>
+        ${linkButton('/admin/students/new', s.add)} ${linkButton('/admin/students/requests', t.admin.requests.link, 'secondary')}
+      </p>`,
       filters: [
         field({ name: 'q', label: s.search, value: q, type: 'search' }),
         select({ name: 'status', label: s.status, value: status, options: STATUSES.map((v) => ({ value: v, label: s.statuses[v] })) }),

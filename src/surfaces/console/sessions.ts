@@ -1,4 +1,4 @@
-import { COOKIE_NAMES } from '../../oauth/constants.js';
+import { providerCookieNames } from '../../oauth/constants.js';
 import type { SignIn } from '../../oauth/sign-ins.js';
 import { csrfField, table, when } from '../web/components.js';
 import { html } from '../web/html.js';
@@ -13,7 +13,8 @@ const accountOf = (req: PageRequest) => req.account?.accountId ?? 0;
  * The login session of the asking browser: oidc-provider's session cookie holds its id (`jti`).
  * Its signature is not checked here; it only marks a row, and a forged value matches no session.
  */
-const currentCookie = (req: PageRequest) => req.ctx.cookies.get(COOKIE_NAMES.session) || undefined;
+const currentCookie = (req: PageRequest, deps: ConsoleDeps) =>
+  req.ctx.cookies.get(providerCookieNames(deps.web.secure).session) || undefined;
 
 function deviceOf(t: PageRequest['t'], s: SignIn): string {
   const parts = [s.browser, s.os].filter((p): p is string => p !== null);
@@ -24,7 +25,7 @@ function deviceOf(t: PageRequest['t'], s: SignIn): string {
 export const signInList: Handler<ConsoleDeps> = async (req, deps) => {
   const { t } = req;
   const m = t.mySignIns;
-  const list = await deps.signIns.list(accountOf(req), currentCookie(req));
+  const list = await deps.signIns.list(accountOf(req), currentCookie(req, deps));
   const others = list.filter((s) => !s.current).length;
   return page(
     m.title,
@@ -67,7 +68,7 @@ export const signInList: Handler<ConsoleDeps> = async (req, deps) => {
 export const endSignIn: Handler<ConsoleDeps> = async (req, deps) => {
   const m = req.t.mySignIns;
   const id = req.param('id');
-  const mine = await deps.signIns.list(accountOf(req), currentCookie(req));
+  const mine = await deps.signIns.list(accountOf(req), currentCookie(req, deps));
   const target = mine.find((s) => s.id === id);
   if (!target || !(await deps.signIns.end(accountOf(req), id))) return redirect(LIST, { kind: 'error', text: m.notFound });
   req.ctx.state.log.info(
@@ -81,7 +82,7 @@ export const endSignIn: Handler<ConsoleDeps> = async (req, deps) => {
 
 /** POST /console/sessions/end-others: ends every sign-in but this browser's. */
 export const endOtherSignIns: Handler<ConsoleDeps> = async (req, deps) => {
-  const ended = await deps.signIns.endOthers(accountOf(req), currentCookie(req));
+  const ended = await deps.signIns.endOthers(accountOf(req), currentCookie(req, deps));
   req.ctx.state.log.info(
     { event: 'account.other_sign_ins_ended', accountId: accountOf(req), ended },
     'other sign-ins ended by their owner',

@@ -1,6 +1,7 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { sameSecret } from '../../compare.js';
 import type { AppContext, AppMiddleware } from '../../http/context.js';
+import { cookieName } from '../../oauth/constants.js';
 import { ForgedFormError } from './errors.js';
 
 /**
@@ -72,11 +73,11 @@ export function anonymousBinding(secure: boolean): CsrfBinding {
   return {
     name: 'anonymous',
     value(ctx, mode) {
-      const current = ctx.cookies.get(FORM_COOKIE);
+      const current = ctx.cookies.get(cookieName(FORM_COOKIE, secure));
       if (current && /^[A-Za-z0-9_-]{22,64}$/.test(current)) return current;
       if (mode === 'check') return undefined;
       const fresh = randomBytes(18).toString('base64url');
-      ctx.cookies.set(FORM_COOKIE, fresh, { httpOnly: true, sameSite: 'strict', secure, path: '/', overwrite: true });
+      ctx.cookies.set(cookieName(FORM_COOKIE, secure), fresh, { httpOnly: true, sameSite: 'strict', secure, path: '/', overwrite: true });
       return fresh;
     },
   };

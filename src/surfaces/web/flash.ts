@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { AppContext } from '../../http/context.js';
+import { cookieName } from '../../oauth/constants.js';
 import type { CookieSealer } from './seal.js';
 
 const flashSchema = z.object({
@@ -33,14 +34,18 @@ export class Flashes {
   ) {}
 
   set(ctx: AppContext, flash: Flash): void {
-    ctx.cookies.set(FLASH_COOKIE, this.sealer.seal({ flash, expiresAt: this.now().getTime() + FLASH_LIFETIME_MS }), this.options());
+    ctx.cookies.set(
+      cookieName(FLASH_COOKIE, this.secure),
+      this.sealer.seal({ flash, expiresAt: this.now().getTime() + FLASH_LIFETIME_MS }),
+      this.options(),
+    );
   }
 
   /** The flash of this request, cleared. */
   take(ctx: AppContext): Flash | undefined {
-    const raw = ctx.cookies.get(FLASH_COOKIE);
+    const raw = ctx.cookies.get(cookieName(FLASH_COOKIE, this.secure));
     if (!raw) return undefined;
-    ctx.cookies.set(FLASH_COOKIE, '', { ...this.options(), maxAge: 0 });
+    ctx.cookies.set(cookieName(FLASH_COOKIE, this.secure), '', { ...this.options(), maxAge: 0 });
     const parsed = z.object({ flash: flashSchema, expiresAt: z.number() }).safeParse(this.sealer.open(raw));
     return parsed.success && parsed.data.expiresAt > this.now().getTime() ? parsed.data.flash : undefined;
   }

@@ -1,4 +1,5 @@
 import type { AppContext } from '../../http/context.js';
+import { cookieName } from '../../oauth/constants.js';
 
 /** Pages are Korean first, English on request. */
 export type Lang = 'ko' | 'en';
@@ -25,7 +26,7 @@ export function asLang(value: unknown): Lang | undefined {
 export function chooseLang(ctx: AppContext, secure: boolean, hints: readonly unknown[] = []): Lang {
   const explicit = asLang(ctx.query['lang']);
   if (explicit) {
-    ctx.cookies.set(LANG_COOKIE, explicit, {
+    ctx.cookies.set(cookieName(LANG_COOKIE, secure), explicit, {
       httpOnly: true,
       sameSite: 'lax',
       secure,
@@ -35,7 +36,7 @@ export function chooseLang(ctx: AppContext, secure: boolean, hints: readonly unk
     });
     return explicit;
   }
-  const remembered = asLang(ctx.cookies.get(LANG_COOKIE));
+  const remembered = asLang(ctx.cookies.get(cookieName(LANG_COOKIE, secure)));
   if (remembered) return remembered;
   for (const hint of hints) {
     const tags = typeof hint === 'string' ? hint.split(/\s+/) : [];

@@ -6,9 +6,14 @@ import type { AppContext } from '../../http/context.js';
 import { MAX_EMAIL_LENGTH, type AccountService } from '../../oauth/accounts.js';
 import { SERVICE_NAME, type ClientService } from '../../oauth/clients.js';
 import { loginScope, SUB_FIELD } from '../../oauth/login-scopes.js';
-import { ACCOUNT_PATHS, OAUTH_PATHS } from '../../oauth/constants.js';
+import { ACCOUNT_PATHS, cookieName, OAUTH_PATHS } from '../../oauth/constants.js';
 import { MfaLimited, type MfaService } from '../../oauth/mfa.js';
 import type { LoginThrottle } from '../../oauth/throttle.js';
+import { DATA_UPDATE_PROMPT } from '../../oauth/provider.js';
+import type { Database } from '../../data/database.js';
+import { studentFieldValues } from '../../data/school/student-fields.js';
+import type { UpdateRequests } from '../../data/update-requests.js';
+import { studentFieldInputs } from './student-fields.js';
 import { csrfField, errorSummary, field, type FieldError } from './components.js';
 import type { CsrfBinding } from './csrf.js';
 import { text, ticked } from './forms.js';
@@ -18,6 +23,10 @@ import type { CookieSealer } from './seal.js';
 
 export interface LoginDeps {
   readonly provider: Provider;
+  readonly db: Database;
+  /** Data updates the school asks at sign-in (the `data_update` prompt, src/oauth/provider.ts). */
+  readonly dataUpdates: UpdateRequests;
+  readonly timeZone: string;
   readonly accounts: AccountService;
   readonly clients: ClientService;
   readonly throttle: LoginThrottle;
@@ -101,7 +110,71 @@ const showInteraction: Step = async (req, deps, interaction) => {
     if (maker.testing && maker.ownerId !== account._id) return awaitingApproval(req, names);
     return consentForm(req, names, account.email, requestedScopes(interaction), maker);
   }
+  if (interaction.prompt.name === DATA_UPDATE_PROMPT) return dataUpdateStep(req, deps, interaction, undefined);
   throw new LoginExpired();
+};
+
+/**
+ * The data update the school asks at sign-in (issue 25): the requested fields with their current
+ * values, the admin's message, one button. `answer` holds a refused answer (its values and problems).
+ */
+async function dataUpdateStep(
+  req: PageRequest,
+  deps: LoginDeps,
+  interaction: Interaction,
+  answer: { values: Record<string, string>; errors: FieldError[] } | undefined,
+  status = 200,
+): Promise<Outcome> {
+  const { t, lang } = req;
+  const accountId = Number(interaction.session?.accountId);
+  const pending = await deps.dataUpdates.pendingForAccount(accountId);
+  const account = await deps.accounts.findById(accountId);
+  if (!account) throw new LoginExpired();
+  const school = await deps.db.school.snapshot();
+  const student = school.studentByEmail(account.email);
+  // Answered or withdrawn meanwhile (another tab): the sign-in goes on.
+  if (!pending || !student) return finish(req.ctx, deps.provider, {}, true);
+  const names = await clientNamesOf(deps.provider, interaction);
+  const errors = answer?.errors ?? [];
+  const base = `${OAUTH_PATHS.interaction}/${req.param('uid')}`;
+  return page(
+    t.dataUpdate.title,
+    html`<p>${t.dataUpdate.intro(names.serviceName ?? names.clientName)}</p>
+      ${
+        pending.messages.length > 0
+          ? html`<section class="notice" aria-labelledby="school-message">
+              <h2 id="school-message">${t.dataUpdate.message}</h2>
+              ${pending.messages.map((m) => html`<p class="message">${m}</p>`)}
+            </section>`
+          : ''
+      }
+      ${errorSummary(t, errors, pending.fields)}
+      <form method="post" action="${base}/data-update" class="card" novalidate>
+        ${csrfField(req.csrf)}
+        <p class="hint">${account.email} · ${student.name}</p>
+        ${studentFieldInputs({ t, lang, fields: pending.fields, values: answer?.values ?? studentFieldValues(student, pending.fields), errors, clubs: school.clubs.all })}
+        <div class="actions">
+          <button type="submit" class="primary">${t.dataUpdate.submit}</button>
+          <button type="submit" class="secondary" formaction="${base}/abort" formnovalidate>${t.login.cancel}</button>
+        </div>
+      </form>`,
+    status,
+  );
+}
+
+/** POST …/:uid/data-update: the answer, written with the student as the actor; then the sign-in goes on to the app. */
+const submitDataUpdate: Step = async (req, deps, interaction) => {
+  if (interaction.prompt.name !== DATA_UPDATE_PROMPT) throw new LoginExpired();
+  const accountId = Number(interaction.session?.accountId);
+  const values = Object.fromEntries(
+    Object.entries(req.form).flatMap(([name, value]) =>
+      name === 'csrf' ? [] : [[name, typeof value === 'string' ? value : (value[0] ?? '')]],
+    ),
+  );
+  const outcome = await deps.dataUpdates.answer({ accountId, values, lang: req.lang, clock: { timeZone: deps.timeZone, now: deps.now } });
+  if (!outcome.ok) return dataUpdateStep(req, deps, interaction, { values, errors: outcome.problems }, 422);
+  req.ctx.state.log.info({ event: 'login.data_updated', accountId, batchId: outcome.batchId }, 'data update answered at sign-in');
+  return finish(req.ctx, deps.provider, {}, true);
 };
 
 /** Who made the app: the school (an operator's registration) or an account, and whether it is still in testing. */
@@ -238,27 +311,27 @@ const submitSecondFactor: Step = async (req, deps, interaction) => {
 };
 
 function writeSecondFactor(ctx: AppContext, deps: LoginDeps, state: SecondFactorState): void {
-  ctx.cookies.set(SECOND_FACTOR_COOKIE, deps.sealer.seal(state), {
+  ctx.cookies.set(cookieName(SECOND_FACTOR_COOKIE, deps.secure), deps.sealer.seal(state), {
     httpOnly: true,
     sameSite: 'lax',
     secure: deps.secure,
-    path: OAUTH_PATHS.interaction,
+    path: '/',
     overwrite: true,
   });
 }
 
 function readSecondFactor(ctx: AppContext, deps: LoginDeps, uid: string): SecondFactorState | undefined {
-  const parsed = secondFactorState.safeParse(deps.sealer.open(ctx.cookies.get(SECOND_FACTOR_COOKIE)));
+  const parsed = secondFactorState.safeParse(deps.sealer.open(ctx.cookies.get(cookieName(SECOND_FACTOR_COOKIE, deps.secure))));
   if (!parsed.success || parsed.data.uid !== uid || parsed.data.expiresAt <= deps.now().getTime()) return undefined;
   return parsed.data;
 }
 
 function clearSecondFactor(ctx: AppContext, deps: LoginDeps): void {
-  ctx.cookies.set(SECOND_FACTOR_COOKIE, '', {
+  ctx.cookies.set(cookieName(SECOND_FACTOR_COOKIE, deps.secure), '', {
     httpOnly: true,
     sameSite: 'lax',
     secure: deps.secure,
-    path: OAUTH_PATHS.interaction,
+    path: '/',
     maxAge: 0,
     overwrite: true,
   });
@@ -477,6 +550,7 @@ async function clientNamesOf(provider: Provider, interaction: Interaction): Prom
  *   GET  /v1/oauth/interaction/:uid          the login or consent page
  *   POST /v1/oauth/interaction/:uid/login    email + password
  *   POST /v1/oauth/interaction/:uid/confirm  allow or deny the requested scopes
+ *   POST /v1/oauth/interaction/:uid/data-update  the details the school asked the student to check
  *   POST /v1/oauth/interaction/:uid/abort    cancel the sign-in
  * In the app's language when it asked for one (ui_locales, or lang) and the person chose none.
  */
@@ -496,6 +570,7 @@ export const loginRoutes: RouteTable<LoginDeps> = {
     { method: 'GET', path: `${OAUTH_PATHS.interaction}/:uid/second-factor`, handler: loginStep(showSecondFactor) },
     { method: 'POST', path: `${OAUTH_PATHS.interaction}/:uid/second-factor`, handler: loginStep(submitSecondFactor) },
     { method: 'POST', path: `${OAUTH_PATHS.interaction}/:uid/confirm`, handler: loginStep(submitConsent) },
+    { method: 'POST', path: `${OAUTH_PATHS.interaction}/:uid/data-update`, handler: loginStep(submitDataUpdate) },
     { method: 'POST', path: `${OAUTH_PATHS.interaction}/:uid/abort`, handler: loginStep(abort) },
   ],
 };

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { AppContext } from '../../http/context.js';
+import { cookieName } from '../../oauth/constants.js';
 import type { CookieSealer } from './seal.js';
 
 /**
@@ -27,21 +28,25 @@ export const SESSION_LIFETIME_MS = 12 * 3600 * 1000;
 
 /** The session cookie of our pages: read, written and cleared in one place. */
 export class Sessions {
+  private readonly name: string;
+
   constructor(
     private readonly sealer: CookieSealer,
     private readonly secure: boolean,
     private readonly now: () => Date,
-  ) {}
+  ) {
+    this.name = cookieName(SESSION_COOKIE, secure);
+  }
 
   /** The session of the request (undefined when absent, forged or expired). */
   read(ctx: AppContext): WebSession | undefined {
-    const parsed = sessionSchema.safeParse(this.sealer.open(ctx.cookies.get(SESSION_COOKIE)));
+    const parsed = sessionSchema.safeParse(this.sealer.open(ctx.cookies.get(this.name)));
     return parsed.success && parsed.data.expiresAt > this.now().getTime() ? parsed.data : undefined;
   }
 
   write(ctx: AppContext, session: WebSession): void {
     // No Max-Age or Expires: the cookie ends with the browser (shared school computers).
-    ctx.cookies.set(SESSION_COOKIE, this.sealer.seal(session), {
+    ctx.cookies.set(this.name, this.sealer.seal(session), {
       httpOnly: true,
       sameSite: 'lax',
       secure: this.secure,
@@ -51,6 +56,6 @@ export class Sessions {
   }
 
   clear(ctx: AppContext): void {
-    ctx.cookies.set(SESSION_COOKIE, '', { httpOnly: true, sameSite: 'lax', secure: this.secure, path: '/', maxAge: 0, overwrite: true });
+    ctx.cookies.set(this.name, '', { httpOnly: true, sameSite: 'lax', secure: this.secure, path: '/', maxAge: 0, overwrite: true });
   }
 }

@@ -6,7 +6,7 @@ import type { AccountStore } from '../../data/accounts.js';
 import type { OAuthStore } from '../../data/oauth-store.js';
 import { AccessTokenRejected, type AccessTokenVerifier } from '../../oauth/access-token.js';
 import type { ClientService } from '../../oauth/clients.js';
-import { COOKIE_NAMES, OAUTH_PATHS, SELF_READ, WEB_CLIENT_ID } from '../../oauth/constants.js';
+import { cookieName, providerCookieNames, OAUTH_PATHS, SELF_READ, WEB_CLIENT_ID } from '../../oauth/constants.js';
 import { linkButton } from './components.js';
 import { wayBack } from './errors.js';
 import { html } from './html.js';
@@ -58,11 +58,11 @@ const signIn: Handler<SignInDeps> = async (req, deps) => {
   const verifier = randomBytes(32).toString('base64url');
   const state = randomBytes(16).toString('base64url');
   const cookie = { state, verifier, next: safeNext(req.ctx.query['next']), expiresAt: deps.web.now().getTime() + SIGNIN_LIFETIME_MS };
-  req.ctx.cookies.set(SIGNIN_COOKIE, deps.sealer.seal(cookie), {
+  req.ctx.cookies.set(cookieName(SIGNIN_COOKIE, deps.web.secure), deps.sealer.seal(cookie), {
     httpOnly: true,
     sameSite: 'lax',
     secure: deps.web.secure,
-    path: '/web',
+    path: '/',
     overwrite: true,
   });
   const query = new URLSearchParams({
@@ -89,12 +89,12 @@ const signIn: Handler<SignInDeps> = async (req, deps) => {
 /** GET /web/callback: checks the state, redeems the code, verifies the token, opens the session. */
 const callback: Handler<SignInDeps> = async (req, deps) => {
   const { ctx, t } = req;
-  const parsed = pendingSignIn.safeParse(deps.sealer.open(ctx.cookies.get(SIGNIN_COOKIE)));
-  ctx.cookies.set(SIGNIN_COOKIE, '', {
+  const parsed = pendingSignIn.safeParse(deps.sealer.open(ctx.cookies.get(cookieName(SIGNIN_COOKIE, deps.web.secure))));
+  ctx.cookies.set(cookieName(SIGNIN_COOKIE, deps.web.secure), '', {
     httpOnly: true,
     sameSite: 'lax',
     secure: deps.web.secure,
-    path: '/web',
+    path: '/',
     maxAge: 0,
     overwrite: true,
   });
@@ -144,9 +144,10 @@ const signOut: Handler<SignInDeps> = async (req, deps) => {
   deps.web.sessions.clear(ctx);
   // The provider's session cookie holds its id (the cookie's signature only guards against
   // forging one; deleting by a forged id deletes nothing that its sender could not already end).
-  const loginSession = ctx.cookies.get(COOKIE_NAMES.session);
+  const providerSession = providerCookieNames(deps.web.secure).session;
+  const loginSession = ctx.cookies.get(providerSession);
   if (loginSession) await deps.grants.destroy('Session', loginSession);
-  for (const name of [COOKIE_NAMES.session, `${COOKIE_NAMES.session}.sig`]) {
+  for (const name of [providerSession, `${providerSession}.sig`]) {
     ctx.cookies.set(name, '', { httpOnly: true, sameSite: 'lax', secure: deps.web.secure, path: '/', maxAge: 0, overwrite: true });
   }
   ctx.state.log.info({ event: 'web.signout', accountId: session?.accountId }, 'signed out of the consoles and the school sign-in');

@@ -7,6 +7,7 @@ import { AccountMfaStore } from '../../data/account-mfa.js';
 import { AccountStore } from '../../data/accounts.js';
 import type { Database } from '../../data/database.js';
 import { OAuthStore } from '../../data/oauth-store.js';
+import { servesHttps } from '../../oauth/constants.js';
 import { NotFoundError } from '../../errors/index.js';
 import type { AppContext, AppMiddleware, RequestState } from '../../http/context.js';
 import { appErrorOf, logFailure } from '../../http/errors.js';
@@ -76,7 +77,7 @@ export class Web {
     const { config, db, cookieKeys, now } = options;
     this.config = config;
     this.now = now;
-    this.secure = config.urls.auth.startsWith('https://');
+    this.secure = servesHttps(config.urls.auth);
     this.sessions = new Sessions(new CookieSealer(cookieKeys, 'session'), this.secure, now);
     this.flashes = new Flashes(new CookieSealer(cookieKeys, 'flash'), this.secure, now);
     this.csrf = new Csrf(cookieKeys, new URL(config.urls.auth).origin);
