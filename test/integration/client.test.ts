@@ -60,6 +60,23 @@ describe('clients/typescript against campus serve', function () {
     const timetables = await campus.GET('/v1/neis/timetables', { params: { query: { grade: 1, classNum: 1 } } });
     called.add('/v1/neis/timetables');
     expect(timetables.data?.status).to.equal('OK');
+    // Issue 25: the public project list, typed like the others (the key is sent and not needed).
+    const open = await campus.GET('/v1/public/projects', { params: { query: { size: 2 } } });
+    called.add('/v1/public/projects');
+    expect(open.data?.data.projects).to.have.length(2);
+    expect(Object.keys(open.data?.data.projects[0] ?? {})).to.deep.equal([
+      'id',
+      'name',
+      'description',
+      'clubName',
+      'startYear',
+      'endYear',
+      'status',
+      'participantCount',
+    ]);
+    const one = await campus.GET('/v1/public/projects/{id}', { params: { path: { id: 1 } } });
+    called.add('/v1/public/projects/{id}');
+    expect(one.data?.data?.id).to.equal(1);
     // The change feed: typed cursor and limit; the demo school has no change yet.
     const changes = await campus.GET('/v1/changes', { params: { query: { after: '0', limit: 10 } } });
     called.add('/v1/changes');

@@ -103,6 +103,7 @@ describe('config: loadConfig', () => {
       graphqlQueue: 32,
       graphqlCostPerPoint: 1000,
       apiKeyFailures: { points: 20, durationSeconds: 60 },
+      publicRequests: { points: 60, durationSeconds: 60 },
     });
     const config = loadConfig({
       DATA_TIME_BUDGET_MS: '2500',
@@ -112,6 +113,7 @@ describe('config: loadConfig', () => {
       GRAPHQL_QUEUE: '0',
       GRAPHQL_COST_PER_POINT: '500',
       API_KEY_FAILURE_LIMIT: '5/300',
+      PUBLIC_RATE_LIMIT: '10/30',
     });
     expect(config.dataLimits).to.deep.equal({
       timeBudgetMs: 2500,
@@ -121,6 +123,7 @@ describe('config: loadConfig', () => {
       graphqlQueue: 0,
       graphqlCostPerPoint: 500,
       apiKeyFailures: { points: 5, durationSeconds: 300 },
+      publicRequests: { points: 10, durationSeconds: 30 },
     });
     expect(Object.isFrozen(config.dataLimits.apiKeyFailures)).to.equal(true);
   });
