@@ -238,7 +238,7 @@ function authorizePath(server: Server): string {
 }
 
 /** Runs the code flow (logging in through the form the first time) and exchanges the code. */
-async function tokensFor(server: Server, scope: string): Promise<{ access_token: string; refresh_token: string }> {
+export async function tokensFor(server: Server, scope: string): Promise<{ access_token: string; refresh_token: string }> {
   return exchange(server, await codeFor(server, scope));
 }
 

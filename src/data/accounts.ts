@@ -5,6 +5,7 @@ import type { StudentDoc } from './models/student.model.js';
 import { containsInsensitive } from './queries/page.js';
 import { ConflictError } from '../errors/index.js';
 import { isDuplicateKey } from './errors.js';
+import { cacheTarget } from './versions.js';
 
 export { ACCOUNT_ROLES, APPROVAL_STATES, type AccountRole, type AccountDoc, type ApprovalState } from './models/account.model.js';
 export { CLIENT_TYPES, PKCE_POLICIES, type ClientType, type OAuthClientDoc, type PkcePolicy } from './models/oauth-client.model.js';
@@ -118,7 +119,7 @@ export class AccountStore {
 
   async updateRole(id: number, role: AccountRole, now = new Date()): Promise<boolean> {
     const result = await this.db.models.accounts.updateOne({ _id: id }, { $set: { role, updatedAt: now } });
-    return this.changed(result.matchedCount === 1);
+    return this.changed(id, result.matchedCount === 1);
   }
 
   /** Records an admin's decision on a teacher's sign-up, and the role it gives; false unless it was PENDING. */
@@ -133,19 +134,20 @@ export class AccountStore {
         $set: { approval: decision.approval, role: decision.role, approvalDecidedAt: now, approvalDecidedBy: decision.by, updatedAt: now },
       },
     );
-    return this.changed(result.matchedCount === 1);
+    return this.changed(id, result.matchedCount === 1);
   }
 
   /**
    * Disables (`state` given: when and by whom) or re-enables (null) an account; false when nothing
-   * changed. Moves the `oauth` version, so userinfo and the token endpoint see it at once everywhere.
+   * changed. Moves the `oauth` version naming the account, so userinfo and the token endpoint see
+   * it at once everywhere (its grants and tokens too: they name their account).
    */
   async setDisabled(id: number, state: { at: Date; by: number | null } | null): Promise<boolean> {
     const filter = state ? { _id: id, disabledAt: null } : { _id: id, disabledAt: { $ne: null } };
     const result = await this.db.models.accounts.updateOne(filter, {
       $set: { disabledAt: state?.at ?? null, disabledBy: state?.by ?? null, updatedAt: state?.at ?? new Date() },
     });
-    return this.changed(result.matchedCount === 1);
+    return this.changed(id, result.matchedCount === 1);
   }
 
   /** The administrators (ADMIN and ROOT) who can act: not disabled (issue 25: they are mailed of teacher sign-ups). */
@@ -181,12 +183,12 @@ export class AccountStore {
 
   async delete(id: number): Promise<boolean> {
     const result = await this.db.models.accounts.deleteOne({ _id: id });
-    return this.changed(result.deletedCount === 1);
+    return this.changed(id, result.deletedCount === 1);
   }
 
-  /** After a change userinfo could show: moves the `oauth` version (when something changed). */
-  private async changed(didChange: boolean): Promise<boolean> {
-    if (didChange) await this.db.versions.bump('oauth');
+  /** After a change userinfo could show: moves the `oauth` version, naming the account (when something changed). */
+  private async changed(id: number, didChange: boolean): Promise<boolean> {
+    if (didChange) await this.db.versions.bump('oauth', [cacheTarget.account(id)]);
     return didChange;
   }
 
@@ -220,7 +222,8 @@ export interface ClientRecordInput {
 
 /**
  * OAuth client records. Secrets are generated and hashed in oauth/. Every change moves the
- * `oauth` version, which the authorization server's remembered clients rest on (src/oauth/adapter.ts).
+ * `oauth` version naming the client, which the authorization server's remembered clients rest on
+ * (src/oauth/adapter.ts).
  */
 export class ClientStore {
   constructor(private readonly db: Database) {}
@@ -235,7 +238,7 @@ export class ClientStore {
   async put(input: ClientRecordInput, now = new Date()): Promise<OAuthClientDoc> {
     const doc: OAuthClientDoc = { _id: input.id, ...STATE_DEFAULTS, ...withoutId(input), createdAt: now, updatedAt: now };
     await this.db.models.oauthClients.replaceOne({ _id: input.id }, doc, { upsert: true });
-    await this.db.versions.bump('oauth');
+    await this.db.versions.bump('oauth', [cacheTarget.client(input.id)]);
     return doc;
   }
 
@@ -250,13 +253,13 @@ export class ClientStore {
   async update(id: string, changes: Partial<Omit<ClientRecordInput, 'id'>>, now = new Date()): Promise<OAuthClientDoc | null> {
     const result = await this.db.models.oauthClients.updateOne({ _id: id }, { $set: { ...changes, updatedAt: now } });
     if (result.matchedCount !== 1) return null;
-    await this.db.versions.bump('oauth');
+    await this.db.versions.bump('oauth', [cacheTarget.client(id)]);
     return this.find(id);
   }
 
   async delete(id: string): Promise<boolean> {
     const result = await this.db.models.oauthClients.deleteOne({ _id: id });
-    if (result.deletedCount === 1) await this.db.versions.bump('oauth');
+    if (result.deletedCount === 1) await this.db.versions.bump('oauth', [cacheTarget.client(id)]);
     return result.deletedCount === 1;
   }
 

@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { sameSecret } from '../compare.js';
 import type { Types } from 'mongoose';
 import type { Database } from './database.js';
+import { cacheTarget } from './versions.js';
 import { API_SCOPES, type ApiKeyDoc, type ApiScope } from './models/api-key.model.js';
 import { containsInsensitive } from './queries/page.js';
 import { BadRequestError } from '../errors/index.js';
@@ -126,7 +127,8 @@ export class ApiKeyService {
       refusedScopes: [],
       purpose: options.purpose ?? null,
     });
-    await this.db.versions.bump('keys');
+    // A value presented before it was issued may be remembered as no key: every targeted change of keys forgets those.
+    await this.db.versions.bump('keys', [cacheTarget.key(String(doc._id))]);
     return { key, summary: summarise(doc.toObject(), now) };
   }
 
@@ -161,7 +163,7 @@ export class ApiKeyService {
     });
     if ((await this.countActiveOwnedBy(accountId, now)) > MAX_ACTIVE_KEYS_PER_ACCOUNT) {
       await this.db.models.apiKeys.deleteOne({ _id: issued.summary.id });
-      await this.db.versions.bump('keys');
+      await this.db.versions.bump('keys', [cacheTarget.key(issued.summary.id)]);
       throw tooManyKeys();
     }
     return issued;
@@ -283,7 +285,7 @@ export class ApiKeyService {
       { $set: { scopes, pendingScopes: [], refusedScopes: refused, decidedAt: now, decidedBy: by } },
     );
     if (result.matchedCount !== 1) throw new ApiKeyCommandError(`API key ${doc.prefix} was decided meanwhile.`);
-    await this.db.versions.bump('keys');
+    await this.db.versions.bump('keys', [cacheTarget.key(String(doc._id))]);
     const updated = await this.findById(String(doc._id));
     if (!updated) throw new ApiKeyCommandError(`API key ${doc.prefix} was deleted meanwhile.`);
     return { before: summarise(doc, now), after: summarise(updated, now), decided: pending };
@@ -296,7 +298,7 @@ export class ApiKeyService {
     const updated = await this.db.models.apiKeys
       .findByIdAndUpdate(doc._id, { renewedAt: now, expiresAt: new Date(now.getTime() + days * DAY_MS) }, { new: true })
       .lean<ApiKeyDoc>();
-    await this.db.versions.bump('keys');
+    await this.db.versions.bump('keys', [cacheTarget.key(String(doc._id))]);
     return summarise(updated ?? doc, now);
   }
 
@@ -338,7 +340,7 @@ export class ApiKeyService {
       },
     );
     if (result.matchedCount !== 1) throw new ApiKeyCommandError(`API key ${doc.prefix} was changed meanwhile; try again.`);
-    await this.db.versions.bump('keys');
+    await this.db.versions.bump('keys', [cacheTarget.key(String(doc._id))]);
     const updated = await this.findById(String(doc._id));
     if (!updated) throw new ApiKeyCommandError(`API key ${doc.prefix} was deleted meanwhile.`);
     return { key, summary: summarise(updated, now) };
@@ -349,18 +351,19 @@ export class ApiKeyService {
     const doc = await this.resolve(idOrPrefix, options);
     const revokedAt = doc.revokedAt ?? now;
     await this.db.models.apiKeys.updateOne({ _id: doc._id }, { revokedAt });
-    await this.db.versions.bump('keys');
+    await this.db.versions.bump('keys', [cacheTarget.key(String(doc._id))]);
     return summarise({ ...doc, revokedAt }, now);
   }
 
   /**
    * Stops (or lets again) every key an account holds, when the account is disabled (or enabled):
-   * the keys stay as they are, and the `keys` version moves, so every process's key cache drops
-   * them at once (src/http/api-key.ts). Returns how many keys the account holds.
+   * the keys stay as they are, and the `keys` version moves naming the account, so every
+   * process's key cache drops them at once (src/http/api-key.ts). Returns how many keys the
+   * account holds.
    */
   async setOwnerDisabled(accountId: number, disabled: boolean): Promise<number> {
     const result = await this.db.models.apiKeys.updateMany({ ownerAccountId: accountId }, { $set: { ownerDisabled: disabled } });
-    await this.db.versions.bump('keys');
+    await this.db.versions.bump('keys', [cacheTarget.account(accountId)]);
     return result.matchedCount;
   }
 
@@ -372,7 +375,7 @@ export class ApiKeyService {
     if (ids.length === 0) return 0;
     const result = await this.db.models.apiKeys.deleteMany({ ownerAccountId: accountId });
     await this.db.models.apiKeyUsage.deleteMany({ keyId: { $in: ids } });
-    await this.db.versions.bump('keys');
+    await this.db.versions.bump('keys', [cacheTarget.account(accountId), ...ids.map((id) => cacheTarget.key(id))]);
     return result.deletedCount;
   }
 

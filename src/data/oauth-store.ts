@@ -3,7 +3,7 @@ import { LRUCache } from 'lru-cache';
 import type { Database } from './database.js';
 import { isDuplicateKey } from './errors.js';
 import { RememberedLookups } from './remembered.js';
-import type { DataVersions } from './versions.js';
+import { cacheTarget, type DataVersions } from './versions.js';
 import type { OAuthRecordDoc } from './models/oauth-record.model.js';
 
 /** A provider artifact as stored: its JSON payload plus the fields the store queries by. */
@@ -55,8 +55,9 @@ export class OAuthStore {
   /** The expiry of single-use records found lately, for their claim (see consume). */
   private readonly foundExpiry = new LRUCache<string, { expiresAt: Date | null }>({ max: 1000, ttl: 60_000 });
   /**
-   * Grants as stored, remembered until the `oauth` version moves: every change of a grant moves
-   * it (an expiry needs no news: it is checked), so a refresh and a userinfo call read no grant.
+   * Grants as stored, remembered until a change names them: every change of a grant names it, its
+   * account or its client (an expiry needs no news: it is checked), so a refresh and a userinfo
+   * call read no grant.
    * The stored document is kept and parsed on each use, so no caller can change what another reads.
    */
   private readonly grants: RememberedLookups<string, OAuthRecordDoc>;
@@ -79,6 +80,7 @@ export class OAuthStore {
         'oauth',
         MAX_REMEMBERED,
         async (key) => (await this.records.findOne({ _id: key }).lean<OAuthRecordDoc>()) ?? undefined,
+        (_key, doc) => recordTargets(doc),
         (doc) => !isExpired(doc, this.now()),
       );
     this.grants = remembered();
@@ -271,13 +273,14 @@ export class OAuthStore {
 
   async destroy(kind: string, id: string): Promise<void> {
     await this.collectionOf(kind).deleteOne({ _id: recordKey(kind, id) });
-    if (REMEMBERED_KINDS.has(kind)) await this.grantsChanged();
+    if (REMEMBERED_KINDS.has(kind))
+      await this.grantsChanged([cacheTarget.record(recordKey(kind, id)), ...(kind === 'Grant' ? [cacheTarget.grant(id)] : [])]);
   }
 
   /** Deletes every record of `kind` issued under a grant. */
   async revokeByGrantId(kind: string, grantId: string): Promise<void> {
     await this.collectionOf(kind).deleteMany({ kind, grantId });
-    if (REMEMBERED_KINDS.has(kind)) await this.grantsChanged();
+    if (REMEMBERED_KINDS.has(kind)) await this.grantsChanged([cacheTarget.grant(grantId)]);
   }
 
   /**
@@ -288,7 +291,7 @@ export class OAuthStore {
     await this.records.deleteMany({ grantId });
     await this.db.models.oauthInteractions.deleteMany({ grantId });
     await this.records.deleteOne({ _id: recordKey('Grant', grantId) });
-    await this.grantsChanged();
+    await this.grantsChanged([cacheTarget.grant(grantId)]);
   }
 
   /** The live records of `kind` that belong to an account or a client (e.g. the grants a person gave). */
@@ -328,7 +331,7 @@ export class OAuthStore {
   /** Deletes an account's records of one kind (e.g. its login sessions); returns how many. */
   async revokeKindOf(kind: string, accountId: string): Promise<number> {
     const result = await this.collectionOf(kind).deleteMany({ kind, accountId });
-    if (REMEMBERED_KINDS.has(kind) && result.deletedCount > 0) await this.grantsChanged();
+    if (REMEMBERED_KINDS.has(kind) && result.deletedCount > 0) await this.grantsChanged([cacheTarget.account(accountId)]);
     return result.deletedCount;
   }
 
@@ -337,18 +340,21 @@ export class OAuthStore {
     // Its logins under way go too (an interaction names its client and, once signed in, its account).
     await this.db.models.oauthInteractions.deleteMany(owner);
     const result = await this.records.deleteMany(owner);
-    if (result.deletedCount > 0) await this.grantsChanged();
+    if (result.deletedCount > 0) {
+      await this.grantsChanged(['accountId' in owner ? cacheTarget.account(owner.accountId) : cacheTarget.client(owner.clientId)]);
+    }
     return result.deletedCount;
   }
 
   /**
-   * Moves the `oauth` version after grants or refresh tokens were deleted, or a grant saved again:
-   * processes that remember them (this store, for the provider and for userinfo) forget them, here
-   * at once and elsewhere as soon as they hear of the change (src/data/version-bus.ts). An expired
-   * record needs no such news: what is remembered carries its expiry.
+   * Moves the `oauth` version after grants or refresh tokens were deleted, or a grant saved again,
+   * naming what changed (cacheTarget): processes that remember those records (this store, for the
+   * provider and for userinfo) forget them, here at once and elsewhere as soon as they hear of the
+   * change (src/data/version-bus.ts); what they remember of other grants stays. An expired record
+   * needs no such news: what is remembered carries its expiry.
    */
-  private async grantsChanged(): Promise<void> {
-    await this.db.versions.bump('oauth');
+  private async grantsChanged(targets: readonly string[]): Promise<void> {
+    await this.db.versions.bump('oauth', targets);
   }
 
   /** The clock of changes, for callers that remember what they read here. */
@@ -392,7 +398,7 @@ export class OAuthStore {
       if (!isDuplicateKey(err)) throw err;
       await this.collectionOf(doc.kind).replaceOne({ _id: doc._id }, doc);
       // A grant saved again (a consent that adds scopes) is new news for whoever remembers it.
-      if (doc.kind === 'Grant') await this.grantsChanged();
+      if (doc.kind === 'Grant') await this.grantsChanged(recordTargets(doc));
     }
   }
 
@@ -416,6 +422,17 @@ export class OAuthStore {
 }
 
 const LOOKUP_FIELDS: readonly LookupField[] = ['uid', 'userCode'];
+
+/** What a remembered record rests on (cacheTarget): itself, its grant, its account and its client. */
+function recordTargets(doc: OAuthRecordDoc): string[] {
+  const grantId = doc.kind === 'Grant' ? doc._id.slice(doc._id.indexOf(':') + 1) : doc.grantId;
+  return [
+    cacheTarget.record(doc._id),
+    ...(grantId ? [cacheTarget.grant(grantId)] : []),
+    ...(doc.accountId ? [cacheTarget.account(doc.accountId)] : []),
+    ...(doc.clientId ? [cacheTarget.client(doc.clientId)] : []),
+  ];
+}
 
 /** Kinds remembered per process (see OAuthStore.grants and refreshTokens). */
 const REMEMBERED_KINDS: ReadonlySet<string> = new Set(['Grant', 'RefreshToken']);

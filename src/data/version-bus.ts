@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../logger.js';
-import type { DataVersions, VersionKind } from './versions.js';
+import type { DataVersions, VersionChange, VersionKind } from './versions.js';
 
-/** What travels on the channel: which version moved, and which process moved it. */
-interface Announcement {
-  readonly kind: VersionKind;
+/** What travels on the channel: the change (src/data/versions.ts), and which process made it. */
+interface Announcement extends VersionChange {
   readonly from: string;
 }
+
+const KINDS: ReadonlySet<string> = new Set<VersionKind>(['data', 'keys', 'oauth']);
 
 /** How long a bump waits for Redis to take its announcement (Redis down: the clock's re-read covers it). */
 const ANNOUNCE_WAIT_MS = 250;
@@ -23,13 +24,14 @@ export interface VersionBus {
 
 /**
  * Joins a process's version clock to the others' through Redis pub/sub: every bump this process
- * makes is published on the database's channel, and every bump another process publishes drops
- * this process's cached stamp at once, so its next request reads the new version (new answers,
- * new ETags) instead of waiting out the clock's one-second cache.
+ * makes is published on the database's channel, and every bump another process publishes is
+ * heard here at once (DataVersions.hear): a data change drops this process's cached stamp, so its
+ * next request reads the new version (new answers, new ETags) instead of waiting out the clock's
+ * one-second cache; a change of a key, grant, account or client drops what it names.
  *
  * Redis is a shortcut, not the source of truth: the version lives in the database and the
  * one-second re-read stays, so a message lost while Redis is down delays a change by at most a
- * second; on every (re)connection the cached stamp is dropped too, for what was missed meanwhile.
+ * second; on every (re)connection everything remembered is dropped, for what was missed meanwhile.
  */
 export async function joinVersionBus(versions: DataVersions, redis: Redis, databaseName: string, logger: Logger): Promise<VersionBus> {
   const channel = versionChannel(databaseName);
@@ -47,7 +49,8 @@ export async function joinVersionBus(versions: DataVersions, redis: Redis, datab
   subscriber.on('message', (from: string, message: string) => {
     if (from !== channel) return;
     const heard = parse(message);
-    if (heard && heard.from !== self) versions.invalidate();
+    if (!heard) versions.invalidate();
+    else if (heard.from !== self) versions.hear(heard);
   });
   // While Redis is down the SUBSCRIBE waits in the queue (and start-up does not wait for it).
   const connected = await subscriber.connect().then(
@@ -58,8 +61,8 @@ export async function joinVersionBus(versions: DataVersions, redis: Redis, datab
   if (connected) await subscribed;
 
   versions.announceWith({
-    async announce(kind) {
-      const announcement: Announcement = { kind, from: self };
+    async announce(change) {
+      const announcement: Announcement = { ...change, from: self };
       // Redis answers PUBLISH after it has passed the message on to every subscriber, so waiting
       // for it orders the announcement before the writer's own answer. A bump must not fail or
       // wait long because Redis does: past ANNOUNCE_WAIT_MS the clock's re-read covers it.
@@ -85,14 +88,20 @@ export async function joinVersionBus(versions: DataVersions, redis: Redis, datab
   };
 }
 
+/** An announcement, or undefined for a message this version cannot read (then everything is dropped). */
 function parse(message: string): Announcement | undefined {
   try {
-    const value: unknown = JSON.parse(message);
-    if (typeof value === 'object' && value !== null && 'from' in value && typeof value.from === 'string') {
-      return value as Announcement;
-    }
+    const value = JSON.parse(message) as Partial<Record<keyof Announcement, unknown>> | null;
+    if (typeof value?.from !== 'string' || typeof value.kind !== 'string' || !KINDS.has(value.kind)) return undefined;
+    const kind = value.kind as VersionKind;
+    const { targets, previous, version } = value;
+    const targeted =
+      Array.isArray(targets) &&
+      targets.every((target) => typeof target === 'string') &&
+      typeof previous === 'number' &&
+      typeof version === 'number';
+    return targeted ? { from: value.from, kind, targets: targets as string[], previous, version } : { from: value.from, kind };
   } catch {
-    // Not ours: ignored.
+    return undefined;
   }
-  return undefined;
 }

@@ -10,10 +10,43 @@ export interface VersionStamp {
   readonly oauth: number;
 }
 
+/**
+ * What a change touched, named so that every cache can tell which of its entries rest on it:
+ * an API key, an account (its keys, grants, tokens and sessions, and the account itself), a
+ * grant (the grant and everything issued under it), a client registration, one OAuth record.
+ */
+export const cacheTarget = {
+  key: (id: string): string => `key:${id}`,
+  account: (id: number | string): string => `account:${id}`,
+  grant: (id: string): string => `grant:${id}`,
+  client: (id: string): string => `client:${id}`,
+  record: (key: string): string => `record:${key}`,
+} as const;
+
+/**
+ * A change of one kind, as this process makes it and as the others hear of it. With `targets`,
+ * only what they name changed, and `previous` and `version` say which value of the kind the
+ * change replaced and which it wrote: a process whose entries rest on `previous` forgets only
+ * the targets and moves on to `version`; one that is anywhere else missed a change (or two
+ * changes raced) and forgets everything of the kind. Without `targets`, anything of the kind may
+ * have changed.
+ */
+export interface VersionChange {
+  readonly kind: VersionKind;
+  readonly targets?: readonly string[];
+  readonly previous?: number;
+  readonly version?: number;
+}
+
 /** How a process tells the others that it moved a version (src/data/version-bus.ts: Redis pub/sub). */
 export interface VersionAnnouncer {
   /** Resolves once the others can hear of it, or after a short bound (never rejects). */
-  announce(kind: VersionKind): Promise<void>;
+  announce(change: VersionChange): Promise<void>;
+}
+
+/** A cache whose entries rest on one kind: told which targets changed (src/data/remembered.ts, src/http/api-key.ts). */
+export interface TargetedCache {
+  forgetTargets(targets: ReadonlySet<string>): void;
 }
 
 const VERSION_KINDS: readonly VersionKind[] = ['data', 'keys', 'oauth'];
@@ -36,17 +69,33 @@ function freshVersion(): number {
 
 /**
  * A shared clock of changes: every write of served data bumps `data`, every change to API keys
- * bumps `keys`, every change to an account and every revocation of an OAuth grant bumps `oauth`. Answers are cached per version, so a change is visible at once in the writing
- * process; in every other one (other instances, the `campus` CLI) within `maxAgeMs`, or at once
- * when the processes share Redis (src/data/version-bus.ts): a bump is announced there, and each
- * process drops its cached stamp the moment it hears of one.
+ * bumps `keys`, every change to an account or a client and every revocation of an OAuth grant
+ * bumps `oauth`. Answers are cached per `data` version, so a data change is visible at once in
+ * the writing process; in every other one (other instances, the `campus` CLI) within `maxAgeMs`,
+ * or at once when the processes share Redis (src/data/version-bus.ts): a bump is announced
+ * there, and each process drops its cached stamp the moment it hears of one.
+ *
+ * Keys and OAuth artifacts are remembered per entry instead (src/data/remembered.ts,
+ * src/http/api-key.ts), and a change of one names what it touched (`cacheTarget`): the
+ * processes that hear of it forget only those entries, so a loop of key rotations or grant
+ * revocations does not empty every instance's caches. What a process cannot account for (a
+ * version it did not hear being written, two changes that raced, a change without targets, Redis
+ * reconnecting) makes it forget everything of that kind: its `generation` moves.
  */
 export class DataVersions {
   private cached: { stamp: VersionStamp; readAt: number } | undefined;
   private inFlight: Promise<VersionStamp> | undefined;
-  /** Moves on every invalidation, so that a read begun before it cannot cache what it saw. */
+  /** Moves on every change heard of, so that a read begun before it cannot cache what it saw. */
   private epoch = 0;
   private announcer: VersionAnnouncer | undefined;
+  /** Per kind, the stored value this process's remembered entries are valid at (undefined: not read yet). */
+  private readonly known: Partial<Record<VersionKind, number>> = {};
+  /** Per kind, moves whenever everything of the kind must be forgotten. */
+  private readonly generations: Record<VersionKind, number> = { data: 0, keys: 0, oauth: 0 };
+  /** Per kind, moves on every change heard of: a value loaded meanwhile is not remembered. */
+  private readonly changeCounts: Record<VersionKind, number> = { data: 0, keys: 0, oauth: 0 };
+  /** The caches told of targeted changes, per kind; held weakly (tests build many apps on one database). */
+  private readonly caches: Record<VersionKind, Set<WeakRef<TargetedCache>>> = { data: new Set(), keys: new Set(), oauth: new Set() };
 
   constructor(
     private readonly meta: Collection,
@@ -70,14 +119,69 @@ export class DataVersions {
   }
 
   /**
+   * The generation of `kind` after the stamp was checked (at most `maxAgeMs` ago): an entry
+   * remembered at another generation is stale. Synchronous when the stamp is fresh.
+   */
+  generation(kind: VersionKind): number | Promise<number> {
+    if (this.peek()) return this.generations[kind];
+    return this.current().then(() => this.generations[kind]);
+  }
+
+  /** How many changes of `kind` this process has heard of: compare before and after a load. */
+  changesOf(kind: VersionKind): number {
+    return this.changeCounts[kind];
+  }
+
+  /** Tells `cache` of every targeted change of `kind` (until it is garbage collected). */
+  watch(kind: VersionKind, cache: TargetedCache): void {
+    this.caches[kind].add(new WeakRef(cache));
+  }
+
+  /**
    * Records a change of the given kind; visible to this process immediately, and announced to the
    * others before it returns, so that the answer to the change (a revocation's 200) leaves after
    * the other processes were told: a client's next request, at any of them, sees the change.
+   * With `targets` (cacheTarget), caches forget only those; the value replaced is read first,
+   * so that the others can tell whether they missed a change.
    */
-  async bump(kind: VersionKind): Promise<void> {
-    await this.renew(kind);
-    this.invalidate();
-    await this.announcer?.announce(kind);
+  async bump(kind: VersionKind, targets?: readonly string[]): Promise<void> {
+    const previous = targets ? (await this.read())[kind] : undefined;
+    const version = freshVersion();
+    await this.renew(kind, version);
+    const change: VersionChange = targets ? { kind, targets, previous, version } : { kind };
+    this.hear(change);
+    await this.announcer?.announce(change);
+  }
+
+  /**
+   * Everything of one account was changed (disabled, deleted): its API keys, and its grants,
+   * tokens, sessions and the account itself, as remembered anywhere, are forgotten at once.
+   */
+  async bumpAccount(accountId: number | string): Promise<void> {
+    const targets = [cacheTarget.account(accountId)];
+    await this.bump('keys', targets);
+    await this.bump('oauth', targets);
+  }
+
+  /**
+   * A change this process made or heard of from another (src/data/version-bus.ts). A targeted
+   * change that follows on the value this process's entries rest on drops only its targets;
+   * anything else drops everything of its kind and the cached stamp, so the next caller reads
+   * the database.
+   */
+  hear(change: VersionChange): void {
+    const { kind, targets, previous, version } = change;
+    this.epoch += 1;
+    this.changeCounts[kind] += 1;
+    if (targets && previous !== undefined && version !== undefined && this.known[kind] === previous) {
+      this.known[kind] = version;
+      if (this.cached) this.cached = { stamp: { ...this.cached.stamp, [kind]: version }, readAt: this.cached.readAt };
+      this.tell(kind, new Set(targets));
+      return;
+    }
+    this.forgetKind(kind);
+    this.cached = undefined;
+    this.inFlight = undefined;
   }
 
   /**
@@ -85,8 +189,8 @@ export class DataVersions {
    * the duplicate `_id` (MongoDB and FerretDB alike); the document now exists, so that second
    * write is simply made again.
    */
-  private async renew(kind: VersionKind): Promise<void> {
-    const write = () => this.meta.updateOne({ _id: DOC_IDS[kind] } as never, { $set: { value: freshVersion() } }, { upsert: true });
+  private async renew(kind: VersionKind, value = freshVersion()): Promise<void> {
+    const write = () => this.meta.updateOne({ _id: DOC_IDS[kind] } as never, { $set: { value } }, { upsert: true });
     try {
       await write();
     } catch (err) {
@@ -96,12 +200,16 @@ export class DataVersions {
   }
 
   /**
-   * Forgets the cached stamp (and any read already on its way, which may predate the change):
-   * the next caller reads the database. Called after a bump here and when another process
-   * announces one.
+   * Forgets everything remembered, of every kind, and the cached stamp (and any read already on
+   * its way, which may predate a change): the next caller reads the database. Called when the
+   * Redis connection comes (back) up: what was announced meanwhile was missed.
    */
   invalidate(): void {
     this.epoch += 1;
+    for (const kind of VERSION_KINDS) {
+      this.changeCounts[kind] += 1;
+      this.forgetKind(kind);
+    }
     this.cached = undefined;
     this.inFlight = undefined;
   }
@@ -124,7 +232,7 @@ export class DataVersions {
     await Promise.all(VERSION_KINDS.map((kind) => this.renew(kind)));
     this.invalidate();
     const announcer = this.announcer;
-    if (announcer) await Promise.all(VERSION_KINDS.map((kind) => announcer.announce(kind)));
+    if (announcer) await Promise.all(VERSION_KINDS.map((kind) => announcer.announce({ kind })));
   }
 
   private async read(): Promise<VersionStamp> {
@@ -133,7 +241,36 @@ export class DataVersions {
     const valueOf = (kind: VersionKind) => Number(docs.find((d) => d._id === (DOC_IDS[kind] as unknown))?.['value'] ?? 0);
     const stamp = { data: valueOf('data'), keys: valueOf('keys'), oauth: valueOf('oauth') };
     // A change heard of while this read was under way may be newer than what it saw.
-    if (epoch === this.epoch) this.cached = { stamp, readAt: Date.now() };
+    if (epoch === this.epoch) {
+      this.adopt(stamp);
+      this.cached = { stamp, readAt: Date.now() };
+    }
     return stamp;
+  }
+
+  /** A stored value this process did not hear being written: everything of that kind is forgotten. */
+  private adopt(stamp: VersionStamp): void {
+    for (const kind of VERSION_KINDS) {
+      const known = this.known[kind];
+      if (known !== undefined && known !== stamp[kind]) {
+        this.changeCounts[kind] += 1;
+        this.generations[kind] += 1;
+      }
+      this.known[kind] = stamp[kind];
+    }
+  }
+
+  /** Everything of `kind` goes; the next read of the stamp sets what the new entries rest on. */
+  private forgetKind(kind: VersionKind): void {
+    this.generations[kind] += 1;
+    delete this.known[kind];
+  }
+
+  private tell(kind: VersionKind, targets: ReadonlySet<string>): void {
+    for (const ref of this.caches[kind]) {
+      const cache = ref.deref();
+      if (cache) cache.forgetTargets(targets);
+      else this.caches[kind].delete(ref);
+    }
   }
 }

@@ -3,6 +3,7 @@ import { assertScope, holdsScope, type ApiKeyPrincipal } from '../auth/principal
 import type { ApiScope } from '../data/__generated__/enums.js';
 import { ApiKeyService, UUID_PATTERN, type KeyMatch } from '../data/api-keys.js';
 import type { Database } from '../data/database.js';
+import { cacheTarget, type TargetedCache } from '../data/versions.js';
 import { ForbiddenError, UnauthorizedError } from '../errors/index.js';
 import type { AppMiddleware } from './context.js';
 import type { FailureLimiter } from './rate-limit.js';
@@ -13,14 +14,16 @@ const MAX_KNOWN_KEYS = 10000;
 const MAX_UNKNOWN_KEYS = 10000;
 
 /**
- * Resolves the X-API-KEY header to a principal. Lookups are cached per key and dropped
- * whenever the shared `keys` version moves, so an issue, renewal, rotation or revocation made
- * anywhere (another instance, the CLI) takes effect within a second. Found keys and unknown
- * values live in two least-recently-used caches of their own.
+ * Resolves the X-API-KEY header to a principal. Lookups are cached per key and dropped when a
+ * change of keys names the key or its owner (src/data/versions.ts), so an issue, renewal,
+ * rotation or revocation made anywhere (another instance, the CLI) takes effect at once where
+ * Redis carries the news, within a second elsewhere, and leaves every other key's entry in
+ * place. Found keys and unknown values live in two least-recently-used caches of their own; any
+ * change of keys drops the unknown values (a value issued now may have been presented before).
  */
-export class ApiKeyAuthenticator {
-  private readonly known = new LRUCache<string, { entry: KeyEntry; keysVersion: number }>({ max: MAX_KNOWN_KEYS });
-  /** The keys version at which the value was found to be no key. */
+export class ApiKeyAuthenticator implements TargetedCache {
+  private readonly known = new LRUCache<string, { entry: KeyEntry; generation: number }>({ max: MAX_KNOWN_KEYS });
+  /** The keys generation at which the value was found to be no key. */
   private readonly unknown = new LRUCache<string, number>({ max: MAX_UNKNOWN_KEYS });
   private readonly service: ApiKeyService;
 
@@ -29,6 +32,15 @@ export class ApiKeyAuthenticator {
     private readonly now: () => Date = () => new Date(),
   ) {
     this.service = new ApiKeyService(db);
+    db.versions.watch('keys', this);
+  }
+
+  /** Forgets the keys a change names, by id or owner, and every value remembered as no key. */
+  forgetTargets(targets: ReadonlySet<string>): void {
+    const gone: string[] = [];
+    for (const [value, { entry }] of this.known.entries()) if (entry.targets.some((target) => targets.has(target))) gone.push(value);
+    for (const value of gone) this.known.delete(value);
+    this.unknown.clear();
   }
 
   /** Returns the principal, or throws 401 with the reason the DECISIONS allow to tell. */
@@ -52,21 +64,25 @@ export class ApiKeyAuthenticator {
   }
 
   private async lookup(key: string): Promise<KeyEntry | null> {
-    const { keys } = this.db.versions.peek() ?? (await this.db.versions.current());
+    const versions = this.db.versions;
+    const generation = await versions.generation('keys');
     // Keyed by the presented value, so a repeat caller costs no hashing; the value lives only
     // in this process's memory, like the request that carried it.
     const hit = this.known.get(key);
-    if (hit && hit.keysVersion === keys) return hit.entry;
-    if (this.unknown.get(key) === keys) return null;
+    if (hit && hit.generation === generation) return hit.entry;
+    if (this.unknown.get(key) === generation) return null;
+    const changes = versions.changesOf('keys');
     const match = await this.service.match(key);
+    // A change heard of during the read may postdate what it found: used, not remembered.
+    const settled = versions.changesOf('keys') === changes;
+    this.known.delete(key);
+    this.unknown.delete(key);
     if (!match) {
-      this.known.delete(key);
-      this.unknown.set(key, keys);
+      if (settled) this.unknown.set(key, generation);
       return null;
     }
     const entry = toEntry(match);
-    this.unknown.delete(key);
-    this.known.set(key, { entry, keysVersion: keys });
+    if (settled) this.known.set(key, { entry, generation });
     return entry;
   }
 }
@@ -74,6 +90,8 @@ export class ApiKeyAuthenticator {
 /** What a stored key means for a request, built once per key version (the principal is shared). */
 interface KeyEntry {
   readonly principal: ApiKeyPrincipal;
+  /** What the entry rests on (cacheTarget): the key, and its owner's account. */
+  readonly targets: readonly string[];
   readonly revoked: boolean;
   /** The owner's account is disabled (issue 25). */
   readonly ownerDisabled: boolean;
@@ -84,6 +102,7 @@ interface KeyEntry {
 
 function toEntry({ doc, previous }: KeyMatch): KeyEntry {
   return {
+    targets: [cacheTarget.key(String(doc._id)), ...(doc.ownerAccountId != null ? [cacheTarget.account(doc.ownerAccountId)] : [])],
     // A replaced value without a grace period (or one from before a later rotation) is revoked.
     revoked: doc.revokedAt != null || (previous && !doc.previousExpiresAt),
     ownerDisabled: doc.ownerDisabled === true,

@@ -31,8 +31,9 @@ export interface AccessTokenVerifierOptions {
  * (by kid), type at+jwt, issuer, audience, expiry on the injected clock; then that the grant
  * behind it is still alive, so a revoked grant ends its access tokens at once.
  *
- * The store remembers live grants until the `oauth` version moves, which every revocation does
- * (src/data/oauth-store.ts) in this process or another (src/data/version-bus.ts): a token's
+ * The store remembers live grants until a change names the grant, its account or its client, as
+ * every revocation does (src/data/oauth-store.ts) in this process or another
+ * (src/data/version-bus.ts, src/data/versions.ts): a token's
  * holder is then checked without a database read, and a revocation still counts at once.
  */
 export class AccessTokenVerifier {

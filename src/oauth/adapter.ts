@@ -1,6 +1,7 @@
 import Provider, { errors, type Adapter, type AdapterPayload, type ClientMetadata, type KoaContextWithOIDC } from 'oidc-provider';
 import type { OAuthRecordKeys, OAuthStore } from '../data/oauth-store.js';
 import { RememberedLookups } from '../data/remembered.js';
+import { cacheTarget } from '../data/versions.js';
 import type { ClientDirectory } from './clients.js';
 import { LIFETIMES, SESSION_DEVICE } from './constants.js';
 
@@ -26,12 +27,18 @@ const MAX_REMEMBERED_CLIENTS = 1000;
 
 /**
  * oidc-provider's storage interface over the data layer, one instance per model name.
- * Clients are read from the client registry (`campus clients`) and remembered until the `oauth`
- * version moves (every change to a client moves it: src/data/accounts.ts), everything else from
+ * Clients are read from the client registry (`campus clients`) and remembered until a change
+ * names the client (every change to a client does: src/data/accounts.ts), everything else from
  * the OAuth store. The store's clock decides expiry, so tests can move time forward.
  */
 export function createAdapterFactory(store: OAuthStore, clients: ClientDirectory): (name: string) => Adapter {
-  const remembered = new RememberedLookups(store.versions, 'oauth', MAX_REMEMBERED_CLIENTS, (id: string) => clients.metadata(id));
+  const remembered = new RememberedLookups(
+    store.versions,
+    'oauth',
+    MAX_REMEMBERED_CLIENTS,
+    (id: string) => clients.metadata(id),
+    (id) => [cacheTarget.client(id)],
+  );
   return (name) => (name === 'Client' ? new ClientAdapter(remembered) : new StoreAdapter(name, store));
 }
 

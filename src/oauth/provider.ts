@@ -17,6 +17,7 @@ import type { OAuthStore } from '../data/oauth-store.js';
 import type { Logger } from '../logger.js';
 import type { AccountService } from './accounts.js';
 import { RememberedLookups } from '../data/remembered.js';
+import { cacheTarget } from '../data/versions.js';
 import { createAdapterFactory } from './adapter.js';
 import { ALLOWED_SCOPES, FIRST_PARTY, REQUIRE_PKCE, SERVICE_NAME, type ClientService } from './clients.js';
 import {
@@ -237,16 +238,22 @@ const MAX_REMEMBERED_ACCOUNTS = 10000;
 
 /**
  * The provider's account look-up (every code and refresh grant makes one). That an account
- * exists is remembered until the `oauth` version moves, as every deletion does
+ * exists is remembered until a change names the account, as every deletion does
  * (src/data/accounts.ts), so a refresh reads no account.
  */
 function accountFinder(deps: ProviderDeps): (ctx: unknown, sub: string) => Promise<Account | undefined> {
   // A disabled account (issue 25) is no account to the provider: its refresh tokens and codes are
   // refused, and a session of it asks for a login again, which the login page refuses.
-  const exists = new RememberedLookups(deps.store.versions, 'oauth', MAX_REMEMBERED_ACCOUNTS, async (id: number) => {
-    const account = await deps.accounts.findById(id);
-    return account && !account.disabledAt ? true : undefined;
-  });
+  const exists = new RememberedLookups(
+    deps.store.versions,
+    'oauth',
+    MAX_REMEMBERED_ACCOUNTS,
+    async (id: number) => {
+      const account = await deps.accounts.findById(id);
+      return account && !account.disabledAt ? true : undefined;
+    },
+    (id) => [cacheTarget.account(id)],
+  );
   return async (_ctx, sub) => {
     if (!/^\d+$/.test(sub) || !(await exists.get(Number(sub)))) return undefined;
     return { accountId: sub, claims: () => ({ sub }) };

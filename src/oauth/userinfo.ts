@@ -1,7 +1,7 @@
 import { AccountStore, type AccountDoc } from '../data/accounts.js';
 import type { Database } from '../data/database.js';
-import type { StudentDoc } from '../data/models/student.model.js';
 import { RememberedLookups } from '../data/remembered.js';
+import { cacheTarget } from '../data/versions.js';
 import type { SchoolSnapshot } from '../data/read-model.js';
 import { toAppError } from '../data/errors.js';
 import { OAuthError, renderOAuthError } from '../http/errors.js';
@@ -9,6 +9,7 @@ import type { AppContext, AppMiddleware } from '../http/context.js';
 import { AccessTokenRejected, type AccessTokenVerifier } from './access-token.js';
 import { OAUTH_PATHS, RESOURCE_SCOPES } from './constants.js';
 import { releasedFields } from './login-scopes.js';
+import { clubSummary, studentRecord } from '../data/school/student-record.js';
 
 /**
  * The whole userinfo answer of docs/decisions.md and issue 22; a token sees only the fields its
@@ -99,25 +100,31 @@ type ShownAccount = Pick<AccountDoc, '_id' | 'email' | 'role'> & { name: string 
 const MAX_REMEMBERED_ACCOUNTS = 10000;
 
 /**
- * The accounts userinfo shows, remembered until the `oauth` version moves, which every change it
+ * The accounts userinfo shows, remembered until a change names the account, as every change it
  * could show (a role, an approval, a deletion) does (src/data/accounts.ts): a repeated userinfo
  * call reads no account.
  */
 function rememberedAccounts(db: Database): RememberedLookups<number, ShownAccount> {
   const store = new AccountStore(db);
-  return new RememberedLookups<number, ShownAccount>(db.versions, 'oauth', MAX_REMEMBERED_ACCOUNTS, async (id) => {
-    const doc = await store.findById(id);
-    return doc
-      ? {
-          _id: doc._id,
-          email: doc.email,
-          role: doc.role,
-          name: doc.name ?? null,
-          department: doc.department ?? null,
-          disabled: doc.disabledAt != null,
-        }
-      : undefined;
-  });
+  return new RememberedLookups<number, ShownAccount>(
+    db.versions,
+    'oauth',
+    MAX_REMEMBERED_ACCOUNTS,
+    async (id) => {
+      const doc = await store.findById(id);
+      return doc
+        ? {
+            _id: doc._id,
+            email: doc.email,
+            role: doc.role,
+            name: doc.name ?? null,
+            department: doc.department ?? null,
+            disabled: doc.disabledAt != null,
+          }
+        : undefined;
+    },
+    (id) => [cacheTarget.account(id)],
+  );
 }
 
 /**
@@ -132,11 +139,11 @@ export function userinfoOf(account: ShownAccount, school: SchoolSnapshot): Useri
     email: account.email,
     role: account.role,
     isStudent: student !== null,
-    student: student ? studentRecord(student, school) : null,
+    student: student ? studentRecord(student, school.clubs) : null,
     teacher: account.role === 'TEACHER' ? { name: account.name ?? null, department: account.department ?? null } : null,
     clubs: student
       ? [student.majorClubId, student.autonomousClubId].flatMap((id) => {
-          const club = clubSummary(id, school);
+          const club = clubSummary(id, school.clubs);
           return club ? [club] : [];
         })
       : [],
@@ -146,34 +153,6 @@ export function userinfoOf(account: ShownAccount, school: SchoolSnapshot): Useri
           .map((p) => ({ id: p._id, name: p.name, status: p.status ?? 'ACTIVE' }))
       : [],
   };
-}
-
-/** The Student record with the fields, order and club summaries of GET /v1/students. */
-export function studentRecord(s: StudentDoc, school: SchoolSnapshot): Record<string, unknown> {
-  return {
-    id: s._id,
-    name: s.name,
-    sex: s.sex,
-    email: s.email,
-    grade: s.grade ?? null,
-    classNum: s.classNum ?? null,
-    number: s.number ?? null,
-    studentNumber: s.studentNumber ?? null,
-    major: s.major ?? null,
-    role: s.role,
-    dormitoryFloor: s.dormitoryFloor ?? null,
-    dormitoryRoom: s.dormitoryRoom ?? null,
-    majorClub: clubSummary(s.majorClubId, school),
-    autonomousClub: clubSummary(s.autonomousClubId, school),
-    specialty: s.specialty ?? null,
-    githubId: s.githubId ?? null,
-    githubUrl: s.githubUrl ?? null,
-  };
-}
-
-function clubSummary(id: number | null | undefined, school: SchoolSnapshot): Record<string, unknown> | null {
-  const club = id == null ? undefined : school.clubs.get(id);
-  return club ? { id: club._id, name: club.name, type: club.type } : null;
 }
 
 /** 401 `invalid_token`, also in WWW-Authenticate (RFC 6750 section 3). */

@@ -4,6 +4,7 @@ import { loadOAuthKeys } from '../oauth/keys.js';
 import { userinfoRoutes } from '../oauth/userinfo.js';
 import { ClientService } from '../oauth/clients.js';
 import { RememberedLookups } from '../data/remembered.js';
+import { cacheTarget } from '../data/versions.js';
 
 /** Apps whose state userinfo remembers per process. */
 const MAX_REMEMBERED_CLIENTS = 10000;
@@ -14,10 +15,16 @@ export async function createUserinfoSurface(deps: AppDeps): Promise<Surface> {
   const now = deps.now ?? (() => new Date());
   const keys = await loadOAuthKeys(deps.config, deps.db);
   const store = new OAuthStore(deps.db, now);
-  // A disabled app's tokens stop here at once: whether an app is active is remembered until the
-  // `oauth` version moves, which disabling it does (src/data/accounts.ts, ClientStore).
+  // A disabled app's tokens stop here at once: whether an app is active is remembered until a
+  // change names the app, as disabling it does (src/data/accounts.ts, ClientStore).
   const clients = new ClientService(deps.db, { isProduction: deps.config.isProduction });
-  const active = new RememberedLookups(deps.db.versions, 'oauth', MAX_REMEMBERED_CLIENTS, async (id: string) => clients.isActive(id));
+  const active = new RememberedLookups(
+    deps.db.versions,
+    'oauth',
+    MAX_REMEMBERED_CLIENTS,
+    async (id: string) => clients.isActive(id),
+    (id) => [cacheTarget.client(id)],
+  );
   return {
     middleware: userinfoRoutes({
       db: deps.db,

@@ -4,6 +4,7 @@ import type { Database } from '../database.js';
 import { isEnrolledRole, type StudentDoc } from '../models/student.model.js';
 import type { ClubDoc } from '../models/club.model.js';
 import type { ProjectDoc } from '../models/project.model.js';
+import { clubSummary, studentRecord } from './student-record.js';
 import type { AuditAction, BatchRequest, SchoolDoc, SchoolEntity } from './types.js';
 
 /*
@@ -91,27 +92,9 @@ class Shapes {
     }
   }
 
-  /** GET /v1/students's shape of a student (src/rest/operations/students.ts). */
+  /** GET /v1/students's shape of a student (the one builder: src/data/school/student-record.ts). */
   student(s: StudentDoc): unknown {
-    return {
-      id: s._id,
-      name: s.name,
-      sex: s.sex,
-      email: s.email,
-      grade: s.grade ?? null,
-      classNum: s.classNum ?? null,
-      number: s.number ?? null,
-      studentNumber: s.studentNumber ?? null,
-      major: s.major ?? null,
-      role: s.role,
-      dormitoryFloor: s.dormitoryFloor ?? null,
-      dormitoryRoom: s.dormitoryRoom ?? null,
-      majorClub: this.clubSummary(s.majorClubId),
-      autonomousClub: this.clubSummary(s.autonomousClubId),
-      specialty: s.specialty ?? null,
-      githubId: s.githubId ?? null,
-      githubUrl: s.githubUrl ?? null,
-    };
+    return studentRecord(s, this.clubs);
   }
 
   /** GET /v1/clubs's shape (leader apart from participants, students as participant summaries: src/graphql/resolvers/club.ts). */
@@ -138,7 +121,7 @@ class Shapes {
       id: p._id,
       name: p.name,
       description: p.description,
-      club: this.clubSummary(p.clubId ?? null),
+      club: clubSummary(p.clubId ?? null, this.clubs),
       participants: ids.flatMap((id) => {
         const s = this.students.get(id);
         return s ? [participant(s)] : [];
@@ -164,11 +147,6 @@ class Shapes {
 
   ids(entity: SchoolEntity): Iterable<number> {
     return (entity === 'STUDENT' ? this.students : entity === 'CLUB' ? this.clubs : this.projects).keys();
-  }
-
-  private clubSummary(id: number | null | undefined): unknown {
-    const club = id == null ? undefined : this.clubs.get(id);
-    return club ? { id: club._id, name: club.name, type: club.type } : null;
   }
 }
 

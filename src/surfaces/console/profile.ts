@@ -1,7 +1,7 @@
 import { fieldLabel, labelOf, MAJOR_LABELS, ROLE_LABELS, SEX_LABELS, type Lang } from '../../data/school/labels.js';
 import { studentFieldValues, writeOwnFields, type StudentSelfField } from '../../data/school/student-fields.js';
 import { NotFoundError } from '../../errors/index.js';
-import { studentRecord } from '../../oauth/userinfo.js';
+import { studentRecord } from '../../data/school/student-record.js';
 import { csrfField, errorSummary, facts, type FieldError } from '../web/components.js';
 import { html } from '../web/html.js';
 import { page, redirect, type Handler, type Outcome, type PageRequest } from '../web/routes.js';
@@ -46,7 +46,7 @@ async function profilePage(
   const { school, student } = await ownStudent(req, deps);
   if (!student) return page(m.title, html`<p role="status">${m.notStudent}</p>`, status);
   const fields = deps.config.studentSelfEditFields;
-  const record = studentRecord(student, school);
+  const record = studentRecord(student, school.clubs);
   const errors = form?.errors ?? [];
   return page(
     m.title,

@@ -1,0 +1,51 @@
+import type { ClubDoc } from '../models/club.model.js';
+import type { StudentDoc } from '../models/student.model.js';
+
+/** Clubs by id, as the read model (src/data/read-model.ts) and a plain Map both hold them. */
+export interface ClubsById {
+  get(id: number): ClubDoc | undefined;
+}
+
+/** A club inside a student record: the summary GET /v1/students shows. */
+export type ClubSummary = {
+  readonly id: number;
+  readonly name: string;
+  readonly type: ClubDoc['type'];
+};
+
+/**
+ * The Student record of the data API, built from a stored student: the one builder of the shape
+ * GET /v1/students answers (its operation's selection, src/rest/operations/students.ts, names the
+ * same fields in the same order; test/unit/student-record.test.ts holds the two together), for
+ * every other place that shows it: userinfo (src/oauth/userinfo.ts), the change feed's events
+ * (src/data/school/events.ts) and the console's profile. As the GraphQL resolvers do
+ * (src/graphql/resolvers/student.ts), `id` is the stored `_id`, the two clubs are their
+ * summaries (or null), and an absent value is null.
+ */
+export function studentRecord(s: StudentDoc, clubs: ClubsById) {
+  return {
+    id: s._id,
+    name: s.name,
+    sex: s.sex,
+    email: s.email,
+    grade: s.grade ?? null,
+    classNum: s.classNum ?? null,
+    number: s.number ?? null,
+    studentNumber: s.studentNumber ?? null,
+    major: s.major ?? null,
+    role: s.role,
+    dormitoryFloor: s.dormitoryFloor ?? null,
+    dormitoryRoom: s.dormitoryRoom ?? null,
+    majorClub: clubSummary(s.majorClubId, clubs),
+    autonomousClub: clubSummary(s.autonomousClubId, clubs),
+    specialty: s.specialty ?? null,
+    githubId: s.githubId ?? null,
+    githubUrl: s.githubUrl ?? null,
+  };
+}
+
+/** The summary of a club by id, or null (no such id, or no club). */
+export function clubSummary(id: number | null | undefined, clubs: ClubsById): ClubSummary | null {
+  const club = id == null ? undefined : clubs.get(id);
+  return club ? { id: club._id, name: club.name, type: club.type } : null;
+}
