@@ -7,6 +7,7 @@ import { benchDatabaseName } from './lib.js';
 import { runOAuthBench } from './oauth.js';
 import { runSchoolBench } from './school.js';
 import { runUncachedBench } from './uncached.js';
+import { runWebhooksBench } from './webhooks.js';
 
 const parts: Record<string, () => Promise<boolean>> = {
   data: runDataBench,
@@ -15,6 +16,7 @@ const parts: Record<string, () => Promise<boolean>> = {
   oauth: runOAuthBench,
   flood: runFloodBench,
   school: runSchoolBench,
+  webhooks: runWebhooksBench,
 };
 const asked = process.argv.slice(2);
 const unknown = asked.filter((name) => !(name in parts));

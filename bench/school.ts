@@ -156,7 +156,7 @@ async function timed(
   return seconds;
 }
 
-function parseCsvLine(line: string): string[] {
+export function parseCsvLine(line: string): string[] {
   const cells: string[] = [];
   let cell = '';
   let quoted = false;
@@ -178,7 +178,7 @@ function parseCsvLine(line: string): string[] {
   return cells;
 }
 
-function csvCell(text: string): string {
+export function csvCell(text: string): string {
   return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 

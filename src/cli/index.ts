@@ -9,6 +9,7 @@ import { registerMigrate } from './commands/migrate.js';
 import { registerNeisCommands } from './commands/neis.js';
 import { registerOAuthCommands } from './commands/oauth.js';
 import { registerSecrets } from './commands/secrets.js';
+import { registerProjects } from './commands/projects.js';
 import { registerSeed } from './commands/seed.js';
 import { registerServe } from './commands/serve.js';
 import { registerStudents } from './commands/students.js';
@@ -38,6 +39,7 @@ export function buildProgram(): Command {
   registerExport(program);
   registerStudents(program);
   registerWebhooks(program);
+  registerProjects(program);
   return program;
 }
 

@@ -5,6 +5,7 @@ import { clubModel } from './models/club.model.js';
 import { projectModel } from './models/project.model.js';
 import { apiKeyModel } from './models/api-key.model.js';
 import { accessAuditModel } from './models/access-audit.model.js';
+import { projectProposalModel } from './models/project-proposal.model.js';
 import { auditBatchModel, auditEntryModel, schoolJobModel, schoolJournalModel, schoolUploadModel } from './models/audit.model.js';
 import { apiKeyUsageModel } from './models/api-key-usage.model.js';
 import { oauthModels } from './models/oauth.js';
@@ -33,6 +34,7 @@ export function createModels(connection: Connection) {
     schoolJobs: schoolJobModel(connection),
     apiKeys: apiKeyModel(connection),
     accessAudit: accessAuditModel(connection),
+    projectProposals: projectProposalModel(connection),
     apiKeyUsage: apiKeyUsageModel(connection),
     ...oauthModels(connection),
     meals: mealModel(connection),

@@ -62,7 +62,7 @@ const KEPT_TERMS = 20;
  * readers never see a range empty or half-written, and a failed sync leaves the last good rows.
  */
 export class NeisStore {
-  constructor(private readonly db: Database) {}
+  constructor(readonly db: Database) {}
 
   /** The shared state (segments, lease, last sync), or null before the first sync. */
   async state(): Promise<NeisStateDoc | null> {

@@ -351,9 +351,12 @@ export class WebhookStore {
    */
   async scopesOf(doc: WebhookDoc): Promise<Set<ApiScope>> {
     if (doc.ownerAccountId === null) return new Set(API_SCOPES);
+    // A disabled or deleted account's keys read nothing (src/http/api-key.ts): neither does its webhook.
+    const owner = await this.db.models.accounts.findOne({ _id: doc.ownerAccountId }, { disabledAt: 1 }).lean();
+    if (!owner || owner.disabledAt) return new Set();
     const now = this.now();
     const keys = await this.db.models.apiKeys
-      .find({ ownerAccountId: doc.ownerAccountId, revokedAt: null, expiresAt: { $gt: now } }, { scopes: 1 })
+      .find({ ownerAccountId: doc.ownerAccountId, revokedAt: null, expiresAt: { $gt: now }, ownerDisabled: { $ne: true } }, { scopes: 1 })
       .lean();
     return new Set(keys.flatMap((k) => k.scopes as ApiScope[]));
   }

@@ -40,9 +40,21 @@ export function compress(body: Buffer, coding: ContentCoding): Promise<Buffer> {
  * allows instead of a 406.
  */
 export function negotiateCoding(ctx: AppContext): ContentCoding | undefined {
+  const header = ctx.get('Accept-Encoding');
+  if (!header) return undefined;
+  // Clients send a handful of distinct headers; each is negotiated once (a 304's ETag needs it too).
+  const known = negotiated.get(header);
+  if (known !== undefined) return known || undefined;
   const chosen = ctx.acceptsEncodings('br', 'gzip', 'identity');
-  return chosen === 'br' || chosen === 'gzip' ? chosen : undefined;
+  const coding = chosen === 'br' || chosen === 'gzip' ? chosen : undefined;
+  if (negotiated.size >= MAX_NEGOTIATED) negotiated.clear();
+  negotiated.set(header, coding ?? '');
+  return coding;
 }
+
+/** Accept-Encoding headers already negotiated ('' for identity), bounded: a flood of odd headers empties it. */
+const negotiated = new Map<string, ContentCoding | ''>();
+const MAX_NEGOTIATED = 256;
 
 /**
  * The strong ETag of a coded representation: its bytes differ from identity's, so its strong

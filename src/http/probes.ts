@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Database } from '../data/database.js';
 import { MethodNotAllowedError } from '../errors/index.js';
-import type { AppMiddleware } from './context.js';
+import type { AppContext, AppMiddleware } from './context.js';
 import { errorEnvelope, successEnvelope } from './envelope.js';
 
 /** The probe paths; src/http/tls.ts lets them through over plain HTTP from loopback and TRUSTED_PROXIES. */
@@ -35,8 +35,7 @@ export interface ProbeDeps {
  * state (/v1/health keeps those, under the TLS rule like any data path).
  */
 export function probes(deps: ProbeDeps): AppMiddleware {
-  return async (ctx, next) => {
-    if (ctx.path !== PROBE_PATHS.live && ctx.path !== PROBE_PATHS.ready) return next();
+  const answer = async (ctx: AppContext): Promise<void> => {
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') throw new MethodNotAllowedError(['GET', 'HEAD']);
     ctx.set('Cache-Control', 'no-store');
     if (ctx.path === PROBE_PATHS.live) {
@@ -52,6 +51,8 @@ export function probes(deps: ProbeDeps): AppMiddleware {
       ctx.body = errorEnvelope(503, `Not ready: ${downList(checks)} unreachable.`);
     }
   };
+  // Every other request passes straight on, without an async frame of its own (issue 26: the 304's cost).
+  return (ctx, next) => (ctx.path === PROBE_PATHS.live || ctx.path === PROBE_PATHS.ready ? answer(ctx) : next());
 }
 
 async function readiness(deps: ProbeDeps): Promise<Record<string, CheckState>> {

@@ -5,6 +5,7 @@ import type { Database } from '../data/database.js';
 import { MEAL_TYPE_RANK } from '../data/models/meal.model.js';
 import { NEIS_DATASETS, type DatasetReport, type NeisDataset, type SyncReport } from '../data/models/neis-state.model.js';
 import { LeaseLostError, NeisStore, type Lease } from '../data/neis.js';
+import { changedDates, fingerprints, liveFingerprints, recordNeisEvent } from '../data/neis-events.js';
 import type { Logger } from '../logger.js';
 import { NeisClient, NeisError, type NeisClientEvent, type NeisRow } from './client.js';
 import { mapMeals, mapSchedules, mapTimetables, type Mapped } from './mappers.js';
@@ -135,9 +136,16 @@ export class NeisSync {
       const mapped = mapDataset(dataset, rows);
       for (const warning of mapped.warnings) logger.warn({ dataset, warning }, 'NEIS row skipped');
       const generation = `${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`;
-      await store.writeGeneration(dataset, lease, generation, toDocs(dataset, mapped.records), async () => heartbeat.check());
+      const docs = toDocs(dataset, mapped.records);
+      await store.writeGeneration(dataset, lease, generation, docs, async () => heartbeat.check());
       heartbeat.check();
+      // The change feed names the dates whose rows differ from what was served (src/data/neis-events.ts).
+      const before = await liveFingerprints(store.db, dataset, request.from, request.to);
       await store.activate(dataset, lease, { from: request.from, to: request.to, generation }, this.school(), this.now());
+      const dates = changedDates(before, fingerprints(dataset, docs));
+      await recordNeisEvent(store.db, dataset, { dates, from: request.from, to: request.to }, this.now()).catch((err: Error) =>
+        logger.warn({ dataset, err: { message: err.message } }, 'could not write the NEIS change event'),
+      );
       const skipped = mapped.warnings.length > 0 ? `, ${mapped.warnings.length} rows skipped` : '';
       progress(`${dataset}: ${mapped.records.length} records now served for ${request.from}..${request.to}${skipped}`);
       return { outcome: 'ok', rows: mapped.records.length, skippedRows: mapped.warnings.length, error: null };

@@ -283,10 +283,10 @@ export const ENDPOINTS: readonly Endpoint[] = [
   }),
   endpoint({
     path: '/v1/changes',
-    scope: [ApiScope.StudentRead, ApiScope.ClubRead, ApiScope.ProjectRead],
+    scope: [ApiScope.StudentRead, ApiScope.ClubRead, ApiScope.ProjectRead, ApiScope.NeisRead],
     summary: {
-      ko: '학생, 동아리, 프로젝트의 변경 이벤트를 커밋 순서로 (키의 범위에 맞는 것만; 30일 보관).',
-      en: "Change events of students, clubs and projects in commit order (those the key's scopes allow; kept 30 days).",
+      ko: '학생, 동아리, 프로젝트, NEIS(급식·학사일정·시간표)의 변경 이벤트를 커밋 순서로 (키의 범위에 맞는 것만; 30일 보관).',
+      en: "Change events of students, clubs, projects and NEIS data (meals, schedules, timetables) in commit order (those the key's scopes allow; kept 30 days).",
     },
     query: changesQuery,
     operation: CHANGES_OPERATION,

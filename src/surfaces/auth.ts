@@ -3,6 +3,7 @@ import { AccountStore } from '../data/accounts.js';
 import { ApiKeyService } from '../data/api-keys.js';
 import { AccessAudit } from '../data/access-audit.js';
 import { OAuthStore } from '../data/oauth-store.js';
+import { ProjectProposals } from '../data/school/proposals.js';
 import { UpdateRequests } from '../data/update-requests.js';
 import { createGraphQLServer } from '../graphql/server.js';
 import type { Logger } from '../logger.js';
@@ -79,6 +80,7 @@ export async function createAuthSurface(deps: AppDeps): Promise<Surface> {
     policy: { production: config.isProduction, allowPrivate: config.webhooks.allowPrivate },
     now,
   };
+  const proposals = new ProjectProposals(db, { timeZone: config.schoolTimeZone, now });
   const pages = compose([
     serveAssets(),
     web.mount(homeRoutes(web), web),
@@ -120,6 +122,7 @@ export async function createAuthSurface(deps: AppDeps): Promise<Surface> {
       mfa,
       signIns: new SignIns(store),
       webhooks,
+      proposals,
       now,
     }),
     web.mount(adminRoutes(web), {
@@ -133,6 +136,7 @@ export async function createAuthSurface(deps: AppDeps): Promise<Surface> {
       updateRequests: dataUpdates,
       mailer,
       selfService,
+      proposals,
       now,
     }),
   ]);

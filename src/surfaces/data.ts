@@ -122,12 +122,13 @@ class Routes {
 
   /** `path` may name parameters as the endpoint table does (`/v1/public/projects/{id}`). */
   get(path: string, ...middleware: AppMiddleware[]): void {
-    this.router.get(path.replace(/\{(\w+)\}/g, ':$1'), ...middleware);
+    // Composed once here rather than by the router on every request (issue 26: a 304's fixed cost).
+    this.router.get(path.replace(/\{(\w+)\}/g, ':$1'), compose(middleware));
     this.allow(path, 'HEAD', 'GET');
   }
 
   post(path: string, ...middleware: AppMiddleware[]): void {
-    this.router.post(path, ...middleware);
+    this.router.post(path, compose(middleware));
     this.allow(path, 'POST');
   }
 

@@ -10,6 +10,7 @@ import { freePort } from '../../src/data/embedded/index.js';
 import { DEMO_API_KEY, demoAccountEmail } from '../../src/data/seed/demo.js';
 import { DEMO_OAUTH } from '../../src/oauth/seed.js';
 import { VIEWPORTS, launchChromium, screenshot } from '../helpers/browser.js';
+import { eventually } from '../helpers/receiver.js';
 import { serveDemo, type ServedDemo } from '../helpers/serve.js';
 
 const run = promisify(execFile);
@@ -157,6 +158,33 @@ describe('examples/ against campus serve', function () {
     } finally {
       await context.close();
       await example.stop();
+    }
+  });
+
+  it('webhook-receiver: verifies the signature of a delivery made by campus webhooks test, and refuses a forged one', async () => {
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}/`;
+    const created = JSON.parse(await served.campus(['webhooks', 'create', '--url', url, '--events', 'student.*,club.*', '--json'])) as {
+      id: string;
+      secret: string;
+    };
+    const example = await startExample('webhook-receiver', { WEBHOOK_SECRET: created.secret, PORT: String(port) }, /listening on/);
+    try {
+      expect(example.output[0]).to.equal(`webhook-receiver: listening on ${url}`);
+      expect(await served.campus(['webhooks', 'test', created.id])).to.match(/^Delivered: /);
+      // The receiver prints before it answers; its line may reach this process a moment after the answer.
+      await eventually(() => example.output.length >= 2, 5000, "the receiver's line");
+      expect(example.output[1]).to.match(/^test_[0-9a-f]{12} webhook\.test$/);
+      const forged = await fetch(url, {
+        method: 'POST',
+        headers: { 'webhook-id': 'evt_1', 'webhook-timestamp': String(Math.floor(Date.now() / 1000)), 'webhook-signature': 'v1,AAAA' },
+        body: '{"id":"1","type":"student.deleted"}',
+      });
+      expect([forged.status, await forged.text()]).to.deep.equal([400, 'bad signature']);
+      expect(example.output).to.have.length(2);
+    } finally {
+      await example.stop();
+      await served.campus(['webhooks', 'delete', created.id]);
     }
   });
 

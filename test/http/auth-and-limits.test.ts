@@ -317,6 +317,27 @@ describe('data API: API keys, rate limits, conditional requests', () => {
       expect(forbidden.headers.get('x-ratelimit-remaining')).to.equal('0');
     });
 
+    it('a warm conditional request answered 304 reads nothing from the database (issue 26)', async () => {
+      const key = await issueKey(t.db, { scopes: ['CLUB_READ'] });
+      const call = (headers: Record<string, string> = {}) => t.request('/v1/clubs', { headers: { 'X-API-KEY': key, ...headers } });
+      const first = await call();
+      await expectOk(first);
+      const etag = first.headers.get('etag') ?? '';
+      expect((await call({ 'If-None-Match': etag })).status).to.equal(304);
+      // Reads only: the usage counts are written in the background every few seconds.
+      const reads: string[] = [];
+      const stop = t.db.telemetry.onOperation((sample) => {
+        if (/^(find|findOne|countDocuments|aggregate|distinct)$/.test(sample.operation))
+          reads.push(`${sample.collection}.${sample.operation}`);
+      });
+      try {
+        for (let i = 0; i < 20; i++) expect((await call({ 'If-None-Match': etag })).status).to.equal(304);
+      } finally {
+        stop();
+      }
+      expect(reads).to.deep.equal([]);
+    });
+
     it('different answers have different ETags; an ETag of another query does not match', async () => {
       const all = await get('/v1/students');
       const one = await get('/v1/students?size=1');

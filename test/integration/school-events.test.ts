@@ -14,6 +14,11 @@ import { SchoolWriter, type WriteOutcome } from '../../src/data/school/writes.js
 import { seedDemoSchool } from '../../src/data/seed/demo.js';
 import { BadRequestError } from '../../src/errors/index.js';
 import { createTestDatabase } from '../helpers/database.js';
+import { NeisStore } from '../../src/data/neis.js';
+import { createLogger } from '../../src/logger.js';
+import { NeisClient } from '../../src/neis/client.js';
+import { startFakeNeis } from '../../src/neis/fake-server.js';
+import { NeisSync } from '../../src/neis/sync.js';
 import { buildStudent } from '../helpers/factories.js';
 
 /**
@@ -129,12 +134,21 @@ describe('school data: change events (the outbox of the one write path)', functi
       'src/data/school/writes.ts',
     ]);
     expect(sourcesMatching(/\bwithSchoolLock\(/).sort()).to.deep.equal([
+      // The NEIS sync's events (walked by the next test).
+      'src/data/neis-events.ts',
       'src/data/school/audit.ts',
       'src/data/school/import.ts',
       'src/data/school/rollover.ts',
       'src/data/school/writes.ts',
       'src/data/seed/demo.ts',
     ]);
+    // Every event writer: the school's batches and the NEIS sync.
+    expect(sourcesMatching(/\bwriteEvents\(/).sort()).to.deep.equal([
+      'src/data/neis-events.ts',
+      'src/data/school/engine.ts',
+      'src/data/school/events.ts',
+    ]);
+    expect(sourcesMatching(/\brecordNeisEvent\(/).sort()).to.deep.equal(['src/data/neis-events.ts', 'src/neis/sync.ts']);
     const methods = Object.getOwnPropertyNames(SchoolWriter.prototype).filter((m) => !['constructor', 'run', 'year'].includes(m));
     expect(methods.sort()).to.deep.equal(Object.keys(WRITER_CASES).sort());
 
@@ -196,6 +210,59 @@ describe('school data: change events (the outbox of the one write path)', functi
     expect(rolloverEvents.filter((e) => e.type === 'student.updated').length).to.be.greaterThan(10);
     expect(rolloverEvents.at(-1)?.type).to.equal('batch.completed');
     expect((rolloverEvents.at(-1)?.data as { kind: string }).kind).to.equal('ROLLOVER');
+  });
+
+  it('a NEIS sync that changes meals, schedules or timetables emits neis.*.updated with the dates touched; an unchanged one emits nothing', async () => {
+    const fake = await startFakeNeis({ anchor: '2026-03-16', apiKey: 'neis-key' });
+    try {
+      const client = new NeisClient({
+        baseUrl: fake.url,
+        apiKey: 'neis-key',
+        officeCode: 'F10',
+        schoolCode: '7380292',
+        timeoutMs: 5000,
+        backoffMs: () => 0,
+      });
+      const sync = new NeisSync({
+        store: new NeisStore(db),
+        client,
+        officeCode: 'F10',
+        schoolCode: '7380292',
+        logger: createLogger('silent'),
+        now: () => now,
+      });
+      const window = { from: '2026-03-02', to: '2026-03-04' };
+      const NEIS = new Set(['NEIS_READ']);
+      const emitted = async (write: () => Promise<unknown>): Promise<ChangeEvent[]> => {
+        const before = String(await lastSequence(db));
+        await write();
+        return readAll(db, before, 1000, NEIS);
+      };
+      // The demo seed synced nothing of these dates: every dataset changes, on the dates it has rows.
+      const first = await emitted(() => sync.run({ ...window, trigger: 'cli' }));
+      expect(first.map((e) => e.type)).to.deep.equal(['neis.meals.updated', 'neis.schedules.updated', 'neis.timetables.updated']);
+      expect(first[0]).to.deep.include({ actor: { kind: 'CLI' }, batchId: null, time: now.toISOString() });
+      expect(first[0]?.data).to.deep.equal({ dataset: 'meals', dates: ['2026-03-02', '2026-03-03', '2026-03-04'], ...window });
+      for (const event of first) expect((event.data as { dates: string[] }).dates.length, event.type).to.be.greaterThan(0);
+      // The same data again: nothing changed, no event.
+      expect(await emitted(() => sync.run({ ...window, trigger: 'cli' }))).to.deep.equal([]);
+      // NEIS drops one day's meals: only that date is named.
+      const rows = await client.meals(window.from, window.to);
+      fake.script('mealServiceDietInfo', { kind: 'rows', rows: rows.filter((r) => r['MLSV_YMD'] !== '20260303') });
+      const dropped = await emitted(() => sync.run({ ...window, trigger: 'cli', datasets: ['meals'] }));
+      expect(dropped.map((e) => [e.type, (e.data as { dates: string[] }).dates])).to.deep.equal([['neis.meals.updated', ['2026-03-03']]]);
+      // Only NEIS_READ sees them.
+      const cursor = String(Number(first[0]?.id) - 1);
+      expect((await readAll(db, cursor, 1000, NEIS)).map((e) => e.type)).to.deep.equal([
+        'neis.meals.updated',
+        'neis.schedules.updated',
+        'neis.timetables.updated',
+        'neis.meals.updated',
+      ]);
+      expect(await readAll(db, cursor, 1000, ALL)).to.deep.equal([]);
+    } finally {
+      await fake.close();
+    }
   });
 
   it('a student moving clubs updates both clubs; before and after are the REST shapes; the ids are the commit order', async () => {

@@ -185,6 +185,22 @@ describe('webhooks: signed, ordered, retried delivery of the change feed', funct
     expect(types.every((t) => t === 'club.updated')).to.equal(true, types.join(','));
   });
 
+  it("sends nothing while the owner's account is disabled; the events wait and arrive once it is enabled", async () => {
+    const accounts = new AccountStore(db);
+    const account = await accounts.create({ email: 'paused.owner@gsm.hs.kr', passwordHash: 'x', role: 'USER' });
+    await new ApiKeyService(db).issue({ scopes: ['STUDENT_READ'], ownerAccountId: account._id });
+    const r = await receiver();
+    await store.create({ ownerAccountId: account._id, url: r.url, eventTypes: ['student.updated'] });
+    await accounts.setDisabled(account._id, { at: new Date(), by: null });
+    startWorker([100]);
+    await writer().updateStudent(1, { name: '정지중' });
+    await new Promise((done) => setTimeout(done, 1500));
+    expect(r.received).to.have.length(0);
+    await accounts.setDisabled(account._id, null);
+    await eventually(() => r.delivered.length === 1, 15000, 'the event after enabling');
+    expect(r.delivered[0]?.body).to.include('정지중');
+  });
+
   it('redelivers by hand and sends test events, each recorded as an attempt', async () => {
     const r = await receiver();
     const { webhook, secret } = await store.create({ ownerAccountId: null, url: r.url, eventTypes: ['student.*'] });

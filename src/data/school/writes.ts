@@ -111,6 +111,18 @@ export class SchoolWriter {
     return this.run('PROJECT', 'DELETE', (s) => deleteProject(s, id));
   }
 
+  /**
+   * The problems a project's create (`id` null) or change would meet, without writing anything:
+   * the same step and whole-school validation as `createProject` / `updateProject` (issue 25: a
+   * student's proposal is checked when made, and again when an admin accepts it).
+   */
+  async checkProject(id: number | null, patch: ProjectPatch): Promise<readonly Issue[]> {
+    const state = await SchoolState.load(this.db);
+    const result = putProject(state, id, patch);
+    if (result.issues.length > 0 || result.id === null) return result.issues;
+    return validateState(state).map(({ issue }) => issue);
+  }
+
   private year(): number {
     return schoolYear(this.clock.timeZone, this.clock.now());
   }

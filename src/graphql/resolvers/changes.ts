@@ -17,17 +17,17 @@ export const JSON_SCALAR = new GraphQLScalarType<unknown, unknown>({
   },
 });
 
-/** The scopes whose events the feed carries (NEIS events are not written yet). */
-const SCHOOL_SCOPES: readonly ApiScope[] = ['STUDENT_READ', 'CLUB_READ', 'PROJECT_READ'];
+/** The scopes whose events the feed carries (src/data/school/events.ts scopeOfEvent; NEIS: src/data/neis-events.ts). */
+const FEED_SCOPES: readonly ApiScope[] = ['STUDENT_READ', 'CLUB_READ', 'PROJECT_READ', 'NEIS_READ'];
 
 export const changeResolvers: Resolvers = {
   JSON: JSON_SCALAR,
   Query: {
     async changes(_parent, args, ctx) {
-      const scopes = new Set(SCHOOL_SCOPES.filter((scope) => ctx.holdsScope(scope)));
+      const scopes = new Set(FEED_SCOPES.filter((scope) => ctx.holdsScope(scope)));
       if (scopes.size === 0) {
         throw new ForbiddenError(
-          'The change feed needs an API key with STUDENT_READ, CLUB_READ or PROJECT_READ; it shows the events those scopes allow.',
+          'The change feed needs an API key with STUDENT_READ, CLUB_READ, PROJECT_READ or NEIS_READ; it shows the events those scopes allow.',
         );
       }
       return readChanges(ctx.db, { after: args.after ?? null, limit: args.limit ?? null, scopes });

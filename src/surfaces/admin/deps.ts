@@ -10,6 +10,7 @@ import type { AccountService } from '../../oauth/accounts.js';
 import type { Mailer } from '../../oauth/mail.js';
 import type { UpdateRequests } from '../../data/update-requests.js';
 import type { SelfService } from '../../oauth/self-service.js';
+import type { ProjectProposals } from '../../data/school/proposals.js';
 import type { PageRequest } from '../web/routes.js';
 
 /**
@@ -57,5 +58,7 @@ export interface AdminDeps {
   readonly mailer: Mailer;
   /** The self-service reset's codes and mail, for the resets staff send (issue 25). */
   readonly selfService: SelfService;
+  /** Issue 25: students' project proposals, reviewed in /admin/proposals. */
+  readonly proposals: ProjectProposals;
   readonly now: () => Date;
 }

@@ -5,6 +5,7 @@ import type { AdminHomeQuery, AdminHomeQueryVariables } from './__generated__/op
 import type { AdminDeps } from './deps.js';
 import { ADMIN_HOME } from './operations/counts.js';
 import { pendingKeyRequests } from './keys.js';
+import { waitingProposals } from './proposals.js';
 
 /** GET /admin: the school in numbers, the tasks, and the latest changes. */
 export const adminHome: Handler<AdminDeps> = async (req, deps) => {
@@ -16,6 +17,7 @@ export const adminHome: Handler<AdminDeps> = async (req, deps) => {
   const pending = await pendingKeyRequests(req, deps);
   // Issue 25: teachers' sign-ups waiting for a decision, counted here (decided in /admin/accounts).
   const teachers = (await deps.accounts.search({ approval: 'PENDING', skip: 0, limit: 1 })).total;
+  const proposals = await waitingProposals(deps);
   const links: readonly (readonly [string, string])[] = [
     ['/admin/import', h.links.import],
     ['/admin/export', h.links.export],
@@ -31,6 +33,14 @@ export const adminHome: Handler<AdminDeps> = async (req, deps) => {
           ? html`<p class="flash ok" role="status">
               <span data-count="teachers-waiting">${h.teachersWaiting(teachers)}</span>
               <a href="/admin/accounts?approval=PENDING">${h.reviewTeachers}</a>
+            </p>`
+          : ''
+      }
+      ${
+        proposals > 0
+          ? html`<p class="flash ok" role="status">
+              <span data-count="proposals-waiting">${t.admin.proposals.waiting(proposals)}</span>
+              <a href="/admin/proposals">${t.admin.proposals.review}</a>
             </p>`
           : ''
       }

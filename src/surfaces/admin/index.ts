@@ -19,6 +19,7 @@ import {
   reopenProject,
   updateProject,
 } from './projects.js';
+import { acceptProposal, proposalDetail, proposalList, refuseProposal } from './proposals.js';
 import { schoolYearApply, schoolYearPreview, schoolYearStart } from './school-year.js';
 import {
   createStudent,
@@ -78,6 +79,10 @@ export function adminRoutes(web: Web): RouteTable<AdminDeps> {
       { method: 'POST', path: '/admin/projects/:id/end', handler: endProject },
       { method: 'POST', path: '/admin/projects/:id/reopen', handler: reopenProject },
       { method: 'POST', path: '/admin/projects/:id/delete', handler: deleteProject },
+      { method: 'GET', path: '/admin/proposals', handler: proposalList },
+      { method: 'GET', path: '/admin/proposals/:id', handler: proposalDetail },
+      { method: 'POST', path: '/admin/proposals/:id/accept', handler: acceptProposal },
+      { method: 'POST', path: '/admin/proposals/:id/refuse', handler: refuseProposal },
       { method: 'GET', path: '/admin/import', handler: importStart },
       { method: 'POST', path: '/admin/import', handler: importPreview, upload: true },
       { method: 'POST', path: '/admin/import/apply', handler: importApply },

@@ -59,7 +59,8 @@ type Values = Readonly<Record<string, string>>;
 type ClubChoice = AdminClubChoicesQuery['clubs']['clubs'][number];
 type Project = AdminProjectQuery['projects']['projects'][number];
 
-const projectForm = (lang: Lang) =>
+/** The project form's fields (also a student's proposal: src/surfaces/console/projects.ts). */
+export const projectForm = (lang: Lang) =>
   z.object({
     name: textOrNull(),
     description: text(),

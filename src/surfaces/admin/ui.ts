@@ -36,6 +36,7 @@ export function adminSection(t: Texts): Section {
       { href: '/admin/students', label: nav.students },
       { href: '/admin/clubs', label: nav.clubs },
       { href: '/admin/projects', label: nav.projects },
+      { href: '/admin/proposals', label: nav.proposals },
       { href: '/admin/import', label: nav.import },
       { href: '/admin/export', label: nav.export },
       { href: '/admin/school-year', label: nav.schoolYear },

@@ -7,6 +7,7 @@ import type { MfaService } from '../../oauth/mfa.js';
 import type { SelfService } from '../../oauth/self-service.js';
 import type { SignIns } from '../../oauth/sign-ins.js';
 import type { Web } from '../web/web.js';
+import type { ProjectProposals } from '../../data/school/proposals.js';
 import type { ManualDeps } from '../../events/delivery.js';
 
 /**
@@ -27,5 +28,7 @@ export interface ConsoleDeps {
   readonly signIns: SignIns;
   /** Webhooks: their store, and what sending a test event or a redelivery needs (src/events/delivery.ts). */
   readonly webhooks: ManualDeps;
+  /** Issue 25: a student's project proposals (/console/projects). */
+  readonly proposals: ProjectProposals;
   readonly now: () => Date;
 }

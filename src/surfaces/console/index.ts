@@ -12,6 +12,7 @@ import { appDetail, appList, createApp, deleteApp, newApp, rotateAppSecret, upda
 import { connectedList, disconnect } from './connected.js';
 import type { ConsoleDeps } from './deps.js';
 import { myProfile, saveProfile } from './profile.js';
+import { myProjects, newProposal, sendProposal } from './projects.js';
 import { endOtherSignIns, endSignIn, signInList } from './sessions.js';
 import { createKey, keyDetail, keyList, renewKey, revokeKey, rotateKey } from './keys.js';
 import {
@@ -37,6 +38,7 @@ export function consoleSection(t: Texts): Section {
       { href: '/console/keys', label: nav.keys },
       { href: '/console/apps', label: nav.apps },
       { href: '/console/webhooks', label: nav.webhooks },
+      { href: '/console/projects', label: nav.projects },
       { href: '/console/connected', label: nav.connected },
       { href: '/console/account', label: nav.account },
       { href: '/console/profile', label: nav.profile },
@@ -116,6 +118,11 @@ export function consoleRoutes(web: Web): RouteTable<ConsoleDeps> {
       { method: 'POST', path: '/console/account/delete', handler: deleteAccount },
       { method: 'POST', path: '/console/account/second-factor', handler: startSecondFactor },
       { method: 'POST', path: '/console/account/second-factor/confirm', handler: confirmSecondFactor },
+      { method: 'GET', path: '/console/projects', handler: myProjects },
+      { method: 'GET', path: '/console/projects/new', handler: newProposal },
+      { method: 'POST', path: '/console/projects/new', handler: sendProposal },
+      { method: 'GET', path: '/console/projects/:id/propose', handler: newProposal },
+      { method: 'POST', path: '/console/projects/:id/propose', handler: sendProposal },
       { method: 'GET', path: '/console/profile', handler: myProfile },
       { method: 'POST', path: '/console/profile', handler: saveProfile },
       { method: 'GET', path: '/console/sessions', handler: signInList },

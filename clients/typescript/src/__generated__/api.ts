@@ -128,8 +128,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * 학생, 동아리, 프로젝트의 변경 이벤트를 커밋 순서로 (키의 범위에 맞는 것만; 30일 보관). / Change events of students, clubs and projects in commit order (those the key's scopes allow; kept 30 days).
-         * @description 범위(scope) `STUDENT_READ`, `CLUB_READ`, `PROJECT_READ` 중 하나가 있는 API 키가 필요하며, 키가 가진 범위의 이벤트만 받습니다. / Needs an API key with any of `STUDENT_READ`, `CLUB_READ`, `PROJECT_READ`; it receives the events its scopes allow.
+         * 학생, 동아리, 프로젝트, NEIS(급식·학사일정·시간표)의 변경 이벤트를 커밋 순서로 (키의 범위에 맞는 것만; 30일 보관). / Change events of students, clubs, projects and NEIS data (meals, schedules, timetables) in commit order (those the key's scopes allow; kept 30 days).
+         * @description 범위(scope) `STUDENT_READ`, `CLUB_READ`, `PROJECT_READ`, `NEIS_READ` 중 하나가 있는 API 키가 필요하며, 키가 가진 범위의 이벤트만 받습니다. / Needs an API key with any of `STUDENT_READ`, `CLUB_READ`, `PROJECT_READ`, `NEIS_READ`; it receives the events its scopes allow.
          */
         get: operations["getChanges"];
         put?: never;

@@ -6,6 +6,7 @@ import { PASSWORD_LENGTH } from '../../../oauth/password-policy.js';
 import { plural, type PluralForms } from '../../../plural.js';
 import type { Texts } from './ko.js';
 import { webhooksEn } from './webhooks.js';
+import { adminProposalsEn, consoleProjectsEn } from './proposals.js';
 
 /** A count in English words (Intl.PluralRules): `count(1, { one: '# key', other: '# keys' })`. */
 const count = (value: number, forms: PluralForms) => plural('en-US', value, forms);
@@ -329,6 +330,7 @@ export const en: Texts = {
       keys: 'API keys',
       apps: 'OAuth apps',
       webhooks: 'Webhooks',
+      projects: 'Projects',
       connected: 'Connected apps',
       account: 'My account',
       profile: 'My profile',
@@ -472,6 +474,7 @@ export const en: Texts = {
       }),
     },
     webhooks: webhooksEn,
+    projects: consoleProjectsEn,
     connected: {
       title: 'Connected apps',
       intro:
@@ -516,10 +519,12 @@ export const en: Texts = {
   },
   admin: {
     title: 'Admin console',
+    proposals: adminProposalsEn,
     nav: {
       students: 'Students',
       clubs: 'Clubs',
       projects: 'Projects',
+      proposals: 'Proposals',
       import: 'Import',
       export: 'Export',
       schoolYear: 'School year',
@@ -571,6 +576,7 @@ export const en: Texts = {
       any: 'none',
       fields: 'Fields to check',
       message: 'Message shown to the students (optional)',
+      messageHint: (max: number) => `At most ${n(max)} characters, shown above the form at sign-in.`,
       create: 'Send the request',
       created: (count: number) => `${count === 1 ? '1 student is' : `${n(count)} students are`} asked at their next sign-in.`,
       columns: ['Asked', 'Fields', 'Message', 'Answered', 'Status'],

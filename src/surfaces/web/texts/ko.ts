@@ -9,6 +9,7 @@ import type { SelfServiceProblem } from '../../../oauth/self-service.js';
 import type { AccountRuleProblem } from '../../../oauth/accounts.js';
 import type { ApprovalState } from '../../../data/accounts.js';
 import { webhooksKo } from './webhooks.js';
+import { adminProposalsKo, consoleProjectsKo } from './proposals.js';
 
 /** A number as Korean pages write it (1,234). */
 const n = (value: number) => value.toLocaleString('ko-KR');
@@ -329,6 +330,7 @@ export const ko = {
       keys: 'API 키',
       apps: 'OAuth 앱',
       webhooks: '웹훅',
+      projects: '프로젝트',
       connected: '연결된 앱',
       account: '내 계정',
       profile: '내 정보',
@@ -468,6 +470,7 @@ export const ko = {
       }),
     },
     webhooks: webhooksKo,
+    projects: consoleProjectsKo,
     connected: {
       title: '연결된 앱',
       intro: '내 학교 계정으로 로그인하도록 허용한 앱입니다. 연결을 끊으면 그 앱의 토큰은 바로 멈추고, 다음에 쓰려면 다시 허용해야 합니다.',
@@ -511,10 +514,12 @@ export const ko = {
   },
   admin: {
     title: '관리자 콘솔',
+    proposals: adminProposalsKo,
     nav: {
       students: '학생',
       clubs: '동아리',
       projects: '프로젝트',
+      proposals: '제안',
       import: '가져오기',
       export: '내보내기',
       schoolYear: '학년도 전환',
@@ -565,6 +570,7 @@ export const ko = {
       any: '고르지 않음',
       fields: '확인할 항목',
       message: '학생에게 보일 안내 (선택)',
+      messageHint: (max: number) => `${n(max)}자 이내. 로그인 때 양식 위에 보입니다.`,
       create: '요청 보내기',
       created: (count: number) => `학생 ${n(count)}명에게 요청했습니다. 다음 로그인 때 물어봅니다.`,
       columns: ['요청한 때', '항목', '안내', '답한 학생', '상태'],

@@ -1,0 +1,76 @@
+import type { Command } from 'commander';
+import type { Database } from '../../data/database.js';
+import { issueMessage } from '../../data/school/messages.js';
+import { PROPOSAL_STATES, ProjectProposals, type ProjectProposalDoc, type ProposalState } from '../../data/school/proposals.js';
+import { CLI_ACTOR } from '../../data/school/types.js';
+import { CliError, cliConfig, output, withDatabase, WRITES } from '../runtime.js';
+
+/**
+ * `campus projects proposals list|accept|refuse` (issue 25): the admin console's /admin/proposals
+ * for operators. A decision is written as the operator (CLI) in the audit log and the access log.
+ */
+export function registerProjects(program: Command): void {
+  const proposals = program
+    .command('projects')
+    .description('school projects')
+    .command('proposals')
+    .description("students' proposals of new projects and of changes to their projects");
+
+  proposals
+    .command('list')
+    .description('list proposals, newest first')
+    .option('--state <state>', `only this state: ${PROPOSAL_STATES.join(', ')}`)
+    .option('--json', 'print the proposals as JSON')
+    .action(async (options: { state?: string; json?: boolean }) => {
+      const state = stateOf(options.state);
+      const config = cliConfig();
+      const list = await withDatabase(config, ({ db }) => service(db, config.schoolTimeZone).list({ state }));
+      output(options.json, list, () => (list.length === 0 ? 'No proposals.' : list.map(describe).join('\n')));
+    });
+
+  proposals
+    .command('accept <id>')
+    .description('accept a waiting proposal: the project is created or changed through the one write path, as the operator')
+    .option('--json', 'print the proposal as JSON')
+    .action(async (id: string, options: { json?: boolean }) => {
+      const config = cliConfig();
+      const outcome = await withDatabase(config, ({ db }) => service(db, config.schoolTimeZone).accept(CLI_ACTOR, id), WRITES);
+      if (!outcome.ok)
+        throw new CliError(
+          `Proposal ${id} cannot be written: ${outcome.issues.map((i) => issueMessage(i, 'en')).join(' ')} It stays waiting.`,
+        );
+      output(options.json, outcome.proposal, () => `Accepted: ${describe(outcome.proposal)}`);
+    });
+
+  proposals
+    .command('refuse <id>')
+    .description('refuse a waiting proposal with a reason the student reads')
+    .requiredOption('--reason <text>', 'why (the student sees it in /console/projects)')
+    .option('--json', 'print the proposal as JSON')
+    .action(async (id: string, options: { reason: string; json?: boolean }) => {
+      const reason = options.reason.trim();
+      if (!reason) throw new CliError('--reason must not be empty: the student reads it.');
+      const config = cliConfig();
+      const refused = await withDatabase(config, ({ db }) => service(db, config.schoolTimeZone).refuse(CLI_ACTOR, id, reason), WRITES);
+      output(options.json, refused, () => `Refused: ${describe(refused)}`);
+    });
+}
+
+function service(db: Database, timeZone: string): ProjectProposals {
+  return new ProjectProposals(db, { timeZone, now: () => new Date() });
+}
+
+function stateOf(value: string | undefined): ProposalState | null {
+  if (value === undefined) return null;
+  const state = PROPOSAL_STATES.find((s) => s === value.toUpperCase());
+  if (!state) throw new CliError(`--state must be one of ${PROPOSAL_STATES.join(', ')} (got '${value}').`);
+  return state;
+}
+
+function describe(p: ProjectProposalDoc): string {
+  const name = (p.proposed as { name?: string }).name ?? '';
+  const what = p.projectId == null ? `new project "${name}"` : `change of project #${p.projectId} "${name}"`;
+  const outcome =
+    p.state === 'ACCEPTED' ? ` -> project #${p.resultProjectId ?? '?'}` : p.state === 'REFUSED' ? ` (reason: ${p.reason ?? ''})` : '';
+  return `${p._id} ${p.state} ${what} by ${p.proposerEmail}${outcome}`;
+}
