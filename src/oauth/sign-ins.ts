@@ -32,10 +32,12 @@ export interface SignIn {
 export class SignIns {
   constructor(private readonly store: OAuthStore) {}
 
-  /** The account's live sessions, newest use first; `currentCookie` is the asking browser's session cookie (its `jti`). */
+  /** The account's live sessions, the asking browser's first, then by last use; `currentCookie` is the asking browser's session cookie (its `jti`). */
   async list(accountId: number, currentCookie?: string): Promise<SignIn[]> {
     const records = await this.store.listOf('Session', { accountId: String(accountId) });
-    return records.map((r) => describe(r, currentCookie)).sort((a, b) => (b.lastUsedAt ?? '').localeCompare(a.lastUsedAt ?? ''));
+    return records
+      .map((r) => describe(r, currentCookie))
+      .sort((a, b) => Number(b.current) - Number(a.current) || (b.lastUsedAt ?? '').localeCompare(a.lastUsedAt ?? ''));
   }
 
   /** Ends one session of the account by its id; false when it has none by that id. */

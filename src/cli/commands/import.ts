@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import { issueMessage } from '../../data/school/messages.js';
 import { applyImport, previewImport } from '../../data/school/import.js';
 import { FILE_LIMITS, formatBytes } from '../../data/school/spreadsheet.js';
+import { warmSpreadsheetReader } from '../../data/school/spreadsheet-thread.js';
 import { CLI_ACTOR, type PreviewResult, type SchoolEntity } from '../../data/school/types.js';
 import { CliError, WRITES, cliConfig, output, withDatabase } from '../runtime.js';
 
@@ -36,6 +37,8 @@ export function registerImport(program: Command): void {
     .action(async (kind: string, file: string, options: { apply?: boolean; removeMissing?: boolean; json?: boolean }) => {
       const entity = entityArgument(kind);
       const bytes = await readSpreadsheetFile(file);
+      // The file is read in a worker thread (src/data/school/spreadsheet-thread.ts): it starts while the database connects.
+      warmSpreadsheetReader();
       const config = cliConfig();
       const common = { removeMissing: options.removeMissing ?? false, timeZone: config.schoolTimeZone, now: new Date() };
       const result = await withDatabase(

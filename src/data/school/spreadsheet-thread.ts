@@ -32,6 +32,14 @@ export function readSpreadsheetApart(bytes: Buffer, maxColumns: number): Promise
   return read;
 }
 
+/**
+ * Starts the worker now, so that its start (loading exceljs) overlaps other work: `campus import`
+ * calls it before connecting to the database. Reading starts it anyway when it is not running.
+ */
+export function warmSpreadsheetReader(): void {
+  worker ??= startWorker();
+}
+
 function startWorker(): Worker {
   const started = new Worker(WORKER_URL, {
     execArgv: WORKER_URL.pathname.endsWith('.ts') ? ['--import', 'tsx'] : [],

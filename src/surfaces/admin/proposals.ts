@@ -112,7 +112,7 @@ async function proposalPage(
         </h2>
         ${facts([
           [p.state, html`<span class="tag">${p.states[proposal.state]}</span>`],
-          [p.columns[1] ?? '', p.by(proposal.proposerEmail)],
+          [p.columns[1] ?? '', proposal.proposerEmail],
           [p.columns[0] ?? '', when(deps, t, proposal.createdAt)],
           ...(proposal.note ? [[p.note, proposal.note] as const] : []),
           ...(proposal.state !== 'PENDING'

@@ -95,7 +95,7 @@ async function listPage(
             checked: chosen,
             errors,
           })}
-          ${textArea({ name: 'message', label: r.message, value: one('message'), rows: 3, hint: `≤ ${MAX_REQUEST_MESSAGE}`, errors })}
+          ${textArea({ name: 'message', label: r.message, value: one('message'), rows: 3, hint: r.messageHint(MAX_REQUEST_MESSAGE), errors })}
           <div class="actions"><button type="submit" class="primary">${r.create}</button></div>
         </form>
       </section>`,

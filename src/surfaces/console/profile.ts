@@ -1,4 +1,4 @@
-import { fieldLabel } from '../../data/school/labels.js';
+import { fieldLabel, labelOf, MAJOR_LABELS, ROLE_LABELS, SEX_LABELS, type Lang } from '../../data/school/labels.js';
 import { studentFieldValues, writeOwnFields, type StudentSelfField } from '../../data/school/student-fields.js';
 import { NotFoundError } from '../../errors/index.js';
 import { studentRecord } from '../../data/school/student-record.js';
@@ -18,11 +18,17 @@ async function ownStudent(req: PageRequest, deps: ConsoleDeps) {
   return { account, school, student: school.studentByEmail(account.email) };
 }
 
-/** A value of the record as the page shows it (a club by its name). */
-function shown(value: unknown, none: string): string {
+/** Enum values of the record shown by their labels, as the admin console shows them. */
+const VALUE_LABELS: Readonly<Record<string, Parameters<typeof labelOf>[0]>> = { sex: SEX_LABELS, major: MAJOR_LABELS, role: ROLE_LABELS };
+/** The record's club summaries are labelled as the clubs' id fields are. */
+const LABEL_OF: Readonly<Record<string, string>> = { majorClub: 'majorClubId', autonomousClub: 'autonomousClubId' };
+
+/** A value of the record as the page shows it (a club by its name, an enum value by its label). */
+function shown(key: string, value: unknown, none: string, lang: Lang): string {
   if (value == null || value === '') return none;
   if (typeof value === 'object' && 'name' in value) return String((value as { name: unknown }).name);
-  return String(value as string | number | boolean);
+  const labels = VALUE_LABELS[key];
+  return labels && typeof value === 'string' ? labelOf(labels, value, lang) : String(value as string | number | boolean);
 }
 
 /**
@@ -47,7 +53,7 @@ async function profilePage(
     html`<p>${m.intro}</p>
       <section class="card" aria-labelledby="record">
         <h2 id="record">${m.record}</h2>
-        ${facts(Object.entries(record).map(([key, value]) => [fieldLabel(key, lang), shown(value, m.none)] as const))}
+        ${facts(Object.entries(record).map(([key, value]) => [fieldLabel(LABEL_OF[key] ?? key, lang), shown(key, value, m.none, lang)] as const))}
       </section>
       ${
         fields.length > 0

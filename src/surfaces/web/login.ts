@@ -143,7 +143,7 @@ async function dataUpdateStep(
       ${
         pending.messages.length > 0
           ? html`<section class="notice" aria-labelledby="school-message">
-              <h2 id="school-message">${t.dataUpdate.message}</h2>
+              <p><strong id="school-message">${t.dataUpdate.message}</strong></p>
               ${pending.messages.map((m) => html`<p class="message">${m}</p>`)}
             </section>`
           : ''

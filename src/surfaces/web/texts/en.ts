@@ -576,6 +576,7 @@ export const en: Texts = {
       any: 'none',
       fields: 'Fields to check',
       message: 'Message shown to the students (optional)',
+      messageHint: (max: number) => `At most ${n(max)} characters, shown above the form at sign-in.`,
       create: 'Send the request',
       created: (count: number) => `${count === 1 ? '1 student is' : `${n(count)} students are`} asked at their next sign-in.`,
       columns: ['Asked', 'Fields', 'Message', 'Answered', 'Status'],

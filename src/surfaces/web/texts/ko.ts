@@ -570,6 +570,7 @@ export const ko = {
       any: '고르지 않음',
       fields: '확인할 항목',
       message: '학생에게 보일 안내 (선택)',
+      messageHint: (max: number) => `${n(max)}자 이내. 로그인 때 양식 위에 보입니다.`,
       create: '요청 보내기',
       created: (count: number) => `학생 ${n(count)}명에게 요청했습니다. 다음 로그인 때 물어봅니다.`,
       columns: ['요청한 때', '항목', '안내', '답한 학생', '상태'],
