@@ -271,9 +271,12 @@ export class WebhookStore {
     return secret;
   }
 
-  /** The webhooks the worker should look at now: active, and not waiting for a retry. */
-  due(now: Date): Promise<WebhookDoc[]> {
-    return this.webhooks.find({ state: 'ACTIVE', $or: [{ nextAttemptAt: null }, { nextAttemptAt: { $lte: now } }] }).toArray();
+  /** The webhooks the worker should look at now: active, behind the feed's last event, and not waiting for a retry. */
+  async due(now: Date): Promise<WebhookDoc[]> {
+    const last = await lastSequence(this.db);
+    return this.webhooks
+      .find({ state: 'ACTIVE', cursor: { $lt: last }, $or: [{ nextAttemptAt: null }, { nextAttemptAt: { $lte: now } }] })
+      .toArray();
   }
 
   /**

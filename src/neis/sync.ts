@@ -139,13 +139,17 @@ export class NeisSync {
       const docs = toDocs(dataset, mapped.records);
       await store.writeGeneration(dataset, lease, generation, docs, async () => heartbeat.check());
       heartbeat.check();
-      // The change feed names the dates whose rows differ from what was served (src/data/neis-events.ts).
-      const before = await liveFingerprints(store.db, dataset, request.from, request.to);
+      // The change feed names the dates whose rows differ from what was served (src/data/neis-events.ts);
+      // the demo seed's data is loaded without events, as the demo school is (README "Events").
+      const emits = request.trigger !== 'seed';
+      const before = emits ? await liveFingerprints(store.db, dataset, request.from, request.to) : new Map<string, string>();
       await store.activate(dataset, lease, { from: request.from, to: request.to, generation }, this.school(), this.now());
-      const dates = changedDates(before, fingerprints(dataset, docs));
-      await recordNeisEvent(store.db, dataset, { dates, from: request.from, to: request.to }, this.now()).catch((err: Error) =>
-        logger.warn({ dataset, err: { message: err.message } }, 'could not write the NEIS change event'),
-      );
+      if (emits) {
+        const dates = changedDates(before, fingerprints(dataset, docs));
+        await recordNeisEvent(store.db, dataset, { dates, from: request.from, to: request.to }, this.now()).catch((err: Error) =>
+          logger.warn({ dataset, err: { message: err.message } }, 'could not write the NEIS change event'),
+        );
+      }
       const skipped = mapped.warnings.length > 0 ? `, ${mapped.warnings.length} rows skipped` : '';
       progress(`${dataset}: ${mapped.records.length} records now served for ${request.from}..${request.to}${skipped}`);
       return { outcome: 'ok', rows: mapped.records.length, skippedRows: mapped.warnings.length, error: null };
