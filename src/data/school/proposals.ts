@@ -8,7 +8,7 @@ import type { SchoolSnapshot } from '../read-model.js';
 import { ConflictError, ForbiddenError, NotFoundError } from '../../errors/index.js';
 import type { ProjectPatch } from './operations.js';
 import type { Actor, Issue } from './types.js';
-import { SchoolWriter, type WriterClock } from './writes.js';
+import { SchoolWriter, checkProject, type WriterClock } from './writes.js';
 
 export { PROPOSAL_STATES, type ProjectProposalDoc, type ProposalState } from '../models/project-proposal.model.js';
 
@@ -56,7 +56,7 @@ export class ProjectProposals {
     const participants =
       input.projectId === null ? withStudent(input.proposed.participants ?? [], student.email) : input.proposed.participants;
     const proposed: ProposedProject = { ...input.proposed, participants };
-    const issues = await this.writer({ kind: 'ACCOUNT', ...proposer }).checkProject(input.projectId, proposed);
+    const issues = await checkProject(this.db, input.projectId, proposed);
     if (issues.length > 0) return { ok: false, issues };
     const doc: ProjectProposalDoc = {
       _id: '',

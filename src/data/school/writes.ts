@@ -111,18 +111,6 @@ export class SchoolWriter {
     return this.run('PROJECT', 'DELETE', (s) => deleteProject(s, id));
   }
 
-  /**
-   * The problems a project's create (`id` null) or change would meet, without writing anything:
-   * the same step and whole-school validation as `createProject` / `updateProject` (issue 25: a
-   * student's proposal is checked when made, and again when an admin accepts it).
-   */
-  async checkProject(id: number | null, patch: ProjectPatch): Promise<readonly Issue[]> {
-    const state = await SchoolState.load(this.db);
-    const result = putProject(state, id, patch);
-    if (result.issues.length > 0 || result.id === null) return result.issues;
-    return validateState(state).map(({ issue }) => issue);
-  }
-
   private year(): number {
     return schoolYear(this.clock.timeZone, this.clock.now());
   }
@@ -149,4 +137,16 @@ export class SchoolWriter {
       return { id: result.id, issues: [], batchId };
     });
   }
+}
+
+/**
+ * The problems a project's create (`id` null) or change would meet, without writing anything:
+ * the same step and whole-school validation as SchoolWriter's `createProject` / `updateProject`
+ * (issue 25: a student's proposal is checked when made, and again when an admin accepts it).
+ */
+export async function checkProject(db: Database, id: number | null, patch: ProjectPatch): Promise<readonly Issue[]> {
+  const state = await SchoolState.load(db);
+  const result = putProject(state, id, patch);
+  if (result.issues.length > 0 || result.id === null) return result.issues;
+  return validateState(state).map(({ issue }) => issue);
 }
