@@ -15,7 +15,11 @@ export const CLI_ACTOR: AccessActor = { kind: 'CLI' };
 
 export interface AccessEntryInput {
   readonly action: AccessAction;
-  readonly target: { readonly kind: 'API_KEY' | 'APP' | 'ACCOUNT' | 'DATA' | 'PROPOSAL'; readonly id: string; readonly label: string };
+  readonly target: {
+    readonly kind: 'API_KEY' | 'APP' | 'ACCOUNT' | 'DATA' | 'PROPOSAL' | 'UPDATE_REQUEST';
+    readonly id: string;
+    readonly label: string;
+  };
   readonly detail?: Record<string, unknown> | null;
   readonly at?: Date;
 }

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { BadRequestError, NotFoundError } from '../errors/index.js';
+import { AccessAudit } from './access-audit.js';
 import type { AccountStore } from './accounts.js';
 import type { Database } from './database.js';
 import { isEnrolledRole, type StudentDoc } from './models/student.model.js';
@@ -110,6 +111,7 @@ export class UpdateRequests {
       pendingEmails: students.map((s) => s.email.toLowerCase()),
     };
     await this.model.insertMany([doc]);
+    await this.recordAccess(input.actor, 'DATA_UPDATE_REQUESTED', doc, { fields: doc.fields, students: doc.targets.length });
     return summarize(doc);
   }
 
@@ -131,8 +133,25 @@ export class UpdateRequests {
       { _id: id, status: 'OPEN' },
       { $set: { status: 'WITHDRAWN', withdrawnAt: this.now(), withdrawnByEmail: actor.kind === 'ACCOUNT' ? actor.email : null } },
     );
-    if (result.matchedCount === 0) await this.get(id);
-    return this.get(id);
+    if (result.matchedCount === 0) return this.get(id);
+    const withdrawn = await this.get(id);
+    await this.recordAccess(actor, 'DATA_UPDATE_WITHDRAWN', { _id: id, fields: withdrawn.fields }, null);
+    return withdrawn;
+  }
+
+  /** The access log's entry for making or withdrawing a request (who asked whom, /admin/audit). */
+  private async recordAccess(
+    actor: RequestActor,
+    action: 'DATA_UPDATE_REQUESTED' | 'DATA_UPDATE_WITHDRAWN',
+    request: { readonly _id: string; readonly fields: readonly string[] },
+    detail: Record<string, unknown> | null,
+  ): Promise<void> {
+    await new AccessAudit(this.db).record(actor, {
+      action,
+      target: { kind: 'UPDATE_REQUEST', id: request._id, label: request.fields.join(', ') },
+      detail,
+      at: this.now(),
+    });
   }
 
   /**

@@ -86,6 +86,16 @@ describe('data updates asked at sign-in (/admin/students/requests, campus studen
     const detail = await admin.get(res.res.headers.get('location') ?? '');
     expect(detail.res.status).to.equal(200);
     expect(detail.html).to.include('이민아').and.include('data-answered="no"').and.not.include('최준');
+    // The access log names the admin who asked, what and of how many.
+    const id = (res.res.headers.get('location') ?? '').split('/').at(-1);
+    const entry = await t.db.models.accessAudit.findOne({ action: 'DATA_UPDATE_REQUESTED', targetId: id }).lean();
+    expect(entry).to.deep.include({
+      actorKind: 'ACCOUNT',
+      actorEmail: boss.email,
+      targetKind: 'UPDATE_REQUEST',
+      targetLabel: 'dormitoryRoom, githubId',
+      detail: { fields: ['dormitoryRoom', 'githubId'], students: 1 },
+    });
   });
 
   it("the request interrupts that student's next sign-in through single sign-on, with the current values and the message; the other student is not asked", async () => {
@@ -139,6 +149,8 @@ describe('data updates asked at sign-in (/admin/students/requests, campus studen
     const withdrawn = await admin.post(`${path}/withdraw`, {});
     expect(withdrawn.res.status).to.equal(303);
     expect((await admin.get(path)).html).to.include('data-status="WITHDRAWN"');
+    const entry = await t.db.models.accessAudit.findOne({ action: 'DATA_UPDATE_WITHDRAWN', targetId: path.split('/').at(-1) }).lean();
+    expect(entry).to.deep.include({ actorKind: 'ACCOUNT', actorEmail: boss.email, targetKind: 'UPDATE_REQUEST', targetLabel: 'specialty' });
     const free = await authorize(t, params('jun-4'), jun, { jar: jars.jun });
     expect(free.code).to.be.a('string');
     expect(free.pages).to.have.length(0);
@@ -174,6 +186,11 @@ describe('data updates asked at sign-in (/admin/students/requests, campus studen
     const withdrawn = await campus('--withdraw', request.id, '--json');
     expect(withdrawn.code, withdrawn.stderr).to.equal(0);
     expect(JSON.parse(withdrawn.stdout)).to.include({ id: request.id, status: 'WITHDRAWN' });
+    const logged = await t.db.models.accessAudit.find({ targetId: request.id }).sort({ at: 1 }).lean();
+    expect(logged.map((e) => [e.action, e.actorKind, e.actorEmail])).to.deep.equal([
+      ['DATA_UPDATE_REQUESTED', 'CLI', null],
+      ['DATA_UPDATE_WITHDRAWN', 'CLI', null],
+    ]);
     const bad = await campus('--students', jun.email, '--fields', 'name');
     expect(bad.code).to.equal(1);
     expect(bad.stderr).to.include('Unknown field name');

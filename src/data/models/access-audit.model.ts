@@ -27,6 +27,9 @@ export const ACCESS_ACTIONS = [
   'PROJECT_PROPOSED',
   'PROPOSAL_ACCEPTED',
   'PROPOSAL_REFUSED',
+  // Issue 25: data updates asked of students at their next sign-in, and their withdrawal.
+  'DATA_UPDATE_REQUESTED',
+  'DATA_UPDATE_WITHDRAWN',
 ] as const;
 export type AccessAction = (typeof ACCESS_ACTIONS)[number];
 
@@ -40,7 +43,7 @@ const accessAuditSchema = new Schema(
     actorEmail: { type: String, default: null },
     action: { type: String, enum: ACCESS_ACTIONS, required: true },
     // What: an API key (its id), an app (its client id), an account (its id) or data (what was exported).
-    targetKind: { type: String, enum: ['API_KEY', 'APP', 'ACCOUNT', 'DATA', 'PROPOSAL'], required: true },
+    targetKind: { type: String, enum: ['API_KEY', 'APP', 'ACCOUNT', 'DATA', 'PROPOSAL', 'UPDATE_REQUEST'], required: true },
     targetId: { type: String, required: true },
     // Words a person reads in the log: a key's prefix and owner, an app's name, an account's email.
     targetLabel: { type: String, required: true },

@@ -850,6 +850,8 @@ export const en: Texts = {
         PROJECT_PROPOSED: 'Project proposed',
         PROPOSAL_ACCEPTED: 'Proposal accepted',
         PROPOSAL_REFUSED: 'Proposal refused',
+        DATA_UPDATE_REQUESTED: 'Data update asked of students',
+        DATA_UPDATE_WITHDRAWN: 'Data update request withdrawn',
       },
     },
     accounts: {

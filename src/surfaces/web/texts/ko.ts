@@ -844,6 +844,8 @@ export const ko = {
         PROJECT_PROPOSED: '프로젝트 제안',
         PROPOSAL_ACCEPTED: '제안 수락',
         PROPOSAL_REFUSED: '제안 거절',
+        DATA_UPDATE_REQUESTED: '학생 정보 확인 요청',
+        DATA_UPDATE_WITHDRAWN: '학생 정보 확인 요청 철회',
       } as Record<AccessAction, string>,
     },
     accounts: {
