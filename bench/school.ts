@@ -57,23 +57,7 @@ export async function runSchoolBench(): Promise<boolean> {
       throw new Error(`the bench school has ${all.length} records, ${enrolled.length} seats taken`);
 
     // Every record's 전문분야 (specialty) changes: 1,000 updates in one batch.
-    const exported = await exportSchoolData(db, 'STUDENT', 'csv', { ...OPTIONS, includeGraduates: true });
-    const lines = exported.content
-      .toString('utf8')
-      .replace(/^\uFEFF/, '')
-      .split(/\r?\n/)
-      .filter(Boolean);
-    const header = parseCsvLine(lines[0] ?? '');
-    const column = header.indexOf('전문분야');
-    if (column < 0) throw new Error(`no 전문분야 column in ${header.join(',')}`);
-    const changed = [
-      lines[0] ?? '',
-      ...lines.slice(1).map((line, i) => {
-        const cells = parseCsvLine(line);
-        cells[column] = `bench ${i}`;
-        return cells.map(csvCell).join(',');
-      }),
-    ].join('\r\n');
+    const changed = await everySpecialtyChanged(db, 'bench');
     const importSeconds = await timed(profile, commands, 'import', async () => {
       const result = await applyImport(db, CLI_ACTOR, 'STUDENT', 'bench.csv', Buffer.from(changed), OPTIONS);
       if (!result.applied) throw new Error(`the bench import was refused: ${JSON.stringify(result.issues.slice(0, 3))}`);
@@ -154,6 +138,27 @@ async function timed(
     }
   }
   return seconds;
+}
+
+/** The school's students exported as CSV with every record's 전문분야 (specialty) set to `<tag> <n>`: an import that updates them all. */
+export async function everySpecialtyChanged(db: Database, tag: string): Promise<string> {
+  const exported = await exportSchoolData(db, 'STUDENT', 'csv', { ...OPTIONS, includeGraduates: true });
+  const lines = exported.content
+    .toString('utf8')
+    .replace(/^\uFEFF/, '')
+    .split(/\r?\n/)
+    .filter(Boolean);
+  const header = parseCsvLine(lines[0] ?? '');
+  const column = header.indexOf('전문분야');
+  if (column < 0) throw new Error(`no 전문분야 column in ${header.join(',')}`);
+  return [
+    lines[0] ?? '',
+    ...lines.slice(1).map((line, i) => {
+      const cells = parseCsvLine(line);
+      cells[column] = `${tag} ${i}`;
+      return cells.map(csvCell).join(',');
+    }),
+  ].join('\r\n');
 }
 
 export function parseCsvLine(line: string): string[] {

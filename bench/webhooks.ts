@@ -2,7 +2,6 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { openDatabase, type Database } from '../src/data/database.js';
 import { lastSequence } from '../src/data/school/events.js';
-import { exportSchoolData } from '../src/data/school/export.js';
 import { applyImport } from '../src/data/school/import.js';
 import { CLI_ACTOR } from '../src/data/school/types.js';
 import { seedDemoSchool } from '../src/data/seed/demo.js';
@@ -11,7 +10,7 @@ import { WebhookDelivery } from '../src/events/delivery.js';
 import { createLogger } from '../src/logger.js';
 import { CookieSealer } from '../src/surfaces/web/seal.js';
 import { benchDatabase } from './lib.js';
-import { csvCell, parseCsvLine } from './school.js';
+import { everySpecialtyChanged } from './school.js';
 
 /** Student records the import changes (every one). */
 const STUDENTS = 1000;
@@ -90,22 +89,7 @@ export async function runWebhooksBench(): Promise<boolean> {
 
 /** Applies an import that changes every student's 전문분야 (specialty) to `<tag> <n>`; its seconds. */
 async function timedImport(db: Database, tag: string): Promise<number> {
-  const exported = await exportSchoolData(db, 'STUDENT', 'csv', { ...OPTIONS, includeGraduates: true });
-  const lines = exported.content
-    .toString('utf8')
-    .replace(/^\uFEFF/, '')
-    .split(/\r?\n/)
-    .filter(Boolean);
-  const header = parseCsvLine(lines[0] ?? '');
-  const column = header.indexOf('전문분야');
-  const changed = [
-    lines[0] ?? '',
-    ...lines.slice(1).map((line, i) => {
-      const cells = parseCsvLine(line);
-      cells[column] = `${tag} ${i}`;
-      return cells.map(csvCell).join(',');
-    }),
-  ].join('\r\n');
+  const changed = await everySpecialtyChanged(db, tag);
   const started = performance.now();
   const result = await applyImport(db, CLI_ACTOR, 'STUDENT', 'bench.csv', Buffer.from(changed), OPTIONS);
   if (!result.applied) throw new Error(`the bench import was refused: ${JSON.stringify(result.issues.slice(0, 3))}`);
