@@ -146,6 +146,21 @@ describe('metrics: GET /metrics in Prometheus text (src/http/metrics.ts)', funct
     });
   });
 
+  it("labels a data route by its pattern, whether its steps come from the routes' table or the router", async () => {
+    const t = await buildTestApp('metrics_routes');
+    try {
+      // As written (the table of src/surfaces/data.ts), with a trailing slash and with a parameter (the router).
+      for (const path of ['/v1/public/projects', '/v1/public/projects/', '/v1/public/projects/99', '/v1/public/projects/abc'])
+        await (await t.request(path)).arrayBuffer();
+      const text = await (await t.request('/metrics')).text();
+      expect(sample(text, 'campus_http_requests_total{method="GET",route="/v1/public/projects",status="200"}')).to.equal(2);
+      expect(sample(text, 'campus_http_requests_total{method="GET",route="/v1/public/projects/:id",status="404"}')).to.equal(1);
+      expect(sample(text, 'campus_http_requests_total{method="GET",route="/v1/public/projects/:id",status="400"}')).to.equal(1);
+    } finally {
+      await t.close();
+    }
+  });
+
   describe('in production', () => {
     let db: Database & { drop(): Promise<void> };
     let jwks: string;
