@@ -61,6 +61,15 @@ interface Charge {
  */
 export class KeyRateLimiter {
   private readonly budgets = new Map<string, Budget>();
+  /**
+   * The same budgets by the limit object a request names (the key's, frozen with its principal,
+   * or one of the configured ones), so that a request finds its budget without building the id.
+   */
+  private readonly budgetsByLimit: Record<BudgetName, WeakMap<Limit, Budget>> = {
+    default: new WeakMap(),
+    account: new WeakMap(),
+    address: new WeakMap(),
+  };
 
   constructor(
     private readonly defaultLimit: Limit,
@@ -69,8 +78,8 @@ export class KeyRateLimiter {
   ) {}
 
   /** Spends one point of each of the request's budgets; throws 429 (with headers set) when one has none left. */
-  async consume(ctx: AppContext, payer: Payer): Promise<void> {
-    await this.take(ctx, this.chargesOf(ctx, payer), 1, 'keep');
+  consume(ctx: AppContext, payer: Payer): Promise<void> {
+    return this.take(ctx, this.chargesOf(ctx, payer), 1, 'keep');
   }
 
   /** Gives back the point a request spent (a 304: docs/decisions.md), and says what is left. */
@@ -136,6 +145,15 @@ export class KeyRateLimiter {
   }
 
   private budgetFor(name: BudgetName, limit: Limit): Budget {
+    const known = this.budgetsByLimit[name].get(limit);
+    if (known) return known;
+    const budget = this.budgetById(name, limit);
+    this.budgetsByLimit[name].set(limit, budget);
+    return budget;
+  }
+
+  /** The budget of a name and limit, whichever object states the limit: keys given the same limit share its limiter. */
+  private budgetById(name: BudgetName, limit: Limit): Budget {
     const id = `${name}:${limit.points}/${limit.durationSeconds}`;
     let budget = this.budgets.get(id);
     if (!budget) {
