@@ -52,7 +52,7 @@ interface Lookup {
 export function endpointSteps(endpoint: Endpoint, deps: RestDeps): EndpointSteps {
   const parse = memoByQueryString((query) => parseQuery(endpoint.query, query));
   const pathValues = pathParameterReader(endpoint);
-  const today = () => todayIn(deps.timeZone, deps.now());
+  const variablesOf = variablesReader(endpoint, () => todayIn(deps.timeZone, deps.now()));
   const scopes = endpointScopes(endpoint);
   /** A lookup made by notModified, for the handler of the same request. */
   const looked = new WeakMap<AppContext, Lookup>();
@@ -60,13 +60,12 @@ export function endpointSteps(endpoint: Endpoint, deps: RestDeps): EndpointSteps
     // Variables, not the raw query, identify an answer: "no date" means another day tomorrow.
     // A path parameter (`/v1/public/projects/{id}`) is validated with the query, as one of its parameters.
     const params = pathValues(ctx.path);
-    const variables = endpoint.variables(
+    const { variables, key: asked } = variablesOf(
       params ? parse(`${ctx.path}?${ctx.querystring}`, () => ({ ...ctx.query, ...params })) : parse(ctx.querystring, () => ctx.query),
-      today,
     );
     // An answer that depends on which of its scopes the key holds is cached per set of them.
     const held = scopes.length > 1 ? ` ${scopes.filter((scope) => holdsScope(ctx.state.apiKey, scope)).join(',')}` : '';
-    const key = `${endpoint.path} ${JSON.stringify(variables)}${held}`;
+    const key = `${asked}${held}`;
     const { data: version } = deps.db.versions.peek() ?? (await deps.db.versions.current());
     return { variables, key, version, answer: deps.cache.get(key, version) };
   };
@@ -100,6 +99,35 @@ export function endpointSteps(endpoint: Endpoint, deps: RestDeps): EndpointSteps
       const body = coded && !fresh ? await deps.cache.encoded(key, version, answer, coded.coding) : undefined;
       sendAnswer(ctx, answer, fresh, coded && { ...coded, ...(body ? { body } : {}) });
     },
+  };
+}
+
+/** An endpoint's operation variables for a validated query, and the answer's cache key they make. */
+interface Asked {
+  readonly variables: Record<string, unknown>;
+  /** `<path> <variables as JSON>`: variables, not the raw query, identify an answer. */
+  readonly key: string;
+}
+
+/**
+ * Turns a validated query (an object the query memo keeps: src/rest/params.ts) into its
+ * variables and key, remembered per query for a row whose variables do not read the day (the
+ * day enters only where a date is left out, and changes at midnight), so a repeated query
+ * builds and serializes nothing again (issue 26: the fixed cost of a warm answer).
+ */
+function variablesReader(endpoint: Endpoint, today: () => string): (query: object) => Asked {
+  const known = new WeakMap<object, Asked>();
+  return (query) => {
+    const hit = known.get(query);
+    if (hit) return hit;
+    let daily = false;
+    const variables = endpoint.variables(query, () => {
+      daily = true;
+      return today();
+    });
+    const asked = { variables, key: `${endpoint.path} ${JSON.stringify(variables)}` };
+    if (!daily) known.set(query, asked);
+    return asked;
   };
 }
 
@@ -162,7 +190,8 @@ function sendAnswer(ctx: AppContext, answer: CachedAnswer, fresh: boolean, coded
   }
   ctx.status = 200;
   if (coded?.body) ctx.set('Content-Encoding', coded.coding);
+  // The type first: a Buffer body set without one makes Koa look up and set a binary type first.
+  ctx.type = 'application/json; charset=utf-8';
   // Koa sets Content-Length from the Buffer: the coded length when coded.
   ctx.body = coded?.body ?? answer.body;
-  ctx.type = 'application/json; charset=utf-8';
 }
