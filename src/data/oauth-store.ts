@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { Database } from './database.js';
 import { isDuplicateKey } from './errors.js';
+import { deleteMatching } from './delete-matching.js';
 import { GroupedInserts, InsertRefused } from './grouped-inserts.js';
 import { RememberedLookups } from './remembered.js';
 import { cacheTarget, type DataVersions } from './versions.js';
@@ -293,8 +294,8 @@ export class OAuthStore {
    * a redemption that read the record before the revocation must still lose its claim after it.
    */
   async revokeGrant(grantId: string): Promise<void> {
-    await this.records.deleteMany({ grantId });
-    await this.db.models.oauthInteractions.deleteMany({ grantId });
+    await deleteMatching(this.records.collection, { grantId });
+    await deleteMatching(this.db.models.oauthInteractions.collection, { grantId });
     await this.records.deleteOne({ _id: recordKey('Grant', grantId) });
     await this.grantsChanged([cacheTarget.grant(grantId)]);
   }
@@ -343,12 +344,12 @@ export class OAuthStore {
   /** Deletes every artifact of an account or a client (when it is deleted); returns how many. */
   async revokeAllOf(owner: { accountId: string } | { clientId: string }): Promise<number> {
     // Its logins under way go too (an interaction names its client and, once signed in, its account).
-    await this.db.models.oauthInteractions.deleteMany(owner);
-    const result = await this.records.deleteMany(owner);
-    if (result.deletedCount > 0) {
+    await deleteMatching(this.db.models.oauthInteractions.collection, owner);
+    const deleted = await deleteMatching(this.records.collection, owner);
+    if (deleted > 0) {
       await this.grantsChanged(['accountId' in owner ? cacheTarget.account(owner.accountId) : cacheTarget.client(owner.clientId)]);
     }
-    return result.deletedCount;
+    return deleted;
   }
 
   /**
@@ -370,9 +371,9 @@ export class OAuthStore {
   /** Deletes every expired record, claims of expired records included; returns how many. */
   async sweepExpired(): Promise<number> {
     const expired = { expiresAt: { $ne: null, $lte: this.now() } };
-    const result = await this.records.deleteMany(expired);
-    await this.db.models.oauthInteractions.deleteMany(expired);
-    return result.deletedCount;
+    const deleted = await deleteMatching(this.records.collection, expired);
+    await deleteMatching(this.db.models.oauthInteractions.collection, expired);
+    return deleted;
   }
 
   private async putPointer(kind: string, field: LookupField, value: string, id: string, expiresAt: Date | null): Promise<void> {
