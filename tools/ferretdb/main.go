@@ -54,7 +54,7 @@ func serve() {
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
 		fatal(err)
 	}
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	logger := slog.New(lazyAttrs{next: slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})})
 
 	if *handler == "sqlite" {
 		if err := os.MkdirAll(*dir, 0o700); err != nil {
