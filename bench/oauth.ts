@@ -1,6 +1,7 @@
 import autocannon from 'autocannon';
 import { randomBytes } from 'node:crypto';
 import { openDatabase, type Database } from '../src/data/database.js';
+import { deleteMatching } from '../src/data/delete-matching.js';
 import type { BackendIndexer } from '../src/data/embedded/index.js';
 import { recordKey } from '../src/data/oauth-store.js';
 import { seedDemoSchool } from '../src/data/seed/demo.js';
@@ -48,7 +49,7 @@ export async function runOAuthBench(): Promise<boolean> {
   const loaded = await prepare(database.uri, database.indexer, 'bench_oauth_stored');
   // Artifacts of earlier runs would only make the store bigger than a real one of this age; the
   // second store keeps its STORED used tokens and claims from run to run (loading them takes a while).
-  await fresh.db.models.oauthRecords.deleteMany({});
+  await deleteMatching(fresh.db.models.oauthRecords.collection, {});
   await fillStore(loaded.db);
 
   const env = { BENCH_CLIENT_ID: CLIENT.id, BENCH_CLIENT_SECRET: CLIENT.secret, BENCH_REDIRECT_URI: CLIENT.redirectUri };

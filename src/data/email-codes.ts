@@ -1,5 +1,6 @@
 import type { Database } from './database.js';
 import type { EmailCodeDoc, EmailCodePurpose } from './models/email-code.model.js';
+import { deleteMatching } from './delete-matching.js';
 
 export { EMAIL_CODE_PURPOSES, type EmailCodePurpose } from './models/email-code.model.js';
 
@@ -44,7 +45,7 @@ export class EmailCodeStore {
 
   /** Removes expired codes; returns how many. */
   async sweepExpired(now: Date): Promise<number> {
-    return (await this.db.models.emailCodes.deleteMany({ expiresAt: { $lte: now } })).deletedCount;
+    return deleteMatching(this.db.models.emailCodes.collection, { expiresAt: { $lte: now } });
   }
 }
 

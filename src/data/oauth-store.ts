@@ -2,6 +2,8 @@ import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { Database } from './database.js';
 import { isDuplicateKey } from './errors.js';
+import { deleteMatching } from './delete-matching.js';
+import { GroupedInserts, InsertRefused } from './grouped-inserts.js';
 import { RememberedLookups } from './remembered.js';
 import { cacheTarget, type DataVersions } from './versions.js';
 import type { OAuthRecordDoc } from './models/oauth-record.model.js';
@@ -69,6 +71,8 @@ export class OAuthStore {
   private readonly refreshTokens: RememberedLookups<string, OAuthRecordDoc>;
   /** Retries of a used refresh token under way here, by its key (see retryWithinGrace). */
   private readonly retries = new Map<string, Promise<void>>();
+  /** The claims of codes and tokens, with their successors, inserted a group at a time (see rotate). */
+  private readonly claims = new GroupedInserts<OAuthRecordDoc>((docs) => this.records.insertMany(docs, { lean: true }));
 
   constructor(
     private readonly db: Database,
@@ -163,10 +167,10 @@ export class OAuthStore {
     const found = await this.expiryOf(kind, key);
     if (!found) return false;
     try {
-      await this.records.insertMany([claimDoc(key, found.expiresAt ?? null, null, this.now())], { lean: true });
+      await this.claims.insert([claimDoc(key, found.expiresAt ?? null, null, this.now())]);
       return true;
     } catch (err) {
-      if (isDuplicateKey(err)) return false;
+      if (err instanceof InsertRefused && isDuplicateKey(err.cause)) return false;
       throw err;
     }
   }
@@ -175,8 +179,10 @@ export class OAuthStore {
    * A refresh with rotation in one write: the used token's claim, naming its successor, and the
    * successor, inserted together in that order (RFC 9700: a refresh token is used once). FerretDB
    * inserts a batch in one transaction, so a crash leaves both or neither; MongoDB inserts them in
-   * order, so the successor never exists without the claim. When the claim exists already, this
-   * is either a retry of a refresh whose answer was lost, or reuse: see retryWithinGrace.
+   * order, so the successor never exists without the claim. Refreshes under way at the same time
+   * share that write (src/data/grouped-inserts.ts); each is answered once its own pair is stored.
+   * When the claim exists already, this is either a retry of a refresh whose answer was lost, or
+   * reuse: see retryWithinGrace.
    */
   async rotate(kind: string, usedId: string, next: NewRecord, graceSeconds: number): Promise<RotationOutcome> {
     const usedKey = recordKey(kind, usedId);
@@ -184,9 +190,9 @@ export class OAuthStore {
     if (!found) return 'gone';
     const successor = this.recordDoc(kind, next);
     try {
-      await this.records.insertMany([claimDoc(usedKey, found.expiresAt ?? null, successor._id, this.now()), successor], { lean: true });
+      await this.claims.insert([claimDoc(usedKey, found.expiresAt ?? null, successor._id, this.now()), successor]);
     } catch (err) {
-      if (!isDuplicateKey(err) || failedIndex(err) !== 0) throw err;
+      if (!(err instanceof InsertRefused && err.index === 0 && isDuplicateKey(err.cause))) throw err;
       const outcome = await this.retryWithinGrace(usedKey, successor, graceSeconds);
       if (outcome === 'retried') await this.refreshTokens.remember(successor._id, successor);
       return outcome;
@@ -288,8 +294,8 @@ export class OAuthStore {
    * a redemption that read the record before the revocation must still lose its claim after it.
    */
   async revokeGrant(grantId: string): Promise<void> {
-    await this.records.deleteMany({ grantId });
-    await this.db.models.oauthInteractions.deleteMany({ grantId });
+    await deleteMatching(this.records.collection, { grantId });
+    await deleteMatching(this.db.models.oauthInteractions.collection, { grantId });
     await this.records.deleteOne({ _id: recordKey('Grant', grantId) });
     await this.grantsChanged([cacheTarget.grant(grantId)]);
   }
@@ -338,12 +344,12 @@ export class OAuthStore {
   /** Deletes every artifact of an account or a client (when it is deleted); returns how many. */
   async revokeAllOf(owner: { accountId: string } | { clientId: string }): Promise<number> {
     // Its logins under way go too (an interaction names its client and, once signed in, its account).
-    await this.db.models.oauthInteractions.deleteMany(owner);
-    const result = await this.records.deleteMany(owner);
-    if (result.deletedCount > 0) {
+    await deleteMatching(this.db.models.oauthInteractions.collection, owner);
+    const deleted = await deleteMatching(this.records.collection, owner);
+    if (deleted > 0) {
       await this.grantsChanged(['accountId' in owner ? cacheTarget.account(owner.accountId) : cacheTarget.client(owner.clientId)]);
     }
-    return result.deletedCount;
+    return deleted;
   }
 
   /**
@@ -365,9 +371,9 @@ export class OAuthStore {
   /** Deletes every expired record, claims of expired records included; returns how many. */
   async sweepExpired(): Promise<number> {
     const expired = { expiresAt: { $ne: null, $lte: this.now() } };
-    const result = await this.records.deleteMany(expired);
-    await this.db.models.oauthInteractions.deleteMany(expired);
-    return result.deletedCount;
+    const deleted = await deleteMatching(this.records.collection, expired);
+    await deleteMatching(this.db.models.oauthInteractions.collection, expired);
+    return deleted;
   }
 
   private async putPointer(kind: string, field: LookupField, value: string, id: string, expiresAt: Date | null): Promise<void> {
@@ -473,13 +479,6 @@ function claimDoc(key: string, expiresAt: Date | null, successor: string | null,
 
 function isExpired(doc: Pick<OAuthRecordDoc, 'expiresAt'>, now: Date): boolean {
   return !!doc.expiresAt && doc.expiresAt.getTime() <= now.getTime();
-}
-
-/** Which document of an ordered insertMany failed (the driver's bulk write error lists them). */
-function failedIndex(err: unknown): number | undefined {
-  const writeErrors: unknown = typeof err === 'object' && err !== null && 'writeErrors' in err ? err.writeErrors : undefined;
-  const first: unknown = Array.isArray(writeErrors) ? writeErrors[0] : writeErrors;
-  return typeof first === 'object' && first !== null && 'index' in first && typeof first.index === 'number' ? first.index : undefined;
 }
 
 /** Records that have not expired at `now` (expired ones are also refused by `live`). */

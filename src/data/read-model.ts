@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { currentBudget, outsideRequestBudget } from './budget.js';
 import type { ClubDoc, ClubModel } from './models/club.model.js';
 import type { ProjectDoc, ProjectModel } from './models/project.model.js';
@@ -12,14 +13,21 @@ export interface PageResult<T> {
   readonly total: number;
 }
 
+/** Filters (with their order) whose matching records a RecordList keeps, the most recently used. */
+const MAX_KEPT_FILTERS = 64;
+
 /**
  * The records of one kind, in id order, with a look-up by id and each sort's order computed
- * once (on first use) and kept for the life of the snapshot: a query is then one pass over an
- * ordered array with its test, however the records are filtered, sorted and paged.
+ * once (on first use) and kept for the life of the snapshot. The records that match a filter,
+ * in a sort's order, are kept too (for the last MAX_KEPT_FILTERS filters used): a page of a
+ * query asked before is then a slice, whatever the size of the school (issue 26: on 10,000
+ * students an answer must cost about what it costs on 1,000), and a new one is one pass over
+ * an ordered array with its test.
  */
 export class RecordList<T extends { _id: number }> {
   private readonly byId: Map<number, T>;
   private readonly orders = new Map<string, readonly T[]>();
+  private readonly matching = new LRUCache<string, readonly T[]>({ max: MAX_KEPT_FILTERS });
 
   /** `records` in id order. */
   constructor(readonly all: readonly T[]) {
@@ -46,8 +54,8 @@ export class RecordList<T extends { _id: number }> {
 
   /**
    * One page of `query`. A query naming an id looks it up; `candidates` (a short list a query
-   * narrowed itself to, e.g. a club's projects) are sorted as they are; otherwise the whole
-   * list is walked in the query's order.
+   * narrowed itself to, e.g. a club's projects) are sorted as they are; otherwise the page is a
+   * slice of the records that match the query's filter in its order.
    */
   page(query: ListQuery<T>, page: number, size: number, candidates?: readonly T[]): PageResult<T> {
     if (query.id !== undefined) {
@@ -55,7 +63,20 @@ export class RecordList<T extends { _id: number }> {
       return pageOf(record ? [record] : [], query.matches, page, size);
     }
     if (candidates) return pageOf([...candidates].sort(query.sort.compare), query.matches, page, size);
-    return pageOf(this.ordered(query.sort), query.matches, page, size);
+    const matching = this.matchingOf(query);
+    const start = page * size;
+    return { items: matching.slice(start, start + size), total: matching.length };
+  }
+
+  /** The records that match `query`'s filter, in its order (computed once per filter and order while kept). */
+  private matchingOf(query: ListQuery<T>): readonly T[] {
+    const key = `${query.sort.key} ${query.filterKey}`;
+    let matching = this.matching.get(key);
+    if (!matching) {
+      matching = this.ordered(query.sort).filter(query.matches);
+      this.matching.set(key, matching);
+    }
+    return matching;
   }
 }
 

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Collection } from 'mongodb';
 import { BadRequestError, ConflictError, NotFoundError } from '../errors/index.js';
 import type { Database } from './database.js';
+import { deleteMatching } from './delete-matching.js';
 import { API_SCOPES, type ApiScope } from './models/api-key.model.js';
 import { lastSequence } from './school/events.js';
 
@@ -236,7 +237,7 @@ export class WebhookStore {
   async remove(id: string, actor: WebhookActor): Promise<WebhookDoc> {
     const doc = await this.get(id, actor);
     await this.webhooks.deleteOne({ _id: id });
-    await this.deliveries.deleteMany({ webhookId: id });
+    await deleteMatching(this.deliveries, { webhookId: id });
     return doc;
   }
 

@@ -4,7 +4,8 @@ import { makeExecutableSchema } from '@graphql-tools/schema';
 import { z } from 'zod';
 import { toStudentRecord } from '../../src/data/models/student.model.js';
 import { compareText, foldLatin, pageOf } from '../../src/data/queries/page.js';
-import { excludedRoles, studentMatcher, studentSort } from '../../src/data/queries/students.js';
+import { excludedRoles, studentMatcher, studentQuery, studentSort } from '../../src/data/queries/students.js';
+import { RecordList } from '../../src/data/read-model.js';
 import { ROUND_TRIP_COST, measureOperation } from '../../src/graphql/limits.js';
 import { loadTypeDefs } from '../../src/graphql/schema.js';
 import { isCalendarDate as isLocalDate } from '../../src/calendar.js';
@@ -133,6 +134,34 @@ describe('unit: enrolment rules and sorts', () => {
     expect(pageOf(records, odd, 0, 3)).to.deep.equal({ items: [1, 3, 5], total: 4 });
     expect(pageOf(records, odd, 1, 3)).to.deep.equal({ items: [7], total: 4 });
     expect(pageOf(records, odd, 2, 3)).to.deep.equal({ items: [], total: 4 });
+  });
+
+  it('the read model tests each record once per filter and order: later pages of the same filter are slices', () => {
+    const list = new RecordList([1, 2, 3, 4, 5, 6, 7].map((id) => ({ _id: id })));
+    let tested = 0;
+    const odd = (record: { _id: number }) => {
+      tested += 1;
+      return record._id % 2 === 1;
+    };
+    const descending = { key: 'ID:-1', compare: (a: { _id: number }, b: { _id: number }) => b._id - a._id };
+    const query = { matches: odd, filterKey: '["odd"]', sort: descending };
+    const ids = (result: { items: { _id: number }[]; total: number }) => ({ items: result.items.map((r) => r._id), total: result.total });
+    expect(ids(list.page(query, 0, 3))).to.deep.equal({ items: [7, 5, 3], total: 4 });
+    expect(ids(list.page(query, 1, 3))).to.deep.equal({ items: [1], total: 4 });
+    expect(ids(list.page({ ...query }, 2, 3))).to.deep.equal({ items: [], total: 4 });
+    expect(tested).to.equal(7);
+    // Another filter, or the same filter in another order, is tested again.
+    expect(ids(list.page({ ...query, filterKey: '["odd",2]' }, 0, 2))).to.deep.equal({ items: [7, 5], total: 4 });
+    expect(tested).to.equal(14);
+  });
+
+  it('a query key holds every criterion, so queries that test differently never share one', () => {
+    const base = studentQuery({ grade: 2 }, 'NAME', 1);
+    expect(studentQuery({ grade: 2, includeGraduates: null }, 'NAME', 1).filterKey).to.equal(base.filterKey);
+    expect(studentQuery({ grade: 3 }, 'NAME', 1).filterKey).to.not.equal(base.filterKey);
+    expect(studentQuery({ grade: 2, includeGraduates: true }, 'NAME', 1).filterKey).to.not.equal(base.filterKey);
+    expect(studentQuery({ grade: 2, onlyEnrolled: true }, 'NAME', 1).filterKey).to.not.equal(base.filterKey);
+    expect(studentQuery({ name: '2' }, 'NAME', 1).filterKey).to.not.equal(studentQuery({ grade: 2 }, 'NAME', 1).filterKey);
   });
 });
 

@@ -1,6 +1,6 @@
 import type { ClubSortBy } from '../__generated__/enums.js';
 import type { ClubDoc } from '../models/club.model.js';
-import { allOf, containsText, equals, nullsLast, sortRule, type Compare, type ListQuery, type SortRule } from './page.js';
+import { allOf, containsText, criteriaKey, equals, nullsLast, sortRule, type Compare, type ListQuery, type SortRule } from './page.js';
 
 export interface ClubCriteria {
   clubId?: number | null;
@@ -8,6 +8,12 @@ export interface ClubCriteria {
   clubType?: ClubDoc['type'] | null;
   clubStatus?: ClubDoc['status'] | null;
 }
+
+/** Every criterion of ClubCriteria (the type refuses a list that misses one), for criteriaKey. */
+const CRITERIA = Object.keys({ clubId: true, clubName: true, clubType: true, clubStatus: true } satisfies Record<
+  keyof ClubCriteria,
+  true
+>) as (keyof ClubCriteria)[];
 
 /** The test of a club query; omitted criteria are not applied. */
 export function clubMatcher(c: ClubCriteria): (club: ClubDoc) => boolean {
@@ -32,5 +38,5 @@ export function clubSort(sortBy: ClubSortBy | null | undefined, direction: 1 | -
 
 /** A whole club query: the test, the order, and the id it names (a look-up). */
 export function clubQuery(c: ClubCriteria, sortBy: ClubSortBy | null | undefined, direction: 1 | -1): ListQuery<ClubDoc> {
-  return { matches: clubMatcher(c), sort: clubSort(sortBy, direction), id: c.clubId ?? undefined };
+  return { matches: clubMatcher(c), filterKey: criteriaKey(c, CRITERIA), sort: clubSort(sortBy, direction), id: c.clubId ?? undefined };
 }

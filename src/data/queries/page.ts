@@ -19,11 +19,25 @@ export interface SortRule<T> {
 /** One list query: which records, in which order; `id` names the one record a query asks for. */
 export interface ListQuery<T> {
   readonly matches: (record: T) => boolean;
+  /**
+   * What `matches` tests, as a string (criteriaKey): queries with the same key match the same
+   * records, so the read model keeps the records that match per key and order (src/data/read-model.ts).
+   */
+  readonly filterKey: string;
   readonly sort: SortRule<T>;
   /** The id filter (studentId, clubId, projectId): a look-up rather than a scan. */
   readonly id?: number | undefined;
   /** Projects of one club: its own short list rather than a scan. */
   readonly clubId?: number | undefined;
+}
+
+/**
+ * A query's criteria as a key: the value of every criterion, in the order of `fields`, omitted ones
+ * as null. `fields` is each kind's complete list of criteria (checked by its type where it is
+ * declared), so two queries with the same key have the same test.
+ */
+export function criteriaKey<C extends object>(criteria: C, fields: readonly (keyof C)[]): string {
+  return JSON.stringify(fields.map((field) => criteria[field] ?? null));
 }
 
 /** One page of records that match, from records already in the query's order, and the total. */

@@ -1,6 +1,6 @@
 import type { ProjectSortBy } from '../__generated__/enums.js';
 import type { ProjectDoc } from '../models/project.model.js';
-import { allOf, containsText, equals, nullsLast, sortRule, type Compare, type ListQuery, type SortRule } from './page.js';
+import { allOf, containsText, criteriaKey, equals, nullsLast, sortRule, type Compare, type ListQuery, type SortRule } from './page.js';
 
 export interface ProjectCriteria {
   projectId?: number | null;
@@ -8,6 +8,12 @@ export interface ProjectCriteria {
   clubId?: number | null;
   status?: ProjectDoc['status'] | null;
 }
+
+/** Every criterion of ProjectCriteria (the type refuses a list that misses one), for criteriaKey. */
+const CRITERIA = Object.keys({ projectId: true, projectName: true, clubId: true, status: true } satisfies Record<
+  keyof ProjectCriteria,
+  true
+>) as (keyof ProjectCriteria)[];
 
 /** The test of a project query; omitted criteria are not applied. */
 export function projectMatcher(c: ProjectCriteria): (project: ProjectDoc) => boolean {
@@ -31,5 +37,11 @@ export function projectSort(sortBy: ProjectSortBy | null | undefined, direction:
 
 /** A whole project query: the test, the order, and the id or club it names (look-ups). */
 export function projectQuery(c: ProjectCriteria, sortBy: ProjectSortBy | null | undefined, direction: 1 | -1): ListQuery<ProjectDoc> {
-  return { matches: projectMatcher(c), sort: projectSort(sortBy, direction), id: c.projectId ?? undefined, clubId: c.clubId ?? undefined };
+  return {
+    matches: projectMatcher(c),
+    filterKey: criteriaKey(c, CRITERIA),
+    sort: projectSort(sortBy, direction),
+    id: c.projectId ?? undefined,
+    clubId: c.clubId ?? undefined,
+  };
 }

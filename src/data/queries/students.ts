@@ -1,6 +1,17 @@
 import type { StudentSortBy } from '../__generated__/enums.js';
 import type { StudentDoc } from '../models/student.model.js';
-import { allOf, compareText, containsText, equals, nullsLast, sortRule, type Compare, type ListQuery, type SortRule } from './page.js';
+import {
+  allOf,
+  compareText,
+  containsText,
+  criteriaKey,
+  equals,
+  nullsLast,
+  sortRule,
+  type Compare,
+  type ListQuery,
+  type SortRule,
+} from './page.js';
 
 export interface StudentCriteria {
   studentId?: number | null;
@@ -17,6 +28,23 @@ export interface StudentCriteria {
   includeWithdrawn?: boolean | null;
   onlyEnrolled?: boolean | null;
 }
+
+/** Every criterion of StudentCriteria (the type refuses a list that misses one), for criteriaKey. */
+const CRITERIA = Object.keys({
+  studentId: true,
+  name: true,
+  email: true,
+  grade: true,
+  classNum: true,
+  number: true,
+  sex: true,
+  role: true,
+  major: true,
+  dormitoryRoom: true,
+  includeGraduates: true,
+  includeWithdrawn: true,
+  onlyEnrolled: true,
+} satisfies Record<keyof StudentCriteria, true>) as (keyof StudentCriteria)[];
 
 /** Roles hidden by the enrolment rules: onlyEnrolled > includeGraduates > includeWithdrawn. */
 export function excludedRoles(c: StudentCriteria): StudentDoc['role'][] {
@@ -82,5 +110,10 @@ export function studentSort(sortBy: StudentSortBy | null | undefined, direction:
 
 /** A whole student query: the test, the order, and the id it names (a look-up). */
 export function studentQuery(c: StudentCriteria, sortBy: StudentSortBy | null | undefined, direction: 1 | -1): ListQuery<StudentDoc> {
-  return { matches: studentMatcher(c), sort: studentSort(sortBy, direction), id: c.studentId ?? undefined };
+  return {
+    matches: studentMatcher(c),
+    filterKey: criteriaKey(c, CRITERIA),
+    sort: studentSort(sortBy, direction),
+    id: c.studentId ?? undefined,
+  };
 }

@@ -1,6 +1,7 @@
 import type { Collection, Document } from 'mongodb';
 import type { ApiScope } from '../__generated__/enums.js';
 import type { Database } from '../database.js';
+import { deleteMatching } from '../delete-matching.js';
 import { isEnrolledRole, type StudentDoc } from '../models/student.model.js';
 import type { ClubDoc } from '../models/club.model.js';
 import type { ProjectDoc } from '../models/project.model.js';
@@ -258,7 +259,7 @@ export async function dropEvents(
   range: { first: number | null | undefined; last: number | null | undefined },
 ): Promise<void> {
   if (range.first == null || range.last == null || range.last < range.first) return;
-  await events(db).deleteMany({ _id: { $gte: range.first, $lte: range.last } });
+  await deleteMatching(events(db), { _id: { $gte: range.first, $lte: range.last } });
 }
 
 /** The highest sequence number pruned (0: none). */
@@ -299,8 +300,7 @@ export async function pruneEvents(db: Database, now: Date = new Date()): Promise
   }
   if (through === 0) return 0;
   if (through > (await prunedThrough(db))) await meta(db).updateOne({ _id: PRUNED_ID }, { $set: { through } }, { upsert: true });
-  const { deletedCount } = await events(db).deleteMany({ _id: { $lte: through } });
-  return deletedCount;
+  return deleteMatching(events(db), { _id: { $lte: through } });
 }
 
 /** The feed's answer for one stored event. */
