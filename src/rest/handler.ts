@@ -69,22 +69,28 @@ export function endpointSteps(endpoint: Endpoint, deps: RestDeps): EndpointSteps
     const { data: version } = deps.db.versions.peek() ?? (await deps.db.versions.current());
     return { variables, key, version, answer: deps.cache.get(key, version) };
   };
+  /** The 304 of a conditional request whose answer the caller holds; else on to the rate limit. */
+  const answerHeld = async (ctx: AppContext, next: () => Promise<unknown>, ifNoneMatch: string): Promise<unknown> => {
+    let found: Lookup;
+    try {
+      found = await lookup(ctx);
+    } catch (err) {
+      // Refused the usual way, after the rate limit (src/rest/openapi.ts lists its headers).
+      if (err instanceof BadRequestError) return next();
+      throw err;
+    }
+    const { answer } = found;
+    if (answer && matchesIfNoneMatch(ifNoneMatch, answer.etag)) return sendAnswer(ctx, answer, true, codedFor(ctx, answer));
+    looked.set(ctx, found);
+    return next();
+  };
   return {
-    async notModified(ctx, next) {
+    notModified(ctx, next) {
       const ifNoneMatch = ctx.get('If-None-Match');
+      // A request that is not conditional passes straight on, without an async frame of its own
+      // (issue 26: the fixed cost of a warm answer).
       if (!ifNoneMatch || !(isPublic(endpoint) || scopes.some((scope) => holdsScope(ctx.state.apiKey, scope)))) return next();
-      let found: Lookup;
-      try {
-        found = await lookup(ctx);
-      } catch (err) {
-        // Refused the usual way, after the rate limit (src/rest/openapi.ts lists its headers).
-        if (err instanceof BadRequestError) return next();
-        throw err;
-      }
-      const { answer } = found;
-      if (answer && matchesIfNoneMatch(ifNoneMatch, answer.etag)) return sendAnswer(ctx, answer, true, codedFor(ctx, answer));
-      looked.set(ctx, found);
-      return next();
+      return answerHeld(ctx, next, ifNoneMatch);
     },
     async serve(ctx) {
       const { variables, key, version, answer: cached } = looked.get(ctx) ?? (await lookup(ctx));
@@ -95,8 +101,10 @@ export function endpointSteps(endpoint: Endpoint, deps: RestDeps): EndpointSteps
       }
       const fresh = matchesIfNoneMatch(ctx.get('If-None-Match'), answer.etag);
       const coded = codedFor(ctx, answer);
-      // A 304 carries no body: nothing is compressed for it.
-      const body = coded && !fresh ? await deps.cache.encoded(key, version, answer, coded.coding) : undefined;
+      // A 304 carries no body: nothing is compressed for it. A coding made already is on the
+      // answer (ResponseCache.encoded): taken as it is, without a wait of its own.
+      const body =
+        coded && !fresh ? (answer.encoded?.[coded.coding] ?? (await deps.cache.encoded(key, version, answer, coded.coding))) : undefined;
       sendAnswer(ctx, answer, fresh, coded && { ...coded, ...(body ? { body } : {}) });
     },
   };
