@@ -170,11 +170,11 @@ export class WebhookStore {
   ) {}
 
   get webhooks(): Collection<WebhookDoc> {
-    return this.db.client.db().collection<WebhookDoc>('webhooks');
+    return webhooksOf(this.db);
   }
 
   get deliveries(): Collection<DeliveryDoc> {
-    return this.db.client.db().collection<DeliveryDoc>('webhook_deliveries');
+    return deliveriesOf(this.db);
   }
 
   /** The indexes the worker and the console read by (idempotent). */
@@ -364,4 +364,25 @@ export class WebhookStore {
       .lean();
     return new Set(keys.flatMap((k) => k.scopes as ApiScope[]));
   }
+}
+
+/**
+ * Deletes an account's webhooks and their deliveries (the account is being deleted:
+ * src/oauth/accounts.ts); returns how many webhooks. Their secrets need not be opened, so this
+ * needs no WebhookStore.
+ */
+export async function deleteWebhooksOwnedBy(db: Database, accountId: number): Promise<number> {
+  const webhooks = webhooksOf(db);
+  const ids = (await webhooks.find({ ownerAccountId: accountId }, { projection: { _id: 1 } }).toArray()).map((doc) => doc._id);
+  if (ids.length === 0) return 0;
+  await deleteMatching(deliveriesOf(db), { webhookId: { $in: ids } });
+  return (await webhooks.deleteMany({ _id: { $in: ids } })).deletedCount;
+}
+
+function webhooksOf(db: Database): Collection<WebhookDoc> {
+  return db.client.db().collection<WebhookDoc>('webhooks');
+}
+
+function deliveriesOf(db: Database): Collection<DeliveryDoc> {
+  return db.client.db().collection<DeliveryDoc>('webhook_deliveries');
 }

@@ -13,6 +13,7 @@ import { AccessAudit, CLI_ACTOR, type AccessActor } from '../data/access-audit.j
 import type { Database } from '../data/database.js';
 import { EmailCodeStore } from '../data/email-codes.js';
 import { OAuthStore } from '../data/oauth-store.js';
+import { deleteWebhooksOwnedBy } from '../data/webhooks.js';
 import { hashPassword, verifyPassword } from './secrets.js';
 import { BadRequestError, ForbiddenError } from '../errors/index.js';
 
@@ -109,8 +110,8 @@ export class AccountService {
 
   /**
    * Deletes an account (by id or email) with everything that is its own: its API keys (and their
-   * usage), the apps it registered (and every grant and token of those apps, whoever gave them),
-   * its grants, tokens and sessions, and its email codes. The account goes last, so an
+   * usage), its webhooks (and their deliveries), the apps it registered (and every grant and token
+   * of those apps, whoever gave them), its grants, tokens and sessions, and its email codes. The account goes last, so an
    * interrupted deletion can simply be run again.
    */
   async delete(idOrEmail: string, actor: AccessActor = CLI_ACTOR): Promise<DeletedAccount> {
@@ -120,6 +121,7 @@ export class AccountService {
     const oauth = new OAuthStore(this.db);
     const clients = new ClientStore(this.db);
     const apiKeys = await new ApiKeyService(this.db).deleteOwnedBy(doc._id);
+    const webhooks = await deleteWebhooksOwnedBy(this.db, doc._id);
     const owned = await clients.listOwnedBy(doc._id);
     let revoked = 0;
     for (const client of owned) {
@@ -135,7 +137,7 @@ export class AccountService {
     await new AccessAudit(this.db).record(actor, {
       action: 'ACCOUNT_DELETED',
       target: { kind: 'ACCOUNT', id: String(doc._id), label: doc.email },
-      detail: { role: doc.role, revoked, apiKeys, clients: owned.length },
+      detail: { role: doc.role, revoked, apiKeys, clients: owned.length, webhooks },
     });
     return { account, revoked, apiKeys, clients: owned.length };
   }

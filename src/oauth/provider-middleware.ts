@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import { Readable } from 'node:stream';
 import type Provider from 'oidc-provider';
 import type Koa from 'koa';
 import type { Middleware } from 'koa';
@@ -87,8 +88,8 @@ class BodyError extends Error {}
 /**
  * oidc-provider parses only form bodies; the spec sends JSON. The body is read here, a JSON
  * object becomes the equivalent form (a `scope` array becomes a space-separated string), and
- * the provider receives it through `req.body`, which it reads when the stream is consumed.
- * The provider then applies its usual checks and errors to the same parameters.
+ * the provider reads that form as the request's body (replayedRequest). The provider then
+ * applies its usual checks and errors to the same parameters.
  */
 const acceptJsonBodies: ProviderMiddleware = async (ctx, next) => {
   if (ctx.method !== 'POST' || !CLIENT_ENDPOINTS.has(ctx.path)) return next();
@@ -109,10 +110,31 @@ const acceptJsonBodies: ProviderMiddleware = async (ctx, next) => {
   if (!ctx.get('authorization') && !new URLSearchParams(form).get('client_id')) {
     return oauthError(ctx, 400, 'invalid_request', "missing required parameter 'client_id'");
   }
-  ctx.req.headers['content-type'] = 'application/x-www-form-urlencoded';
-  (ctx.req as IncomingMessage & { body?: string }).body = form;
+  ctx.req = replayedRequest(ctx.req, form);
   return next();
 };
+
+/**
+ * The request with `form` as its body, as a stream the provider reads like the client's. (It
+ * would also take the form from `req.body`, but warns once per process that a body parser in
+ * front of it "is not recommended".) The headers are the request's own, changed to describe
+ * the form: Koa's `ctx.request` keeps reading them from the original request.
+ */
+function replayedRequest(req: IncomingMessage, form: string): IncomingMessage {
+  const body = Buffer.from(form, 'utf8');
+  req.headers['content-type'] = 'application/x-www-form-urlencoded';
+  req.headers['content-length'] = String(body.length);
+  delete req.headers['transfer-encoding'];
+  const { headers, method, url, httpVersion, socket } = req;
+  return Object.assign(Readable.from([body]), {
+    headers,
+    method,
+    url,
+    httpVersion,
+    socket,
+    connection: socket,
+  }) as unknown as IncomingMessage;
+}
 
 async function readBody(req: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];

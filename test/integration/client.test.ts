@@ -111,7 +111,17 @@ describe('clients/typescript against campus serve', function () {
     const refused = await stranger.GET('/v1/clubs');
     expect(refused.response.status).to.equal(401);
     expect(refused.error).to.deep.include({ status: 'UNAUTHORIZED', code: 401 });
-    expect(() => createClient({ baseUrl: served.url, apiKey: '' })).to.throw(TypeError, 'apiKey is required');
+    expect(() => createClient({ baseUrl: served.url, apiKey: '' })).to.throw(TypeError, 'apiKey is empty');
+  });
+
+  it('without an API key calls the public endpoints; the others answer 401', async () => {
+    const visitor = createClient({ baseUrl: served.url });
+    const projects = await visitor.GET('/v1/public/projects');
+    expect(projects.response.status).to.equal(200);
+    expect(projects.data?.code).to.equal(200);
+    const refused = await visitor.GET('/v1/clubs');
+    expect(refused.response.status).to.equal(401);
+    expect(refused.error).to.deep.include({ status: 'UNAUTHORIZED', code: 401 });
   });
 
   it("waits out a 429's Retry-After and asks again; hands the 429 back when the wait is too long or retry is off", async () => {

@@ -12,6 +12,7 @@ import { sendMessage } from '../../src/events/send.js';
 import { checkTargetUrl, UnsafeTargetError, type TargetPolicy } from '../../src/events/targets.js';
 import { ConflictError } from '../../src/errors/index.js';
 import { createLogger } from '../../src/logger.js';
+import { AccountService } from '../../src/oauth/accounts.js';
 import { Outbox, type Mail } from '../../src/oauth/mail.js';
 import { CookieSealer } from '../../src/surfaces/web/seal.js';
 import { createTestDatabase } from '../helpers/database.js';
@@ -199,6 +200,26 @@ describe('webhooks: signed, ordered, retried delivery of the change feed', funct
     await accounts.setDisabled(account._id, null);
     await eventually(() => r.delivered.length === 1, 15000, 'the event after enabling');
     expect(r.delivered[0]?.body).to.include('정지중');
+  });
+
+  it("an account's deletion takes its webhooks and their deliveries with it; other webhooks stay", async () => {
+    const accounts = new AccountStore(db);
+    const leaving = await accounts.create({ email: 'leaving.owner@gsm.hs.kr', passwordHash: 'x', role: 'USER' });
+    await new ApiKeyService(db).issue({ scopes: ['STUDENT_READ'], ownerAccountId: leaving._id });
+    const r = await receiver();
+    const { webhook: theirs } = await store.create({ ownerAccountId: leaving._id, url: r.url, eventTypes: ['student.updated'] });
+    const { webhook: operators } = await store.create({ ownerAccountId: null, url: r.url, eventTypes: ['student.updated'] });
+    startWorker([100]);
+    await writer().updateStudent(1, { name: '떠나기전' });
+    await eventually(() => r.delivered.length === 2, 15000, 'both deliveries');
+    const deleted = await new AccountService(db).delete(leaving.email);
+    expect(deleted.account.email).to.equal(leaving.email);
+    expect(await store.webhooks.countDocuments({ _id: theirs.id })).to.equal(0);
+    expect(await store.deliveries.countDocuments({ webhookId: theirs.id })).to.equal(0);
+    expect(await store.webhooks.countDocuments({ _id: operators.id })).to.equal(1);
+    expect(await store.deliveries.countDocuments({ webhookId: operators.id })).to.equal(1);
+    const [entry] = await db.models.accessAudit.find({ action: 'ACCOUNT_DELETED' }).lean();
+    expect(entry?.detail).to.deep.include({ webhooks: 1, apiKeys: 1 });
   });
 
   it('redelivers by hand and sends test events, each recorded as an attempt', async () => {

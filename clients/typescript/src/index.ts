@@ -22,8 +22,12 @@ export type CampusClient = Client<paths>;
 export interface CreateClientOptions {
   /** The data API's address, e.g. `http://127.0.0.1:8080` (BASE_URL of the service). */
   readonly baseUrl: string;
-  /** An API key (a UUID) holding the scopes of the endpoints called; sent as `X-API-KEY`. */
-  readonly apiKey: string;
+  /**
+   * An API key (a UUID) holding the scopes of the endpoints called; sent as `X-API-KEY`. Leave it
+   * out to call only the endpoints that need none (`/v1/public/projects`, `/v1/health`); the others
+   * then answer 401.
+   */
+  readonly apiKey?: string | undefined;
   /**
    * Retrying 429 (Too Many Requests): wait what `Retry-After` says, at most `maxWaitSeconds` per
    * wait and `attempts` times, then hand the 429 back. Default: 2 attempts of at most 30 s;
@@ -39,11 +43,12 @@ export interface CreateClientOptions {
 const DEFAULT_RETRY = { attempts: 2, maxWaitSeconds: 30 };
 
 export function createClient(options: CreateClientOptions): CampusClient {
-  if (!options.apiKey) throw new TypeError('createClient: apiKey is required (an API key from the developer console)');
+  // An empty key is a mistake (an unset variable), not a choice to call without one.
+  if (options.apiKey === '') throw new TypeError('createClient: apiKey is empty (an API key from the developer console, or leave it out)');
   const retry = options.retry === false ? { attempts: 0, maxWaitSeconds: 0 } : { ...DEFAULT_RETRY, ...options.retry };
   const clientOptions: ClientOptions = {
     baseUrl: options.baseUrl.replace(/\/+$/, ''),
-    headers: { ...options.headers, 'X-API-KEY': options.apiKey },
+    headers: options.apiKey === undefined ? { ...options.headers } : { ...options.headers, 'X-API-KEY': options.apiKey },
     fetch: retryingFetch(options.fetch ?? globalThis.fetch, retry),
   };
   return createFetchClient<paths>(clientOptions);
