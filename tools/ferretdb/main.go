@@ -16,7 +16,6 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
-	"runtime"
 	"syscall"
 
 	"github.com/FerretDB/FerretDB/ferretdb"
@@ -45,7 +44,6 @@ func serve() {
 	logLevel := flag.String("log-level", "warn", "debug, info, warn or error")
 	watchStdin := flag.Bool("exit-on-stdin-close", false, "stop when standard input closes (the parent died)")
 	flag.Parse()
-	limitProcessors()
 	// The URL may hold a password: the parent passes it in the environment, which other
 	// users cannot read, rather than on the command line, which they can (ps).
 	if *pgURL == "" {
@@ -101,18 +99,6 @@ func serve() {
 	fmt.Printf("ready %s\n", f.MongoDBURI())
 	if err := f.Run(ctx); err != nil && ctx.Err() == nil {
 		fatal(err)
-	}
-}
-
-// limitProcessors runs Go code on one processor unless GOMAXPROCS says otherwise. The service
-// that uses this database is one Node.js process, so at most one request's work waits on the
-// database at a time per connection, and SQLite writes one transaction at a time anyway; with
-// more processors Go's scheduler spins threads looking for work between the service's commands
-// and spends it on the cores the service needs. Measured under the refresh grant's load on two
-// cores: FerretDB's CPU per refresh 295 -> 245 us (README "Benchmarks").
-func limitProcessors() {
-	if os.Getenv("GOMAXPROCS") == "" {
-		runtime.GOMAXPROCS(1)
 	}
 }
 
