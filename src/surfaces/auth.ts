@@ -37,8 +37,13 @@ import { registerWebClient, signInRoutes } from './web/signin.js';
 import { Web } from './web/web.js';
 import { WebhookStore, WEBHOOK_SECRET_PURPOSE } from '../data/webhooks.js';
 
-/** Expired records are also refused on every read; the sweep only reclaims their space. */
-const SWEEP_INTERVAL_MS = 60_000;
+/**
+ * Expired records are also refused on every read; the sweep only reclaims their space. Over SQLite
+ * FerretDB filters nothing but `_id` in its storage, so each sweep reads every stored record (used
+ * refresh tokens and their claims stay 30 days; measured: 7.5 s of FerretDB's time at 286,000
+ * records). Every ten minutes rather than every minute, that is a tenth of the cost (issue 26).
+ */
+const SWEEP_INTERVAL_MS = 10 * 60_000;
 
 /**
  * The authorization server and every page people see: oidc-provider (its own Koa app) answers
