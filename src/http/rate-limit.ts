@@ -61,15 +61,6 @@ interface Charge {
  */
 export class KeyRateLimiter {
   private readonly budgets = new Map<string, Budget>();
-  /**
-   * The same budgets by the limit object a request names (the key's, frozen with its principal,
-   * or one of the configured ones), so that a request finds its budget without building the id.
-   */
-  private readonly budgetsByLimit: Record<BudgetName, WeakMap<Limit, Budget>> = {
-    default: new WeakMap(),
-    account: new WeakMap(),
-    address: new WeakMap(),
-  };
 
   constructor(
     private readonly defaultLimit: Limit,
@@ -121,7 +112,7 @@ export class KeyRateLimiter {
     refused: 'keep' | 'giveBack',
     refusal?: (remaining: number, retryAfter: number) => string,
   ): Promise<void> {
-    const results = await spendEach(charges, points);
+    const results = await Promise.allSettled(charges.map((c) => c.budget.limiter.consume(c.key, points)));
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected' && !(r.reason instanceof RateLimiterRes));
     if (failed) throw failed.reason;
     const refusedAt = results.findIndex((r) => r.status === 'rejected');
@@ -144,16 +135,8 @@ export class KeyRateLimiter {
     throw new TooManyRequestsError(retryAfter, refusal?.(Math.max(0, state.remainingPoints), retryAfter));
   }
 
-  private budgetFor(name: BudgetName, limit: Limit): Budget {
-    const known = this.budgetsByLimit[name].get(limit);
-    if (known) return known;
-    const budget = this.budgetById(name, limit);
-    this.budgetsByLimit[name].set(limit, budget);
-    return budget;
-  }
-
   /** The budget of a name and limit, whichever object states the limit: keys given the same limit share its limiter. */
-  private budgetById(name: BudgetName, limit: Limit): Budget {
+  private budgetFor(name: BudgetName, limit: Limit): Budget {
     const id = `${name}:${limit.points}/${limit.durationSeconds}`;
     let budget = this.budgets.get(id);
     if (!budget) {
@@ -174,20 +157,6 @@ export class KeyRateLimiter {
     }
     return budget;
   }
-}
-
-/**
- * Spends `points` of every charge at once, each settled (a refusal rejects with a
- * RateLimiterRes). A single charge (a key with a limit of its own, a public request) is settled
- * by itself, without Promise.allSettled's bookkeeping (issue 26: the fixed cost of a warm answer).
- */
-function spendEach(charges: readonly Charge[], points: number): Promise<PromiseSettledResult<RateLimiterRes>[]> {
-  const [only] = charges;
-  if (charges.length !== 1 || !only) return Promise.allSettled(charges.map((c) => c.budget.limiter.consume(c.key, points)));
-  return only.budget.limiter.consume(only.key, points).then(
-    (value): PromiseSettledResult<RateLimiterRes>[] => [{ status: 'fulfilled', value }],
-    (reason: unknown): PromiseSettledResult<RateLimiterRes>[] => [{ status: 'rejected', reason }],
-  );
 }
 
 function keyCharge(charges: readonly Charge[]): Charge {

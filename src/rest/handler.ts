@@ -101,10 +101,8 @@ export function endpointSteps(endpoint: Endpoint, deps: RestDeps): EndpointSteps
       }
       const fresh = matchesIfNoneMatch(ctx.get('If-None-Match'), answer.etag);
       const coded = codedFor(ctx, answer);
-      // A 304 carries no body: nothing is compressed for it. A coding made already is on the
-      // answer (ResponseCache.encoded): taken as it is, without a wait of its own.
-      const body =
-        coded && !fresh ? (answer.encoded?.[coded.coding] ?? (await deps.cache.encoded(key, version, answer, coded.coding))) : undefined;
+      // A 304 carries no body: nothing is compressed for it.
+      const body = coded && !fresh ? await deps.cache.encoded(key, version, answer, coded.coding) : undefined;
       sendAnswer(ctx, answer, fresh, coded && { ...coded, ...(body ? { body } : {}) });
     },
   };
