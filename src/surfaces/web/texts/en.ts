@@ -824,7 +824,7 @@ export const en: Texts = {
       title: 'Access log',
       schoolLog: 'School data changes',
       intro:
-        'Who was allowed to read what: key scopes approved or refused, apps approved, disabled or enabled, roles changed, teachers’ sign-ups decided, and exports of personal data (who exported what, with which filter).',
+        'Who was allowed to read what: key scopes approved or refused, apps approved, disabled or enabled, roles changed, teachers’ sign-ups decided, exports of personal data (who exported what, with which filter), and data updates asked of students or withdrawn.',
       action: 'Action',
       actor: 'By (email, CLI or MIGRATION)',
       target: 'Target (key prefix, app name, email)',
