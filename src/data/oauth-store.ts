@@ -259,22 +259,20 @@ export class OAuthStore {
     return this.foundExpiry.get(key) ?? (await this.collectionOf(kind).findOne({ _id: key }, { expiresAt: 1 }).lean<OAuthRecordDoc>());
   }
 
-  /** The stored form of a provider artifact. */
+  /** The stored form of a provider artifact (see storedForm). */
   private recordDoc(kind: string, record: NewRecord): OAuthRecordDoc {
     const { id, payload, expiresInSeconds, keys } = record;
-    return {
+    return storedForm({
       _id: recordKey(kind, id),
       kind,
       payload: JSON.stringify(HASHED_KINDS.has(kind) ? withoutJti(payload) : payload),
-      grantId: keys.grantId ?? null,
-      uid: keys.uid ?? null,
-      userCode: keys.userCode ?? null,
-      clientId: keys.clientId ?? null,
-      accountId: keys.accountId ?? null,
+      grantId: keys.grantId,
+      uid: keys.uid,
+      userCode: keys.userCode,
+      clientId: keys.clientId,
+      accountId: keys.accountId,
       expiresAt: expiresInSeconds === undefined ? null : new Date(this.now().getTime() + expiresInSeconds * 1000),
-      claimedAt: null,
-      successor: null,
-    };
+    });
   }
 
   async destroy(kind: string, id: string): Promise<void> {
@@ -313,8 +311,8 @@ export class OAuthStore {
   async countGrantingAccounts(clientId: string): Promise<number> {
     const docs = await this.records
       .find({ kind: 'Grant', clientId, ...liveFilter(this.now()) }, { accountId: 1 })
-      .lean<{ accountId: string | null }[]>();
-    return new Set(docs.map((doc) => doc.accountId).filter((id) => id !== null)).size;
+      .lean<{ accountId?: string | null }[]>();
+    return new Set(docs.map((doc) => doc.accountId).filter((id) => typeof id === 'string')).size;
   }
 
   /**
@@ -326,7 +324,7 @@ export class OAuthStore {
     if (grantIds.length === 0) return last;
     const docs = await this.records
       .find({ kind: 'RefreshToken', grantId: { $in: [...grantIds] } }, { grantId: 1, payload: 1 })
-      .lean<{ grantId: string | null; payload: string }[]>();
+      .lean<{ grantId?: string | null; payload: string }[]>();
     for (const doc of docs) {
       const iat: unknown = (JSON.parse(doc.payload) as Record<string, unknown>)['iat'];
       if (doc.grantId && typeof iat === 'number' && iat > (last.get(doc.grantId) ?? 0)) last.set(doc.grantId, iat);
@@ -377,20 +375,9 @@ export class OAuthStore {
   }
 
   private async putPointer(kind: string, field: LookupField, value: string, id: string, expiresAt: Date | null): Promise<void> {
-    const doc: OAuthRecordDoc = {
-      _id: pointerKey(kind, field, value),
-      kind: `${kind}#${field}`,
-      payload: JSON.stringify({ id }),
-      grantId: null,
-      uid: null,
-      userCode: null,
-      clientId: null,
-      accountId: null,
-      expiresAt,
-      claimedAt: null,
-      successor: null,
-    };
-    await this.put(doc);
+    await this.put(
+      storedForm({ _id: pointerKey(kind, field, value), kind: `${kind}#${field}`, payload: JSON.stringify({ id }), expiresAt }),
+    );
   }
 
   /**
@@ -462,19 +449,21 @@ function claimKey(key: string): string {
  * revocation would match) and is swept once the record would have expired.
  */
 function claimDoc(key: string, expiresAt: Date | null, successor: string | null, claimedAt: Date, payload = '{}'): OAuthRecordDoc {
-  return {
-    _id: claimKey(key),
-    kind: CLAIM_KIND,
-    payload,
-    grantId: null,
-    uid: null,
-    userCode: null,
-    clientId: null,
-    accountId: null,
-    expiresAt,
-    claimedAt,
-    successor,
-  };
+  return storedForm({ _id: claimKey(key), kind: CLAIM_KIND, payload, expiresAt, claimedAt, successor });
+}
+
+/**
+ * A record as stored: without the fields it has no value for. Most records leave most of the
+ * indexed fields empty (a claim all of them), and FerretDB stores every field with a description
+ * of its type beside it, so a refresh's two records were a third larger with them; over PostgreSQL
+ * a field that is absent is also no entry in the launcher's indexes on it (tools/ferretdb/indexes.go).
+ * A filter on null matches an absent field as it matches null (MongoDB's rule, FerretDB's too),
+ * so every query reads the same records.
+ */
+function storedForm(doc: OAuthRecordDoc): OAuthRecordDoc {
+  const stored: Record<string, unknown> = {};
+  for (const [field, value] of Object.entries(doc)) if (value !== null && value !== undefined) stored[field] = value;
+  return stored as OAuthRecordDoc;
 }
 
 function isExpired(doc: Pick<OAuthRecordDoc, 'expiresAt'>, now: Date): boolean {

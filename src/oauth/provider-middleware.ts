@@ -86,33 +86,40 @@ const describeGrantErrors: ProviderMiddleware = async (ctx, next) => {
 class BodyError extends Error {}
 
 /**
- * oidc-provider parses only form bodies; the spec sends JSON. The body is read here, a JSON
- * object becomes the equivalent form (a `scope` array becomes a space-separated string), and
- * the provider reads that form as the request's body (replayedRequest). The provider then
- * applies its usual checks and errors to the same parameters.
+ * oidc-provider parses only form bodies; the spec sends JSON. A JSON body is read here, and a
+ * JSON object becomes the equivalent form (a `scope` array becomes a space-separated string),
+ * which the provider reads as the request's body (replayedRequest); a form body reaches it as the
+ * client sent it. The provider then applies its usual checks and errors to the same parameters.
+ * When they name no client, the provider says "no client authentication mechanism provided";
+ * the spec wants the missing parameter named, which is said once the provider has read them.
  */
 const acceptJsonBodies: ProviderMiddleware = async (ctx, next) => {
   if (ctx.method !== 'POST' || !CLIENT_ENDPOINTS.has(ctx.path)) return next();
-  const isJson = typeof ctx.is('application/json') === 'string';
-  const isForm = typeof ctx.is('application/x-www-form-urlencoded') === 'string';
   // Other content types are left to the provider, which refuses them with 400.
-  if (!isJson && !isForm) return next();
-  let form: string;
-  try {
-    const raw = await readBody(ctx.req);
-    form = isJson ? jsonToForm(raw) : raw;
-  } catch (err) {
-    if (err instanceof BodyError) return oauthError(ctx, 400, 'invalid_request', err.message);
-    throw err;
+  if (typeof ctx.is('application/json') === 'string') {
+    try {
+      ctx.req = replayedRequest(ctx.req, jsonToForm(await readBody(ctx.req)));
+    } catch (err) {
+      if (err instanceof BodyError) return oauthError(ctx, 400, 'invalid_request', err.message);
+      throw err;
+    }
+  } else if (typeof ctx.is('application/x-www-form-urlencoded') !== 'string') {
+    return next();
   }
-  // The provider would say "no client authentication mechanism provided"; the spec wants the
-  // missing parameter named.
-  if (!ctx.get('authorization') && !new URLSearchParams(form).get('client_id')) {
-    return oauthError(ctx, 400, 'invalid_request', "missing required parameter 'client_id'");
-  }
-  ctx.req = replayedRequest(ctx.req, form);
-  return next();
+  await next();
+  if (namesNoClient(ctx)) oauthError(ctx, 400, 'invalid_request', "missing required parameter 'client_id'");
 };
+
+/**
+ * The provider refused a request whose parameters it read (ctx.oidc.params) and that names no
+ * client: no client_id and no Authorization header (client_secret_basic), the only ways our
+ * clients authenticate (src/oauth/provider.ts, clientAuthMethods).
+ */
+function namesNoClient(ctx: KoaContextWithOIDC): boolean {
+  const params = ctx.oidc?.params;
+  if (ctx.status !== 400 || !params || params['client_id'] !== undefined || ctx.get('authorization')) return false;
+  return isRecord(ctx.body) && ctx.body['error'] === 'invalid_request';
+}
 
 /**
  * The request with `form` as its body, as a stream the provider reads like the client's. (It
@@ -250,18 +257,26 @@ function oauthError(ctx: KoaContextWithOIDC, status: number, error: string, desc
  * codes, descriptions and identifiers are logged: never parameters, bodies or tokens.
  */
 function logProviderEvents(provider: Provider, logger: Logger): void {
-  const log = (ctx: KoaContextWithOIDC) => {
+  // The request id is a field of the line rather than a child logger's binding: every refresh
+  // logs a line, and a child per line was made and dropped each time. The refusals' and grants'
+  // fields are fixed here and none is a key that redaction censors, so they are written without
+  // redaction, as the access log is (src/http/context.ts says why); errors keep it.
+  const events = logger.child({}, { redact: [] });
+  const requestIdOf = (ctx: KoaContextWithOIDC) => {
     const requestId = ctx.res.getHeader('x-request-id');
-    return typeof requestId === 'string' ? logger.child({ requestId }) : logger;
+    return typeof requestId === 'string' ? requestId : undefined;
   };
   provider.on('server_error', (ctx, err) => {
-    log(ctx).error({ err: { name: err.name, message: err.message, stack: err.stack }, route: ctx.oidc?.route }, 'oauth server error');
+    logger.error(
+      { requestId: requestIdOf(ctx), err: { name: err.name, message: err.message, stack: err.stack }, route: ctx.oidc?.route },
+      'oauth server error',
+    );
   });
   const refused = (event: string) => (ctx: KoaContextWithOIDC, err: errors.OIDCProviderError) => {
     const { error, description, detail } = describeRefusal(err);
     if (event === 'grant.error' && typeof detail === 'string') ctx.state[GRANT_ERROR_DETAIL] = detail;
-    log(ctx).info(
-      { event, route: ctx.oidc?.route, error, description, detail, clientId: ctx.oidc?.client?.clientId },
+    events.info(
+      { requestId: requestIdOf(ctx), event, route: ctx.oidc?.route, error, description, detail, clientId: ctx.oidc?.client?.clientId },
       'oauth request refused',
     );
   };
@@ -272,8 +287,13 @@ function logProviderEvents(provider: Provider, logger: Logger): void {
   provider.on('jwks.error', refused('jwks.error'));
   provider.on('discovery.error', refused('discovery.error'));
   provider.on('grant.success', (ctx) => {
-    log(ctx).info(
-      { event: 'grant.success', grantType: ctx.oidc?.params?.['grant_type'], clientId: ctx.oidc?.client?.clientId },
+    events.info(
+      {
+        requestId: requestIdOf(ctx),
+        event: 'grant.success',
+        grantType: ctx.oidc?.params?.['grant_type'],
+        clientId: ctx.oidc?.client?.clientId,
+      },
       'tokens issued',
     );
   });
@@ -284,7 +304,7 @@ function logProviderEvents(provider: Provider, logger: Logger): void {
     logger.error({ err: { name: err.name, message: err.message, stack: err.stack } }, 'oauth unhandled error');
   });
   provider.on('grant.revoked', (ctx, grantId) => {
-    log(ctx).warn({ event: 'grant.revoked', grantId, clientId: ctx.oidc?.client?.clientId }, 'grant revoked');
+    events.warn({ requestId: requestIdOf(ctx), event: 'grant.revoked', grantId, clientId: ctx.oidc?.client?.clientId }, 'grant revoked');
   });
 }
 

@@ -41,6 +41,12 @@ export function testDatabaseUri(name: string): string {
   return url.toString();
 }
 
+/** The SQLite file in which the suite's embedded FerretDB over SQLite keeps a database (tests that read its schema). */
+export function testSqliteFile(databaseName: string): string {
+  if (embedded?.engine !== 'ferretdb') throw new Error('the suite does not run on the embedded FerretDB over SQLite');
+  return join('.data', `test-${process.pid}`, 'ferretdb', `${databaseName}.sqlite`);
+}
+
 /** What the suite runs on: the embedded FerretDB (over SQLite or PostgreSQL), or the server at MONGODB_URI. */
 export function testDatabaseEngine(): EmbeddedDatabase['engine'] | 'MONGODB_URI' {
   return embedded?.engine ?? 'MONGODB_URI';

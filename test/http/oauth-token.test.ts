@@ -553,6 +553,21 @@ describe('OAuth token endpoint and authorization flow', () => {
         client_secret: confidential.secret,
       });
       await expectOAuthError(noRefresh, 400, 'invalid_request', "'refresh_token'");
+      // A form body (what OAuth clients send) without client_id is named the same way, at every client endpoint.
+      for (const path of ['/v1/oauth/token', '/v1/oauth/revoke', '/v1/oauth/introspect']) {
+        const form = await t.request(path, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({
+            grant_type: 'refresh_token',
+            refresh_token: 'x',
+            token: 'x',
+            client_secret: confidential.secret,
+          }).toString(),
+        });
+        expect(form.headers.get('cache-control')).to.equal('no-store');
+        await expectOAuthError(form, 400, 'invalid_request', "missing required parameter 'client_id'");
+      }
     });
 
     it('missing parameters at authorize: 400 naming them (or, once client and redirect_uri are known, sent back there)', async () => {

@@ -1,6 +1,8 @@
 import { expect } from 'chai';
+import { DatabaseSync } from 'node:sqlite';
 import type { Database } from '../../src/data/database.js';
-import { createTestDatabase, testDatabaseEngine } from '../helpers/database.js';
+import { isDuplicateKey } from '../../src/data/errors.js';
+import { createTestDatabase, testDatabaseEngine, testSqliteFile } from '../helpers/database.js';
 
 /**
  * FerretDB 1.24 cannot use the indexes it makes for its own lookups (tools/ferretdb/indexes.go);
@@ -27,13 +29,19 @@ describe('indexes FerretDB can use (tools/ferretdb/indexes.go)', function () {
     await db?.drop();
   });
 
+  /**
+   * The index that serves a lookup by `_id`: over SQLite FerretDB's own unique one, remade on its
+   * queries' expression (`<table>__id_`); over PostgreSQL the launcher's GIN index beside it.
+   */
+  const idIndex = (collection: string) => new RegExp(`^${collection}_[0-9a-f]{8}${engine === 'ferretdb' ? '__id_' : '_campus__id'}$`);
+
   const collections = () => Object.values(db.connection.models).map((model) => model.collection.collectionName);
 
   it('every collection of the service is looked up by `_id` through an index', async () => {
     const unindexed: string[] = [];
     for (const name of collections()) {
       const used = await indexesUsed(db, name, { _id: 'RefreshToken:sha256:x' });
-      if (!used.some((index) => index.endsWith('_campus__id'))) unindexed.push(`${name}: ${used.join(', ') || 'a scan'}`);
+      if (!used.some((index) => idIndex(name).test(index))) unindexed.push(`${name}: ${used.join(', ') || 'a scan'}`);
     }
     expect(unindexed).to.deep.equal([]);
   });
@@ -42,7 +50,63 @@ describe('indexes FerretDB can use (tools/ferretdb/indexes.go)', function () {
     await fill(db, 'oauth_records', 2000);
     const used = await indexesUsed(db, 'oauth_records', { _id: 'RefreshToken:sha256:1999' });
     expect(used).to.have.length(1);
-    expect(used[0]).to.match(/^oauth_records_[0-9a-f]{8}_campus__id$/);
+    expect(used[0]).to.match(idIndex('oauth_records'));
+  });
+
+  it("over SQLite, `_id` has one index, FerretDB's own unique one, remade on the expression its queries use", async function () {
+    if (engine !== 'ferretdb') this.skip();
+    const schema = new DatabaseSync(testSqliteFile(db.name), { readOnly: true });
+    try {
+      const indexes = schema
+        .prepare(`SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name LIKE 'oauth_records_%'`)
+        .all() as { name: string; sql: string }[];
+      expect(indexes).to.have.length(1);
+      expect(indexes[0]?.name).to.match(/^oauth_records_[0-9a-f]{8}__id_$/);
+      expect(indexes[0]?.sql).to.match(
+        /^CREATE UNIQUE INDEX "oauth_records_[0-9a-f]{8}__id_" ON "oauth_records_[0-9a-f]{8}" \(_ferretdb_sjson->'\$\._id'\)$/,
+      );
+    } finally {
+      schema.close();
+    }
+  });
+
+  it('over SQLite, a database indexed by earlier launchers gets the one `_id` index at the next ensureIndexes', async function () {
+    if (engine !== 'ferretdb') this.skip();
+    const file = testSqliteFile(db.name);
+    // FerretDB writes its own index with a double-quoted label, which SQLite takes as a string only when asked to.
+    const schema = new DatabaseSync(file, { timeout: 10000, enableDoubleQuotedStringLiterals: true });
+    const oauthIndexes = () =>
+      schema
+        .prepare(`SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name LIKE 'oauth_records_%' ORDER BY name`)
+        .all()
+        .map((row) => ({ name: String(row['name']), sql: String(row['sql']) }));
+    try {
+      const [own] = oauthIndexes();
+      const table = /ON "([^"]+)"/.exec(own?.sql ?? '')?.[1] ?? '';
+      // As FerretDB made it, beside the index earlier launchers added.
+      schema.exec(`DROP INDEX "${table}__id_"`);
+      schema.exec(`CREATE UNIQUE INDEX "${table}__id_" ON "${table}" (_ferretdb_sjson->"_id")`);
+      schema.exec(`CREATE INDEX "${table}_campus__id" ON "${table}" (_ferretdb_sjson->'$._id')`);
+      expect(oauthIndexes().map((index) => index.name)).to.deep.equal([`${table}__id_`, `${table}_campus__id`]);
+      await db.ensureIndexes();
+      expect(oauthIndexes()).to.deep.equal([
+        { name: `${table}__id_`, sql: `CREATE UNIQUE INDEX "${table}__id_" ON "${table}" (_ferretdb_sjson->'$._id')` },
+      ]);
+    } finally {
+      schema.close();
+    }
+  });
+
+  it('a second document with the same `_id` is still refused as a duplicate key (E11000)', async () => {
+    const records = db.connection.collection<{ _id: string; kind: string }>('oauth_records');
+    await records.insertOne({ _id: 'RefreshToken:sha256:twice', kind: 'RefreshToken' });
+    const refused = await records.insertOne({ _id: 'RefreshToken:sha256:twice', kind: 'Claim' }).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(isDuplicateKey(refused)).to.equal(true);
+    expect(await records.countDocuments({ _id: 'RefreshToken:sha256:twice' })).to.equal(1);
+    expect((await records.findOne({ _id: 'RefreshToken:sha256:twice' }))?.kind).to.equal('RefreshToken');
   });
 
   it('over PostgreSQL, what a grant issued is found through an index on grantId', async function () {
@@ -69,7 +133,7 @@ describe('indexes FerretDB can use (tools/ferretdb/indexes.go)', function () {
     await db.ensureIndexes();
     const used = await indexesUsed(db, 'email_codes', { _id: 'RESET:someone@school.test' });
     expect(used).to.have.length(1);
-    expect(used[0]).to.match(/^email_codes_[0-9a-f]{8}_campus__id$/);
+    expect(used[0]).to.match(idIndex('email_codes'));
   });
 });
 

@@ -26,10 +26,11 @@ import (
 //     btree indexes on `(_jsonb->'field')` cannot serve (its update and delete by `_id` use
 //     `_jsonb->'_id' = value`, which its btree does serve).
 //
-// The indexes below are the ones those statements can use. FerretDB does not know them (they are not
-// in its metadata, so `listIndexes` does not show them); they go when their table goes (a dropped
-// collection or database). Over SQLite FerretDB pushes down nothing but `_id`, so only `_id` is
-// indexed there.
+// The indexes below are ones those statements can use. Over PostgreSQL they are added beside
+// FerretDB's (it does not know them: they are not in its metadata, so `listIndexes` does not show
+// them); they go when their table goes (a dropped collection or database). Over SQLite FerretDB
+// pushes down nothing but `_id`, and its own unique `_id` index is remade on the expression its
+// queries use (ensureSQLiteIDIndex).
 
 // equalityFields are the fields besides `_id` that the service filters on by equality (each a
 // top-level string field), per collection: the filters FerretDB over PostgreSQL pushes down.
@@ -90,7 +91,8 @@ func ensureIndexes(ctx context.Context, o indexOptions) ([]string, error) {
 	}
 }
 
-// ensureSQLiteIndexes indexes `_id` in every collection of every database file (one per database).
+// ensureSQLiteIndexes makes the `_id` index of every collection of every database file (one per
+// database) one that FerretDB's queries can use.
 func ensureSQLiteIndexes(ctx context.Context, dir, database string) ([]string, error) {
 	pattern := "*.sqlite"
 	if database != "" {
@@ -131,25 +133,69 @@ func ensureSQLiteFileIndexes(ctx context.Context, file string) ([]string, error)
 	}
 	var made []string
 	for _, table := range tables {
-		name := table + "_campus__id"
-		var exists int
-		if err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = ?`, name).Scan(&exists); err != nil {
-			return made, err
-		}
-		if exists > 0 {
-			continue
-		}
-		// The expression is the one FerretDB's queries use (metadata.IDColumn of its sqlite backend).
-		q := fmt.Sprintf(`CREATE INDEX IF NOT EXISTS %s ON %s (_ferretdb_sjson->'$._id')`, sqliteIdent(name), sqliteIdent(table))
-		if _, err := db.ExecContext(ctx, q); err != nil {
+		replaced, err := ensureSQLiteIDIndex(ctx, db, table)
+		if err != nil {
 			if strings.Contains(err.Error(), "no such table") {
 				continue // the collection was dropped meanwhile
 			}
 			return made, err
 		}
-		made = append(made, name)
+		if replaced {
+			made = append(made, table+sqliteIDIndexSuffix)
+		}
 	}
 	return made, nil
+}
+
+// sqliteIDIndexSuffix names FerretDB's unique `_id` index of a table: "<table>_" and the index's
+// own name, `_id_` (the registry's indexesCreate in FerretDB's sqlite backend).
+const sqliteIDIndexSuffix = "__id_"
+
+// sqliteIDExpr is the expression FerretDB's own lookups, updates and deletes by `_id` use
+// (metadata.IDColumn of its sqlite backend).
+const sqliteIDExpr = "_ferretdb_sjson->'$._id'"
+
+// ensureSQLiteIDIndex remakes FerretDB's unique `_id` index of a table on sqliteIDExpr; it
+// reports whether it did. FerretDB builds that index on `_ferretdb_sjson->"_id"`: the same values
+// (a text label is the path '$.<label>'), so it enforces the same uniqueness, but SQLite serves a
+// query with an expression index only when the expressions are written the same. Remade on the
+// query's expression, the one index both refuses a second `_id` (the unique-constraint error that
+// FerretDB turns into E11000) and serves every lookup by `_id`, where earlier launchers kept
+// FerretDB's and added one of theirs (`<table>_campus__id`, dropped here): every insert kept two
+// indexes on the same values, a random page of each for a random key, and a refresh grant
+// writes two such keys (README "Benchmarks"). FerretDB keeps its indexes' definitions in its
+// own metadata, not in SQLite's, so it sees no change; the drop and the new index are one
+// transaction, so no statement ever finds the table without a unique `_id` index.
+func ensureSQLiteIDIndex(ctx context.Context, db *sql.DB, table string) (bool, error) {
+	name := table + sqliteIDIndexSuffix
+	legacy := table + "_campus__id"
+	var definition string
+	err := db.QueryRowContext(ctx, `SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?`, name).Scan(&definition)
+	if err != nil && err != sql.ErrNoRows {
+		return false, err
+	}
+	var legacyCount int
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = ?`, legacy).Scan(&legacyCount); err != nil {
+		return false, err
+	}
+	if strings.Contains(definition, sqliteIDExpr) && legacyCount == 0 {
+		return false, nil
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return false, err
+	}
+	defer tx.Rollback() //nolint:errcheck // a no-op once committed
+	for _, q := range []string{
+		fmt.Sprintf(`DROP INDEX IF EXISTS %s`, sqliteIdent(legacy)),
+		fmt.Sprintf(`DROP INDEX IF EXISTS %s`, sqliteIdent(name)),
+		fmt.Sprintf(`CREATE UNIQUE INDEX %s ON %s (%s)`, sqliteIdent(name), sqliteIdent(table), sqliteIDExpr),
+	} {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return false, err
+		}
+	}
+	return true, tx.Commit()
 }
 
 func sqliteIdent(name string) string {
