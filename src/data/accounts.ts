@@ -235,9 +235,21 @@ export class ClientStore {
   }
 
   /** Creates or replaces a client with a fixed id (the demo seed), keeping it idempotent. */
+  /**
+   * Creates or replaces a client. Every `campus serve` puts its own pages' client at start-up, so
+   * two instances starting at once race to create it: one upsert inserts it and the other fails
+   * on the duplicate `_id` (MongoDB and FerretDB alike); the client now exists, so that second
+   * write is made again, as a replacement (test/integration/operations-cli.test.ts starts two).
+   */
   async put(input: ClientRecordInput, now = new Date()): Promise<OAuthClientDoc> {
     const doc: OAuthClientDoc = { _id: input.id, ...STATE_DEFAULTS, ...withoutId(input), createdAt: now, updatedAt: now };
-    await this.db.models.oauthClients.replaceOne({ _id: input.id }, doc, { upsert: true });
+    const write = () => this.db.models.oauthClients.replaceOne({ _id: input.id }, doc, { upsert: true });
+    try {
+      await write();
+    } catch (err) {
+      if (!isDuplicateKey(err)) throw err;
+      await write();
+    }
     await this.db.versions.bump('oauth', [cacheTarget.client(input.id)]);
     return doc;
   }

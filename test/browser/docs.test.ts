@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
 import { ENDPOINTS } from '../../src/rest/endpoints.js';
@@ -152,8 +151,7 @@ describe('API reference page (/docs) in a browser', function () {
         expect(consoleErrors).to.deep.equal([]);
         await screenshot(page, `docs-kit-${name}`);
         // The kit on its own, to look at the buttons closely.
-        const dir = process.env['SCREENSHOTS_DIR'] ?? join('.data', 'screenshots');
-        await page.locator('.kit').screenshot({ path: join(dir, `docs-kit-only-${name}.png`) });
+        await screenshot(page, `docs-kit-only-${name}`, page.locator('.kit'));
       } finally {
         await context.close();
       }

@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 
 /** Debian's Chromium, headless, without the background traffic this machine's network refuses. */
 export function launchChromium(): Promise<Browser> {
@@ -35,13 +35,15 @@ export async function signIn(page: Page, baseUrl: string, path: string, account:
 }
 
 /**
- * Saves a full-page screenshot under .data/screenshots/ (git-ignored), or SCREENSHOTS_DIR when set
- * (e.g. a directory to look at them from), and returns its path.
+ * Saves a full-page screenshot of `page` (or of one part of it, `locator`) as `<name>.png` in
+ * SCREENSHOTS_DIR, to be looked at (`npm run screenshots` fills .data/screenshots/, git-ignored).
+ * Without SCREENSHOTS_DIR it saves nothing: what the tests check they read from the page, and
+ * encoding some hundred full-page images took a third of the browser tests' time in every run.
  */
-export async function screenshot(page: Page, name: string): Promise<string> {
-  const dir = process.env['SCREENSHOTS_DIR'] ?? join('.data', 'screenshots');
+export async function screenshot(page: Page, name: string, locator?: Locator): Promise<void> {
+  const dir = process.env['SCREENSHOTS_DIR'];
+  if (!dir) return;
   mkdirSync(dir, { recursive: true });
-  const file = join(dir, `${name}.png`);
-  await page.screenshot({ path: file, fullPage: true });
-  return file;
+  const path = join(dir, `${name}.png`);
+  await (locator ? locator.screenshot({ path }) : page.screenshot({ path, fullPage: true }));
 }

@@ -1,0 +1,30 @@
+import { expect } from 'chai';
+import { Command } from 'commander';
+import { buildProgram, COMMAND_MODULES } from '../../src/cli/index.js';
+
+/** The top-level command names a program holds. */
+const names = (program: Command) => program.commands.map((command) => command.name());
+
+describe('campus: each command loads only its own module (src/cli/index.ts)', () => {
+  it('every module registers the command it is listed under', async () => {
+    for (const [name, load] of Object.entries(COMMAND_MODULES)) {
+      const program = new Command('campus');
+      (await load())(program);
+      expect(names(program), `the module listed for ${name}`).to.include(name);
+    }
+  });
+
+  it('the program with every module has exactly the listed commands, in the listed order', async () => {
+    expect(names(await buildProgram(['node', 'campus', '--help']))).to.deep.equal(Object.keys(COMMAND_MODULES));
+  });
+
+  it('a command names its module only (and --verbose before it changes nothing)', async () => {
+    expect(names(await buildProgram(['node', 'campus', 'keys', 'issue', '--scopes', 'STUDENT_READ']))).to.deep.equal(['keys']);
+    expect(names(await buildProgram(['node', 'campus', '--verbose', 'accounts', 'list']))).to.deep.equal(['clients', 'accounts']);
+    expect(names(await buildProgram(['node', 'campus', 'restore', 'school.jsonl.gz']))).to.deep.equal(['backup', 'restore']);
+  });
+
+  it('a name that is no command loads them all, so the error can list them', async () => {
+    expect(names(await buildProgram(['node', 'campus', 'studnets']))).to.deep.equal(Object.keys(COMMAND_MODULES));
+  });
+});
