@@ -234,12 +234,12 @@ export class ClientStore {
     return doc;
   }
 
-  /** Creates or replaces a client with a fixed id (the demo seed), keeping it idempotent. */
   /**
-   * Creates or replaces a client. Every `campus serve` puts its own pages' client at start-up, so
-   * two instances starting at once race to create it: one upsert inserts it and the other fails
-   * on the duplicate `_id` (MongoDB and FerretDB alike); the client now exists, so that second
-   * write is made again, as a replacement (test/integration/operations-cli.test.ts starts two).
+   * Creates or replaces a client with a fixed id (the demo seed, our pages' client), keeping it
+   * idempotent. Every `campus serve` puts its pages' client at start-up, so two instances starting
+   * at once race to create it: one upsert inserts it and the other fails on the duplicate `_id`
+   * (MongoDB and FerretDB alike); the client now exists, so that second write is made again, as a
+   * replacement (test/integration/client-store.test.ts).
    */
   async put(input: ClientRecordInput, now = new Date()): Promise<OAuthClientDoc> {
     const doc: OAuthClientDoc = { _id: input.id, ...STATE_DEFAULTS, ...withoutId(input), createdAt: now, updatedAt: now };

@@ -455,8 +455,9 @@ function claimDoc(key: string, expiresAt: Date | null, successor: string | null,
 /**
  * A record as stored: without the fields it has no value for. Most records leave most of the
  * indexed fields empty (a claim all of them), and FerretDB stores every field with a description
- * of its type beside it, so a refresh's two records were a third larger with them; over PostgreSQL
- * a field that is absent is also no entry in the launcher's indexes on it (tools/ferretdb/indexes.go).
+ * of its type beside it: a refresh's claim and new token took about 1,700 bytes with them, 1,400
+ * without. Over PostgreSQL a field that is absent is also no entry in the launcher's indexes on it
+ * (tools/ferretdb/indexes.go).
  * A filter on null matches an absent field as it matches null (MongoDB's rule, FerretDB's too),
  * so every query reads the same records.
  */
