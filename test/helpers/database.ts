@@ -8,6 +8,19 @@ let embedded: EmbeddedDatabase | undefined;
 let baseUri: string | undefined;
 
 /**
+ * Where the suite's embedded database keeps its data. The process that starts it names it in the
+ * environment, so that mocha's `--parallel` workers (started after it, with its environment)
+ * reach the same server (see joinTestDatabase).
+ */
+const DATA_DIR_VARIABLE = 'CAMPUS_TEST_DATA_DIR';
+
+function suiteDataDir(): string {
+  const dataDir = process.env[DATA_DIR_VARIABLE];
+  if (!dataDir) throw new Error('the test database is not started (test/helpers/hooks.ts)');
+  return dataDir;
+}
+
+/**
  * Starts the suite's database: MONGODB_URI when set, else a fresh embedded FerretDB, over
  * PostgreSQL when TEST_POSTGRES_URL names a database for it (.ci/run's second pass), else over SQLite.
  */
@@ -18,19 +31,40 @@ export async function startTestDatabase(): Promise<void> {
   }
   const dataDir = join('.data', `test-${process.pid}`);
   rmSync(dataDir, { recursive: true, force: true });
-  embedded = await acquireEmbeddedDatabase({
+  process.env[DATA_DIR_VARIABLE] = dataDir;
+  embedded = await acquireEmbedded(dataDir);
+  baseUri = embedded.uri;
+}
+
+/**
+ * In a process that did not start the suite's database (a `--parallel` worker), reaches the one
+ * that did: the embedded database of a data directory is found running and reused, not started
+ * again (acquireEmbeddedDatabase), and stopping it is left to the process that started it.
+ */
+export async function joinTestDatabase(): Promise<void> {
+  if (baseUri) return;
+  if (process.env['MONGODB_URI']) {
+    baseUri = process.env['MONGODB_URI'];
+    return;
+  }
+  embedded = await acquireEmbedded(suiteDataDir());
+  baseUri = embedded.uri;
+}
+
+async function acquireEmbedded(dataDir: string): Promise<EmbeddedDatabase> {
+  return acquireEmbeddedDatabase({
     dataDir,
     preferredPort: await freePort(),
     progress: (line) => process.stderr.write(`${line}\n`),
     postgresqlUrl: process.env['TEST_POSTGRES_URL'],
   });
-  baseUri = embedded.uri;
 }
 
 export async function stopTestDatabase(): Promise<void> {
   await embedded?.stop();
-  if (embedded) rmSync(join('.data', `test-${process.pid}`), { recursive: true, force: true });
+  if (embedded?.owned) rmSync(suiteDataDir(), { recursive: true, force: true });
   embedded = undefined;
+  baseUri = undefined;
 }
 
 /** A connection string to a database of its own (a test file's), on the suite's server. */
@@ -44,7 +78,7 @@ export function testDatabaseUri(name: string): string {
 /** The SQLite file in which the suite's embedded FerretDB over SQLite keeps a database (tests that read its schema). */
 export function testSqliteFile(databaseName: string): string {
   if (embedded?.engine !== 'ferretdb') throw new Error('the suite does not run on the embedded FerretDB over SQLite');
-  return join('.data', `test-${process.pid}`, 'ferretdb', `${databaseName}.sqlite`);
+  return join(suiteDataDir(), 'ferretdb', `${databaseName}.sqlite`);
 }
 
 /** What the suite runs on: the embedded FerretDB (over SQLite or PostgreSQL), or the server at MONGODB_URI. */
