@@ -60,6 +60,20 @@ describe('webhooks: signed, ordered, retried delivery of the change feed', funct
   }
 
   const writer = () => new SchoolWriter(db, CLI_ACTOR);
+  /**
+   * The delivery log once `count` deliveries are recorded as delivered. The worker records an
+   * attempt after the receiver has answered, so a test that waited on the receiver's side waits
+   * for the log too (newest attempt first, as deliveriesOf sorts it).
+   */
+  const deliveredLog = (webhookId: string, count: number) =>
+    eventually(
+      async () => {
+        const log = await store.deliveriesOf(webhookId, OPERATOR);
+        return log.length === count && log.every((d) => d.state === 'DELIVERED') && log;
+      },
+      10000,
+      `${count} deliveries recorded as delivered`,
+    );
 
   beforeEach(async () => {
     db = await createTestDatabase('webhooks');
@@ -95,7 +109,7 @@ describe('webhooks: signed, ordered, retried delivery of the change feed', funct
     const other = await store.rotate(webhook.id, OPERATOR);
     const first = r.received[0];
     expect(() => new Webhook(other.secret).verify(first?.body ?? '', first?.headers as Record<string, string>)).to.throw();
-    const log = await store.deliveriesOf(webhook.id, OPERATOR);
+    const log = await deliveredLog(webhook.id, 2);
     expect(log.map((d) => [d.state, d.attempts.length, d.attempts[0]?.status])).to.deep.equal([
       ['DELIVERED', 1, 200],
       ['DELIVERED', 1, 200],
@@ -119,7 +133,7 @@ describe('webhooks: signed, ordered, retried delivery of the change feed', funct
     ]);
     // The same message id on every attempt, so a receiver drops repeats.
     expect(new Set(r.received.slice(0, 4).map((got) => got.headers['webhook-id'])).size).to.equal(1);
-    const [, retried] = await store.deliveriesOf(webhook.id, OPERATOR);
+    const [, retried] = await deliveredLog(webhook.id, 2);
     expect(retried?.state).to.equal('DELIVERED');
     expect(retried?.attempts.map((a) => a.status)).to.deep.equal([500, 503, 500, 200]);
     expect(retried?.attempts[0]?.response).to.equal('failing with 500');
@@ -228,7 +242,7 @@ describe('webhooks: signed, ordered, retried delivery of the change feed', funct
     startWorker([100]);
     await writer().updateStudent(1, { name: '다시' });
     await eventually(() => r.received.length === 1, 15000, 'the delivery');
-    const [first] = await store.deliveriesOf(webhook.id, OPERATOR);
+    const [first] = await deliveredLog(webhook.id, 1);
     const again = await redeliver({ db, store, policy: DEV }, first?._id ?? '', OPERATOR);
     expect(again.attempt.ok).to.equal(true);
     expect(again.delivery.attempts.map((a) => a.manual)).to.deep.equal([false, true]);
