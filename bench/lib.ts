@@ -57,9 +57,8 @@ export async function measure(label: string, options: LoadOptions): Promise<Figu
 
 /**
  * Measures a subject against its baseline in alternating rounds (A B A B ...) and keeps each
- * one's median round, so a burst of load from elsewhere on a noisy machine hits both alike.
- * Each side first gets an unrecorded warm-up round, so neither is measured while its JIT is
- * still compiling the path under test.
+ * one's median round, so a burst of load from elsewhere on a noisy machine hits both alike (see
+ * alternate).
  */
 export async function compare(
   baseline: { label: string; options: LoadOptions },
@@ -67,21 +66,32 @@ export async function compare(
   rounds = 5,
   secondsPerRound = 2,
 ): Promise<{ baseline: Figures; subject: Figures }> {
-  // A request that fails while warming up is still a failed request.
-  const warmupFailures = {
-    baseline: (await measure(baseline.label, { ...baseline.options, durationSeconds: 2 })).failures,
-    subject: (await measure(subject.label, { ...subject.options, durationSeconds: 2 })).failures,
-  };
-  const runs: { baseline: Figures[]; subject: Figures[] } = { baseline: [], subject: [] };
+  const side =
+    ({ label, options }: { label: string; options: LoadOptions }) =>
+    (warmingUp: boolean) =>
+      measure(label, { ...options, durationSeconds: warmingUp ? 2 : secondsPerRound });
+  const [baselineFigures, subjectFigures] = await alternate([side(baseline), side(subject)], rounds);
+  if (!baselineFigures || !subjectFigures) throw new Error('no rounds measured');
+  return { baseline: baselineFigures, subject: subjectFigures };
+}
+
+/**
+ * Measures `sides` in alternating rounds (A B C A B C ...) and returns each one's median round,
+ * in the same order. Each side first gets an unrecorded warm-up round (`warmingUp` true), so
+ * none is measured while its JIT is still compiling the path under test; a request that fails
+ * while warming up still counts as failed.
+ */
+export async function alternate(sides: readonly ((warmingUp: boolean) => Promise<Figures>)[], rounds: number): Promise<Figures[]> {
+  const warmupFailures: number[] = [];
+  for (const side of sides) warmupFailures.push((await side(true)).failures);
+  const runs: Figures[][] = sides.map(() => []);
   for (let round = 0; round < rounds; round++) {
-    runs.baseline.push(await measure(baseline.label, { ...baseline.options, durationSeconds: secondsPerRound }));
-    runs.subject.push(await measure(subject.label, { ...subject.options, durationSeconds: secondsPerRound }));
+    for (const [i, side] of sides.entries()) runs[i]?.push(await side(false));
   }
-  const withWarmup = (figures: Figures, failures: number) => ({ ...figures, failures: figures.failures + failures });
-  return {
-    baseline: withWarmup(median(runs.baseline), warmupFailures.baseline),
-    subject: withWarmup(median(runs.subject), warmupFailures.subject),
-  };
+  return runs.map((measured, i) => {
+    const figures = median(measured);
+    return { ...figures, failures: figures.failures + (warmupFailures[i] ?? 0) };
+  });
 }
 
 /** The round with the median request rate; failures are summed over every round. */

@@ -7,7 +7,7 @@ import { recordKey } from '../src/data/oauth-store.js';
 import { seedDemoSchool } from '../src/data/seed/demo.js';
 import { AccountService } from '../src/oauth/accounts.js';
 import { ClientService } from '../src/oauth/clients.js';
-import { benchDatabase, compare, type Figures, report, startProcess } from './lib.js';
+import { alternate, benchDatabase, compare, type Figures, report, startProcess } from './lib.js';
 
 /**
  * OAuth bench: the token endpoint (refresh grant, rotating) and userinfo of our app, each against
@@ -182,23 +182,17 @@ async function fillStore(db: Database): Promise<void> {
 }
 
 /**
- * Refresh-grant rounds, alternating between the servers, each from freshly minted tokens; each
- * one's median round. As in every other comparison (bench/lib.ts, compare), each server first
- * gets a round that is not recorded but for its failures, so that none is measured while its
- * JIT is still compiling the path; and five rounds rather than three, because a refresh moves
- * more with the machine's noise than any other row (README "Benchmarks").
+ * Refresh-grant rounds, alternating between the servers after a warm-up round each
+ * (bench/lib.ts, alternate), each round from freshly minted tokens; each one's median round.
+ * Five rounds rather than three, because a refresh moves more with the machine's noise than any
+ * other row (README "Benchmarks").
  */
 async function compareRefresh<T extends readonly { server: Server; label: string }[]>(sides: T): Promise<{ [K in keyof T]: Figures }> {
-  const warmupFailures: number[] = [];
-  for (const side of sides) warmupFailures.push((await measureRefresh(side.server, side.label)).failures);
-  const runs: Figures[][] = sides.map(() => []);
-  for (let round = 0; round < REFRESH_ROUNDS; round++) {
-    for (const [i, side] of sides.entries()) runs[i]?.push(await measureRefresh(side.server, side.label));
-  }
-  return runs.map((rounds, i) => {
-    const figures = median(rounds);
-    return { ...figures, failures: figures.failures + (warmupFailures[i] ?? 0) };
-  }) as { [K in keyof T]: Figures };
+  const measured = await alternate(
+    sides.map((side) => () => measureRefresh(side.server, side.label)),
+    REFRESH_ROUNDS,
+  );
+  return measured as { [K in keyof T]: Figures };
 }
 
 async function measureRefresh(server: Server, label: string): Promise<Figures> {
@@ -356,11 +350,4 @@ function keepCookies(server: Server, res: Response): void {
 
 function cookieHeader(server: Server): string {
   return [...server.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
-}
-
-function median(rounds: Figures[]): Figures {
-  const sorted = [...rounds].sort((a, b) => a.rps - b.rps);
-  const middle = sorted[Math.floor(sorted.length / 2)];
-  if (!middle) throw new Error('no rounds measured');
-  return { ...middle, failures: rounds.reduce((sum, r) => sum + r.failures, 0) };
 }

@@ -25,39 +25,33 @@ function suiteDataDir(): string {
  * PostgreSQL when TEST_POSTGRES_URL names a database for it (.ci/run's second pass), else over SQLite.
  */
 export async function startTestDatabase(): Promise<void> {
-  if (process.env['MONGODB_URI']) {
-    baseUri = process.env['MONGODB_URI'];
-    return;
+  if (!process.env['MONGODB_URI']) {
+    const dataDir = join('.data', `test-${process.pid}`);
+    rmSync(dataDir, { recursive: true, force: true });
+    process.env[DATA_DIR_VARIABLE] = dataDir;
   }
-  const dataDir = join('.data', `test-${process.pid}`);
-  rmSync(dataDir, { recursive: true, force: true });
-  process.env[DATA_DIR_VARIABLE] = dataDir;
-  embedded = await acquireEmbedded(dataDir);
-  baseUri = embedded.uri;
+  await joinTestDatabase();
 }
 
 /**
- * In a process that did not start the suite's database (a `--parallel` worker), reaches the one
- * that did: the embedded database of a data directory is found running and reused, not started
- * again (acquireEmbeddedDatabase), and stopping it is left to the process that started it.
+ * Reaches the suite's database. The embedded database of a data directory is started by the
+ * first process that asks (startTestDatabase's), and found running and reused by the others
+ * (mocha's `--parallel` workers: acquireEmbeddedDatabase), which leave stopping it to the first.
  */
 export async function joinTestDatabase(): Promise<void> {
   if (baseUri) return;
-  if (process.env['MONGODB_URI']) {
-    baseUri = process.env['MONGODB_URI'];
+  const given = process.env['MONGODB_URI'];
+  if (given) {
+    baseUri = given;
     return;
   }
-  embedded = await acquireEmbedded(suiteDataDir());
-  baseUri = embedded.uri;
-}
-
-async function acquireEmbedded(dataDir: string): Promise<EmbeddedDatabase> {
-  return acquireEmbeddedDatabase({
-    dataDir,
+  embedded = await acquireEmbeddedDatabase({
+    dataDir: suiteDataDir(),
     preferredPort: await freePort(),
     progress: (line) => process.stderr.write(`${line}\n`),
     postgresqlUrl: process.env['TEST_POSTGRES_URL'],
   });
+  baseUri = embedded.uri;
 }
 
 export async function stopTestDatabase(): Promise<void> {
