@@ -1,5 +1,6 @@
 import autocannon from 'autocannon';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { acquireEmbeddedDatabase, freePort, type BackendIndexer } from '../src/data/embedded/index.js';
@@ -11,6 +12,18 @@ export interface Figures {
   readonly p50: number;
   readonly p99: number;
   readonly failures: number;
+  /** CPU time per answer, in microseconds, when the server's process was named (LoadOptions.serverPid). */
+  readonly cpu?: AnswerCpu;
+}
+
+/**
+ * What one answer cost each side: the server process (user + system time, from /proc) and the
+ * load generator (this process). When the load generator's share nears a whole core, the rate
+ * measured is its own, not the server's (README "Benchmarks").
+ */
+export interface AnswerCpu {
+  readonly serverUs: number;
+  readonly loadUs: number;
 }
 
 export interface LoadOptions {
@@ -24,12 +37,16 @@ export interface LoadOptions {
   connections?: number;
   /** A path per request (for loads that must miss every cache); `url` then gives only the origin. */
   nextPath?: () => string;
+  /** The server's process, to report the CPU time each answer cost it (Linux: /proc). */
+  serverPid?: number | undefined;
 }
 
 /** Runs autocannon against one URL and reduces the result to the figures we print. */
 export async function measure(label: string, options: LoadOptions): Promise<Figures> {
   const expected = options.expectStatus ?? 200;
   let wrongStatus = 0;
+  const serverBefore = processCpuMs(options.serverPid);
+  const loadBefore = process.cpuUsage();
   const result = await autocannon({
     url: options.url,
     method: options.method ?? 'GET',
@@ -46,13 +63,35 @@ export async function measure(label: string, options: LoadOptions): Promise<Figu
       });
     },
   });
+  const load = process.cpuUsage(loadBefore);
+  const serverAfter = processCpuMs(options.serverPid);
+  const answers = result.requests.total;
   return {
     label,
     rps: result.requests.average,
     p50: result.latency.p50,
     p99: result.latency.p99,
     failures: result.errors + result.timeouts + wrongStatus,
+    ...(serverBefore !== undefined && serverAfter !== undefined && answers > 0
+      ? { cpu: { serverUs: ((serverAfter - serverBefore) * 1000) / answers, loadUs: (load.user + load.system) / answers } }
+      : {}),
   };
+}
+
+/**
+ * User plus system CPU time of a process, in milliseconds, or undefined where /proc cannot tell.
+ * Fields 14 and 15 of /proc/<pid>/stat, in clock ticks (100 a second on Linux); the name before
+ * them may hold spaces, so fields are counted after its closing parenthesis.
+ */
+function processCpuMs(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    const ticks = Number(fields[11]) + Number(fields[12]);
+    return Number.isFinite(ticks) ? ticks * 10 : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -124,10 +163,11 @@ export function report(
     const rpsVerdict = minRps === undefined ? '' : f.rps >= minRps ? ` (target >= ${minRps}/s: met)` : ` (target >= ${minRps}/s: MISSED)`;
     if (maxP99 !== undefined && f.p99 > maxP99) ok = false;
     if (minRps !== undefined && f.rps < minRps) ok = false;
+    const cpu = f.cpu ? `; CPU per answer: server ${f.cpu.serverUs.toFixed(0)} us, load generator ${f.cpu.loadUs.toFixed(0)} us` : '';
     console.log(
       `  ${f.label.padEnd(44)} ${f.rps.toFixed(0).padStart(7)}  ${f.p50.toFixed(1).padStart(7)}  ${f.p99.toFixed(1).padStart(7)}  ${String(f.failures).padStart(7)}   ${
         ratio === undefined ? (note ?? 'baseline') : `${ratio.toFixed(2)}x of "${baseline?.label}"${verdict}`
-      }${p99Verdict}${rpsVerdict}`,
+      }${p99Verdict}${rpsVerdict}${cpu}`,
     );
   }
   return ok;
