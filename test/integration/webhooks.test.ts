@@ -166,6 +166,8 @@ describe('webhooks: signed, ordered, retried delivery of the change feed', funct
     await writer().updateStudent(1, { name: '실패' });
     await eventually(async () => (await store.find(webhook.id))?.state === 'FAILING', 15000, 'FAILING');
     expect(r.received.map((got) => got.status)).to.deep.equal([500, 500, 500]);
+    // The worker mails the owner after it has marked the webhook FAILING (src/events/delivery.ts).
+    await eventually(() => outbox.list().length > 0, 5000, 'the mail to the owner');
     const [mail] = outbox.list();
     expect(mail?.to).to.equal('owner@gsm.hs.kr');
     expect(mail?.subject).to.equal('[캠퍼스 데이터 서비스 (Campus Data Service)] 웹훅 전송 실패 / Webhook failing');
