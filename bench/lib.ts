@@ -81,12 +81,13 @@ export async function measure(label: string, options: LoadOptions): Promise<Figu
 /**
  * User plus system CPU time of a process, in milliseconds, or undefined where /proc cannot tell.
  * Fields 14 and 15 of /proc/<pid>/stat, in clock ticks (100 a second on Linux); the name before
- * them may hold spaces, so fields are counted after its closing parenthesis.
+ * them may hold spaces and parentheses, so fields are counted after its last closing parenthesis.
  */
 function processCpuMs(pid: number | undefined): number | undefined {
   if (pid === undefined) return undefined;
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     const ticks = Number(fields[11]) + Number(fields[12]);
     return Number.isFinite(ticks) ? ticks * 10 : undefined;
   } catch {
