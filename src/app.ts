@@ -1,8 +1,8 @@
 import Koa from 'koa';
 import type { Server } from 'node:http';
 import { NotFoundError } from './errors/index.js';
-import { requestContext, type RequestState } from './http/context.js';
-import { envelopeErrors } from './http/errors.js';
+import { requestFrame, type RequestState } from './http/context.js';
+import { renderAnyError } from './http/errors.js';
 import { AppMetrics } from './http/metrics.js';
 import { OAUTH_PATHS } from './oauth/constants.js';
 import { probes } from './http/probes.js';
@@ -59,10 +59,8 @@ export async function createApp(appDeps: AppDeps, options: AppOptions = {}): Pro
   if (wanted.has('auth')) surfaces.push(await createAuthSurface(deps));
   if (wanted.has('userinfo')) surfaces.push(await createUserinfoSurface(deps));
 
-  koa.use(requestContext(deps.logger));
-  koa.use(metrics.measure());
+  koa.use(requestFrame({ logger: deps.logger, meter: metrics, renderError: renderAnyError }));
   if (koa.proxy) koa.use(trustForwardingFrom(deps.config.trustedProxies));
-  koa.use(envelopeErrors());
   // Errors of requests for pages become pages (the web layer); the rest reach the envelope above.
   for (const surface of surfaces) if (surface.boundary) koa.use(surface.boundary);
   if (deps.config.isProduction) koa.use(requireTls(deps.config.trustedProxies));

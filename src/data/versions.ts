@@ -123,8 +123,12 @@ export class DataVersions {
    * remembered at another generation is stale. Synchronous when the stamp is fresh.
    */
   generation(kind: VersionKind): number | Promise<number> {
-    if (this.peek()) return this.generations[kind];
-    return this.current().then(() => this.generations[kind]);
+    return this.peekGeneration(kind) ?? this.current().then(() => this.generations[kind]);
+  }
+
+  /** The generation of `kind` while the stamp is fresh, else undefined: reads nothing (the hot path). */
+  peekGeneration(kind: VersionKind): number | undefined {
+    return this.peek() ? this.generations[kind] : undefined;
   }
 
   /** How many changes of `kind` this process has heard of: compare before and after a load. */

@@ -7,6 +7,7 @@ import { cacheTarget, type TargetedCache } from '../data/versions.js';
 import { ForbiddenError, UnauthorizedError } from '../errors/index.js';
 import type { AppMiddleware } from './context.js';
 import type { FailureLimiter } from './rate-limit.js';
+import { statusOf, type UsageRecorder } from './usage.js';
 
 /** Keys found in the database (valid, expired or revoked) remembered per process. */
 const MAX_KNOWN_KEYS = 10000;
@@ -43,11 +44,22 @@ export class ApiKeyAuthenticator implements TargetedCache {
     this.unknown.clear();
   }
 
-  /** Returns the principal, or throws 401 with the reason the DECISIONS allow to tell. */
-  async authenticate(header: string): Promise<ApiKeyPrincipal> {
+  /**
+   * Returns the principal, or throws 401 with the reason the DECISIONS allow to tell. A value
+   * remembered at the current keys generation is answered at once, without a promise (issue 26:
+   * the fixed cost of a warm answer); anything else is looked up.
+   */
+  authenticate(header: string): ApiKeyPrincipal | Promise<ApiKeyPrincipal> {
     if (!header) throw new UnauthorizedError('Missing API key: send it in the X-API-KEY header.');
     if (!UUID_PATTERN.test(header)) throw new UnauthorizedError('Malformed API key: X-API-KEY must be a UUID.');
-    const entry = await this.lookup(header);
+    const generation = this.db.versions.peekGeneration('keys');
+    const remembered = generation === undefined ? undefined : this.remembered(header, generation);
+    if (remembered !== undefined) return this.principalOf(remembered);
+    return this.lookup(header).then((entry) => this.principalOf(entry));
+  }
+
+  /** The principal of a key's entry (null: no key), or the 401 that says why there is none. */
+  private principalOf(entry: KeyEntry | null): ApiKeyPrincipal {
     const now = this.now().getTime();
     // Unknown and revoked keys read the same, so a caller cannot probe which keys once existed;
     // a value replaced by a rotation is revoked once its grace period is over.
@@ -63,14 +75,20 @@ export class ApiKeyAuthenticator implements TargetedCache {
     return entry.principal;
   }
 
+  /** What this process remembers of a value at keys generation `generation`: an entry, null (no key), or undefined. */
+  private remembered(key: string, generation: number): KeyEntry | null | undefined {
+    const hit = this.known.get(key);
+    if (hit && hit.generation === generation) return hit.entry;
+    return this.unknown.get(key) === generation ? null : undefined;
+  }
+
   private async lookup(key: string): Promise<KeyEntry | null> {
     const versions = this.db.versions;
     const generation = await versions.generation('keys');
     // Keyed by the presented value, so a repeat caller costs no hashing; the value lives only
     // in this process's memory, like the request that carried it.
-    const hit = this.known.get(key);
-    if (hit && hit.generation === generation) return hit.entry;
-    if (this.unknown.get(key) === generation) return null;
+    const remembered = this.remembered(key, generation);
+    if (remembered !== undefined) return remembered;
     const changes = versions.changesOf('keys');
     const match = await this.service.match(key);
     // A change heard of during the read may postdate what it found: used, not remembered.
@@ -127,11 +145,21 @@ function toEntry({ doc, previous }: KeyMatch): KeyEntry {
  * whatever its address has sent (hundreds of students share a school's public address; one
  * of them sending expired or mistyped keys must not shut out the rest). A failing lookup is
  * cheap: unknown values are remembered per process (ApiKeyAuthenticator).
+ *
+ * Every answer to an authenticated key is counted for its usage (`usage`, src/http/usage.ts; the
+ * rate limit comes after, so its 429s count too), errors with the status their rendering will
+ * give them. One step for the two (issue 26: every async step is a fixed cost of a warm answer).
  */
-export function apiKey(authenticator: ApiKeyAuthenticator, failures?: FailureLimiter): AppMiddleware {
+export function apiKey(
+  authenticator: ApiKeyAuthenticator,
+  options: { failures?: FailureLimiter; usage?: UsageRecorder } = {},
+): AppMiddleware {
+  const { failures, usage } = options;
   return async (ctx, next) => {
+    let principal: ApiKeyPrincipal;
     try {
-      ctx.state.apiKey = await authenticator.authenticate(ctx.get('X-API-KEY').trim());
+      const found = authenticator.authenticate(ctx.get('X-API-KEY').trim());
+      principal = found instanceof Promise ? await found : found;
     } catch (err) {
       if (err instanceof UnauthorizedError && failures) {
         await failures.assertAllowed(ctx.ip);
@@ -139,7 +167,15 @@ export function apiKey(authenticator: ApiKeyAuthenticator, failures?: FailureLim
       }
       throw err;
     }
-    await next();
+    ctx.state.apiKey = principal;
+    if (!usage) return next();
+    try {
+      await next();
+    } catch (err) {
+      usage.record(principal.id, statusOf(err));
+      throw err;
+    }
+    usage.record(principal.id, ctx.status);
   };
 }
 

@@ -17,14 +17,83 @@ export interface BudgetOptions {
  * started are refused, and an answer that arrives late is dropped (src/data/budget.ts).
  */
 export function timeBudget(options: BudgetOptions): AppMiddleware {
+  const deadlines = new Deadlines(options.timeMs);
   return async (ctx, next) => {
     const budget = new RequestBudget({ timeMs: options.timeMs, maxOperations: options.maxDbOperations }, options.databaseGate);
     ctx.state.budget = budget;
-    const timer = setTimeout(() => budget.expire(), options.timeMs);
+    const entry = deadlines.add(budget);
     try {
       await budget.race(withRequestBudget(budget, next));
     } finally {
-      clearTimeout(timer);
+      deadlines.settle(entry);
     }
   };
+}
+
+/** A request under way, in the order the requests came. */
+interface Pending {
+  readonly budget: RequestBudget;
+  readonly dueAt: number;
+  settled: boolean;
+}
+
+/**
+ * The deadlines of the requests under way, with one timer for them all instead of one per
+ * request (issue 26: a timer set and cleared on every request was a measurable part of a warm
+ * answer). Every request gets the same time, so the order they came in is the order their
+ * deadlines fall in: a queue, whose oldest request the timer waits for. A request that ends
+ * is marked; ended requests leave from the front, and the timer, when it fires, expires every
+ * request due and waits for the next one still under way.
+ */
+class Deadlines {
+  private readonly queue: Pending[] = [];
+  /** Where the queue starts (entries before it have left; the array is compacted now and then). */
+  private head = 0;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly timeMs: number) {}
+
+  add(budget: RequestBudget): Pending {
+    const entry: Pending = { budget, dueAt: performance.now() + this.timeMs, settled: false };
+    this.queue.push(entry);
+    this.timer ??= this.wakeIn(this.timeMs);
+    return entry;
+  }
+
+  settle(entry: Pending): void {
+    entry.settled = true;
+    this.dropSettled();
+  }
+
+  private fire(): void {
+    this.timer = undefined;
+    const now = performance.now();
+    for (let entry = this.front(); entry && entry.dueAt <= now; entry = this.front()) {
+      this.head += 1;
+      if (!entry.settled) entry.budget.expire();
+    }
+    this.dropSettled();
+    const next = this.front();
+    if (next) this.timer = this.wakeIn(Math.max(0, next.dueAt - now));
+  }
+
+  /** The timer alone keeps no process alive: a request under way does, by its connection. */
+  private wakeIn(ms: number): NodeJS.Timeout {
+    return setTimeout(() => this.fire(), ms).unref();
+  }
+
+  private front(): Pending | undefined {
+    return this.queue[this.head];
+  }
+
+  private dropSettled(): void {
+    while (this.front()?.settled) this.head += 1;
+    if (this.head === this.queue.length) {
+      this.queue.length = 0;
+      this.head = 0;
+    } else if (this.head > 1024 && this.head * 2 > this.queue.length) {
+      this.queue.splice(0, this.head);
+      this.head = 0;
+    }
+  }
 }

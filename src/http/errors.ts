@@ -1,7 +1,7 @@
 import { toAppError } from '../data/errors.js';
 import { AppError, isLoadShedding, type ErrorCode } from '../errors/index.js';
 import { errorEnvelope } from './envelope.js';
-import type { AppContext, AppMiddleware } from './context.js';
+import type { AppContext } from './context.js';
 
 /**
  * The HTTP renderings of AppError (src/errors/index.ts): the data envelope, and OAuth JSON for
@@ -9,15 +9,9 @@ import type { AppContext, AppMiddleware } from './context.js';
  * the service working as designed) and sends only the safe message.
  */
 
-/** The app-wide boundary: any error of the data API (and of the TLS rule, and 404s) becomes an envelope. */
-export function envelopeErrors(): AppMiddleware {
-  return async (ctx, next) => {
-    try {
-      await next();
-    } catch (err) {
-      renderEnvelopeError(ctx, appErrorOf(err));
-    }
-  };
+/** The app-wide boundary (src/http/context.ts, requestFrame): any error of the data API (and of the TLS rule, and 404s) becomes an envelope. */
+export function renderAnyError(ctx: AppContext, err: unknown): void {
+  renderEnvelopeError(ctx, appErrorOf(err));
 }
 
 /** Writes an AppError as the data envelope `{status, code, message, data: null}`. */

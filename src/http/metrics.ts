@@ -133,24 +133,16 @@ export class AppMetrics {
   };
 
   /**
-   * Times every request, outermost but for the request id, so errors are counted with the
-   * status their envelope got. Surfaces that write the response themselves (oidc-provider,
-   * `ctx.respond = false`) have finished writing when `next` resolves; the Node response's
+   * Counts and times a request once it is answered (the request frame calls it: src/http/context.ts),
+   * with the status its error envelope got, if any. Surfaces that write the response themselves
+   * (oidc-provider, `ctx.respond = false`) have finished writing by then; the Node response's
    * status is read for them all.
    */
-  measure(): AppMiddleware {
-    return async (ctx, next) => {
-      const started = performance.now();
-      try {
-        await next();
-      } finally {
-        const seconds = (performance.now() - started) / 1000;
-        const labels = { method: ctx.method, route: this.routeOf(ctx), status: String(ctx.res.statusCode) };
-        this.requests.inc(labels);
-        this.durations.observe(labels, seconds);
-        if (ctx.res.statusCode === 429) this.refusals.inc({ route: labels.route });
-      }
-    };
+  record(ctx: AppContext, seconds: number): void {
+    const labels = { method: ctx.method, route: this.routeOf(ctx), status: String(ctx.res.statusCode) };
+    this.requests.inc(labels);
+    this.durations.observe(labels, seconds);
+    if (ctx.res.statusCode === 429) this.refusals.inc({ route: labels.route });
   }
 
   /**

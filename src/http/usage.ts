@@ -2,7 +2,6 @@ import { writeUsage, type UsageCounts } from '../data/api-key-usage.js';
 import type { Database } from '../data/database.js';
 import { toAppError } from '../data/errors.js';
 import type { Logger } from '../logger.js';
-import type { AppMiddleware } from './context.js';
 
 /** How often gathered counts are written (the console's chart is at most this much behind). */
 export const USAGE_FLUSH_INTERVAL_MS = 5000;
@@ -120,26 +119,8 @@ export class UsageRecorder {
   }
 }
 
-/**
- * Counts every answer to an authenticated key (mounted after `apiKey`, before `rateLimit`, so
- * its 429s count too). Errors are counted with the status their rendering will give them.
- */
-export function countUsage(recorder: UsageRecorder): AppMiddleware {
-  return async (ctx, next) => {
-    const principal = ctx.state.apiKey;
-    if (!principal) return next();
-    try {
-      await next();
-    } catch (err) {
-      recorder.record(principal.id, statusOf(err));
-      throw err;
-    }
-    recorder.record(principal.id, ctx.status);
-  };
-}
-
 /** The status an error will be answered with (Koa's http-errors carry their own). */
-function statusOf(err: unknown): number {
+export function statusOf(err: unknown): number {
   if (err instanceof Error && 'status' in err && typeof err.status === 'number' && err.status >= 400 && err.status < 600) return err.status;
   return toAppError(err).status;
 }

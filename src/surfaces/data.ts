@@ -14,7 +14,7 @@ import { DOCS_PATH, OPENAPI_PATH, SCHEMA_PATH, docsAssets, docsPage, graphqlSdl,
 import { graphqlHttp } from '../http/graphql.js';
 import { healthHandler } from '../http/health.js';
 import { FailureLimiter, KeyRateLimiter, addressRateLimit, costCharge, rateLimit } from '../http/rate-limit.js';
-import { UsageRecorder, countUsage } from '../http/usage.js';
+import { UsageRecorder } from '../http/usage.js';
 import { startNeisBackground } from '../neis/background.js';
 import { ENDPOINTS, endpointScopes, isPublic } from '../rest/endpoints.js';
 import { endpointSteps, type RestDeps } from '../rest/handler.js';
@@ -62,9 +62,8 @@ export async function createDataSurface(deps: AppDeps): Promise<Surface> {
   });
   const door: AppMiddleware[] = [
     budget,
-    apiKey(new ApiKeyAuthenticator(db, deps.now), new FailureLimiter(limits.apiKeyFailures, deps.redis)),
     // Per-key, per-day counts for the developer console (in memory; written every few seconds).
-    countUsage(usage),
+    apiKey(new ApiKeyAuthenticator(db, deps.now), { failures: new FailureLimiter(limits.apiKeyFailures, deps.redis), usage }),
   ];
   const limited = rateLimit(limiter);
 
