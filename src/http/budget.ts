@@ -45,7 +45,7 @@ interface Pending {
  * is marked; ended requests leave from the front, and the timer, when it fires, expires every
  * request due and waits for the next one still under way.
  */
-class Deadlines {
+export class Deadlines {
   private readonly queue: Pending[] = [];
   /** Where the queue starts (entries before it have left; the array is compacted now and then). */
   private head = 0;

@@ -30,10 +30,11 @@ const GRAPHQL_BODY_LIMIT = '100kb';
  * GET /v1/health, and the API reference, which needs no key (GET /v1/openapi.json, built from
  * the same rows, GET /graphql/schema.graphql, the executed schema as SDL for graphql-codegen, and
  * the page GET /docs). A data request goes
- * `timeBudget -> apiKey -> usage -> notModified -> rateLimit -> scope -> handler` (notModified
- * answers a conditional request whose answer the caller holds, without spending the rate limit:
- * src/rest/handler.ts); errors become envelopes in the app-wide boundary (src/app.ts). Health has
- * no budget: it is the probe that must answer while others are slow.
+ * `timeBudget -> apiKey (and its usage count) -> notModified -> rateLimit -> scope -> handler`
+ * (notModified answers a conditional request whose answer the caller holds, without spending the
+ * rate limit: src/rest/handler.ts); errors become envelopes in the app-wide boundary, the request
+ * frame (src/http/context.ts). Health has no budget: it is the probe that must answer while
+ * others are slow.
  */
 export async function createDataSurface(deps: AppDeps): Promise<Surface> {
   const { config, db } = deps;
