@@ -45,31 +45,31 @@ export async function runDataBench(): Promise<boolean> {
     try {
       console.log(`${path} answers ${plain.bytes} bytes (ETag ${plain.etag}), ${brotli.bytes} with brotli (ETag ${brotli.etag})`);
       const ok200 = await compare(
-        { label: 'bare node http, same bytes (200)', options: { url: bare.url + path, serverPid: bare.child.pid } },
-        { label: 'GET /v1/students?size=300, warm (200)', options: { url: app.url + path, headers, serverPid: app.child.pid } },
+        { label: 'bare node http, same bytes (200)', options: { ...at(bare, path) } },
+        { label: 'GET /v1/students?size=300, warm (200)', options: { ...at(app, path), headers } },
       );
       const br200 = await compare(
         {
           label: 'bare node http, same brotli bytes (200)',
-          options: { url: bareBrotli.url + path, headers: { 'Accept-Encoding': 'br' }, serverPid: bareBrotli.child.pid },
+          options: { ...at(bareBrotli, path), headers: { 'Accept-Encoding': 'br' } },
         },
         {
           label: 'GET /v1/students?size=300, warm, br (200)',
-          options: { url: app.url + path, headers: { ...headers, 'Accept-Encoding': 'br' }, serverPid: app.child.pid },
+          options: { ...at(app, path), headers: { ...headers, 'Accept-Encoding': 'br' } },
         },
       );
       const bare304 = {
         label: 'bare node http, 304',
-        options: { url: bare.url + path, headers: { 'If-None-Match': plain.etag }, expectStatus: 304, serverPid: bare.child.pid },
+        options: { ...at(bare, path), headers: { 'If-None-Match': plain.etag }, expectStatus: 304 },
       };
       const ok304 = await compare(bare304, {
         label: 'GET /v1/students?size=300, If-None-Match (304)',
-        options: { url: app.url + path, headers: { ...headers, 'If-None-Match': plain.etag }, expectStatus: 304, serverPid: app.child.pid },
+        options: { ...at(app, path), headers: { ...headers, 'If-None-Match': plain.etag }, expectStatus: 304 },
       });
       // What Koa itself allows before any middleware of ours runs (README "Benchmarks").
       const koa304 = await compare(bare304, {
         label: 'bare Koa, one middleware, 304',
-        options: { url: bareKoa.url + path, headers: { 'If-None-Match': plain.etag }, expectStatus: 304, serverPid: bareKoa.child.pid },
+        options: { ...at(bareKoa, path), headers: { 'If-None-Match': plain.etag }, expectStatus: 304 },
       });
       return report('Data API (10 connections; after a warm-up, median of 5 alternating 2 s rounds)', [
         { figures: cold, baseline: ok200.baseline },
@@ -92,6 +92,11 @@ export async function runDataBench(): Promise<boolean> {
     await db.close();
     await database.stop();
   }
+}
+
+/** Where a load goes: `path` on a bench server, whose process is named for its CPU time per answer. */
+function at(server: { url: string; child: { pid?: number | undefined } }, path: string): { url: string; serverPid: number | undefined } {
+  return { url: server.url + path, serverPid: server.child.pid };
 }
 
 /**

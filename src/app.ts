@@ -2,7 +2,6 @@ import Koa from 'koa';
 import type { Server } from 'node:http';
 import { NotFoundError } from './errors/index.js';
 import { requestFrame, type RequestState } from './http/context.js';
-import { renderAnyError } from './http/errors.js';
 import { AppMetrics } from './http/metrics.js';
 import { OAUTH_PATHS } from './oauth/constants.js';
 import { probes } from './http/probes.js';
@@ -59,7 +58,7 @@ export async function createApp(appDeps: AppDeps, options: AppOptions = {}): Pro
   if (wanted.has('auth')) surfaces.push(await createAuthSurface(deps));
   if (wanted.has('userinfo')) surfaces.push(await createUserinfoSurface(deps));
 
-  koa.use(requestFrame({ logger: deps.logger, meter: metrics, renderError: renderAnyError }));
+  koa.use(requestFrame({ logger: deps.logger, meter: metrics }));
   if (koa.proxy) koa.use(trustForwardingFrom(deps.config.trustedProxies));
   // Errors of requests for pages become pages (the web layer); the rest reach the envelope above.
   for (const surface of surfaces) if (surface.boundary) koa.use(surface.boundary);

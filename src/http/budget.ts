@@ -17,7 +17,7 @@ export interface BudgetOptions {
  * started are refused, and an answer that arrives late is dropped (src/data/budget.ts).
  */
 export function timeBudget(options: BudgetOptions): AppMiddleware {
-  const deadlines = new Deadlines(options.timeMs);
+  const deadlines = new Deadlines();
   return async (ctx, next) => {
     const budget = new RequestBudget({ timeMs: options.timeMs, maxOperations: options.maxDbOperations }, options.databaseGate);
     ctx.state.budget = budget;
@@ -33,7 +33,6 @@ export function timeBudget(options: BudgetOptions): AppMiddleware {
 /** A request under way, in the order the requests came. */
 interface Pending {
   readonly budget: RequestBudget;
-  readonly dueAt: number;
   settled: boolean;
 }
 
@@ -51,12 +50,11 @@ export class Deadlines {
   private head = 0;
   private timer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly timeMs: number) {}
-
+  /** `budget`s added must all be given the same time (a request's deadline is its budget's own). */
   add(budget: RequestBudget): Pending {
-    const entry: Pending = { budget, dueAt: performance.now() + this.timeMs, settled: false };
+    const entry: Pending = { budget, settled: false };
     this.queue.push(entry);
-    this.timer ??= this.wakeIn(this.timeMs);
+    this.timer ??= this.wakeIn(budget.remainingMs());
     return entry;
   }
 
@@ -67,14 +65,13 @@ export class Deadlines {
 
   private fire(): void {
     this.timer = undefined;
-    const now = performance.now();
-    for (let entry = this.front(); entry && entry.dueAt <= now; entry = this.front()) {
+    for (let entry = this.front(); entry && entry.budget.remainingMs() === 0; entry = this.front()) {
       this.head += 1;
       if (!entry.settled) entry.budget.expire();
     }
     this.dropSettled();
     const next = this.front();
-    if (next) this.timer = this.wakeIn(Math.max(0, next.dueAt - now));
+    if (next) this.timer = this.wakeIn(next.budget.remainingMs());
   }
 
   /** The timer alone keeps no process alive: a request under way does, by its connection. */

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Middleware, ParameterizedContext } from 'koa';
 import type { RequestBudget } from '../data/budget.js';
 import type { Logger } from '../logger.js';
+import { appErrorOf, renderEnvelopeError } from './errors.js';
 import type { AccountPrincipal, ApiKeyPrincipal } from '../auth/principal.js';
 
 /** Per-request state shared by the middleware; never kept in module globals. */
@@ -28,17 +29,13 @@ export interface RequestMeter {
 /**
  * The frame of every request, outermost, in one async step: an id (a caller's X-Request-Id when
  * well-formed), a child logger that stamps it on every line, the nosniff header; any error that
- * reaches it becomes the data envelope (`renderError`: src/http/errors.ts); then its metrics,
+ * reaches it becomes the data envelope (src/http/errors.ts); then its metrics,
  * with the status that envelope got, and one access-log line. Only the path is logged: query
  * strings and bodies may carry codes or secrets on the OAuth surfaces. These were three nested
  * steps; as one they made a warm 304 about a tenth cheaper (issue 26, README "Benchmarks").
  */
-export function requestFrame(options: {
-  logger: Logger;
-  meter: RequestMeter;
-  renderError: (ctx: AppContext, err: unknown) => void;
-}): AppMiddleware {
-  const { logger, meter, renderError } = options;
+export function requestFrame(options: { logger: Logger; meter: RequestMeter }): AppMiddleware {
+  const { logger, meter } = options;
   // The access line's fields are fixed here and none is a key that redaction censors, so it is
   // written without redaction: the wildcard paths would otherwise send every field of every
   // request's line through the redactor.
@@ -53,7 +50,7 @@ export function requestFrame(options: {
     try {
       await next();
     } catch (err) {
-      renderError(ctx, err);
+      renderEnvelopeError(ctx, appErrorOf(err));
     } finally {
       const ms = performance.now() - started;
       meter.record(ctx, ms / 1000);

@@ -9,11 +9,6 @@ import type { AppContext } from './context.js';
  * the service working as designed) and sends only the safe message.
  */
 
-/** The app-wide boundary (src/http/context.ts, requestFrame): any error of the data API (and of the TLS rule, and 404s) becomes an envelope. */
-export function renderAnyError(ctx: AppContext, err: unknown): void {
-  renderEnvelopeError(ctx, appErrorOf(err));
-}
-
 /** Writes an AppError as the data envelope `{status, code, message, data: null}`. */
 export function renderEnvelopeError(ctx: AppContext, error: AppError): void {
   logFailure(ctx, error);

@@ -8,10 +8,11 @@ const wait = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
 /** A request's budget, and when it was added to `deadlines` and when it was stopped (if it was). */
 function underWay(deadlines: Deadlines): { budget: RequestBudget; addedAt: number; stoppedAt?: number; end(): void } {
+  const addedAt = performance.now();
   const budget = new RequestBudget({ timeMs: TIME_MS, maxOperations: 10 });
   const request: { budget: RequestBudget; addedAt: number; stoppedAt?: number; end(): void } = {
     budget,
-    addedAt: performance.now(),
+    addedAt,
     end: () => deadlines.settle(entry),
   };
   const entry = deadlines.add(budget);
@@ -22,7 +23,7 @@ function underWay(deadlines: Deadlines): { budget: RequestBudget; addedAt: numbe
 /** One timer for the deadlines of every data request under way (src/http/budget.ts). */
 describe('Deadlines: one timer for every request under way', () => {
   it('stops a request at its deadline, never before, and not one that ended before it', async () => {
-    const deadlines = new Deadlines(TIME_MS);
+    const deadlines = new Deadlines();
     const first = underWay(deadlines);
     const second = underWay(deadlines);
     second.end();
@@ -33,7 +34,7 @@ describe('Deadlines: one timer for every request under way', () => {
   });
 
   it('stops a request that came later at its own deadline, after the one before it ended', async () => {
-    const deadlines = new Deadlines(TIME_MS);
+    const deadlines = new Deadlines();
     const first = underWay(deadlines);
     await wait(TIME_MS / 2);
     const later = underWay(deadlines);
@@ -45,7 +46,7 @@ describe('Deadlines: one timer for every request under way', () => {
   });
 
   it('stops every request under way when its deadline passes, whatever ended among them', async () => {
-    const deadlines = new Deadlines(TIME_MS);
+    const deadlines = new Deadlines();
     const requests = Array.from({ length: 3000 }, () => underWay(deadlines));
     // Every other one ends, so ended requests sit between live ones (and the queue is compacted).
     requests.forEach((request, i) => i % 2 === 0 && request.end());
