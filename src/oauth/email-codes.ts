@@ -4,7 +4,8 @@ import type { Redis } from 'ioredis';
 import { RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Database } from '../data/database.js';
 import { EmailCodeStore, type EmailCodePurpose } from '../data/email-codes.js';
-import { addressKey, limiter } from './throttle.js';
+import { addressKey } from '../http/address.js';
+import { limiter } from './throttle.js';
 
 /** Digits of a code (docs/decisions.md, "Accounts and login"). */
 export const CODE_DIGITS = 8;

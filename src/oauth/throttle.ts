@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import { addressKey } from '../http/address.js';
 
 export interface LoginLimit {
   readonly points: number;
@@ -161,18 +162,4 @@ function accountKey(email: string): string {
 
 function accountFromAddressKey(email: string, address: string): string {
   return `${addressKey(address)} ${accountKey(email)}`;
-}
-
-/** The budget key of a client address; IPv6 by its /64, which one subscriber usually holds whole. */
-export function addressKey(address: string): string {
-  const bare = address.startsWith('::ffff:') ? address.slice(7) : address;
-  return bare.includes(':') ? expandIpv6(bare).slice(0, 4).join(':') : bare;
-}
-
-function expandIpv6(address: string): string[] {
-  const [head = '', tail] = address.split('::');
-  const left = head ? head.split(':') : [];
-  const right = tail ? tail.split(':') : [];
-  const zeros = tail === undefined ? [] : Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0');
-  return [...left, ...zeros, ...right];
 }
