@@ -1,3 +1,4 @@
+import { TEST_POLICY } from '../test/helpers/factories.js';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { get, type IncomingHttpHeaders } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -19,7 +20,7 @@ export async function runDataBench(): Promise<boolean> {
   const db = await openDatabase(uri, { backendIndexes: database.indexer });
   await seedDemoSchool(db);
   // The bench key's own limit is far above the load, so no request is refused.
-  const { key } = await new ApiKeyService(db).issue({
+  const { key } = await new ApiKeyService(db, TEST_POLICY).issue({
     scopes: [...API_SCOPES],
     rateLimit: { points: 1e9, durationSeconds: 60 },
     label: 'bench',

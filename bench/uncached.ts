@@ -1,3 +1,4 @@
+import { TEST_POLICY } from '../test/helpers/factories.js';
 import { ApiKeyService, API_SCOPES } from '../src/data/api-keys.js';
 import { openDatabase, type Database } from '../src/data/database.js';
 import { seedDemoSchool } from '../src/data/seed/demo.js';
@@ -56,7 +57,7 @@ export async function runUncachedBench(): Promise<boolean> {
       url.pathname = `/bench_uncached_${students}`;
       const db = await openDatabase(url.toString(), { backendIndexes: database.indexer });
       await seedDemoSchool(db, { students });
-      const { key } = await new ApiKeyService(db).issue({
+      const { key } = await new ApiKeyService(db, TEST_POLICY).issue({
         scopes: [...API_SCOPES],
         rateLimit: { points: 1e9, durationSeconds: 60 },
         label: 'bench',

@@ -1,5 +1,6 @@
 import type { AccountRole, ApiScope } from '../data/__generated__/enums.js';
 import { ForbiddenError, UnauthorizedError } from '../errors/index.js';
+import { isStaffRole, STAFF_ROLES, type AccountStanding } from './policy.js';
 
 /**
  * Who is calling, and the one place that decides what they may do. Used by the HTTP middleware
@@ -28,42 +29,54 @@ export interface AccountPrincipal {
   readonly accountId: number;
   readonly email: string;
   readonly role: AccountRole;
+  /** The account as the privilege rules read it, as it was when this request began. */
+  readonly standing: AccountStanding;
+  /**
+   * Staff privilege on this request (src/auth/policy.ts, holdsStaffPrivilege): a staff role, and
+   * a sign-in with a second factor where one is required. Reading school data and every staff
+   * rule of GraphQL and the pages rest on it, not on the role alone.
+   */
+  readonly staff: boolean;
 }
-
-/** The roles that manage school data (docs/architecture.md, "Writes and the two consoles"). */
-export const STAFF_ROLES: readonly AccountRole[] = ['ADMIN', 'ROOT'];
 
 /**
  * Throws 401 without a principal, 403 naming the scope when it may not read that data. An API
- * key reads what its scopes name; a staff account (ADMIN, ROOT) reads everything; other accounts
- * read no school data through the data API.
+ * key reads what its scopes name; an account holding staff privilege reads everything; other
+ * accounts read no school data through the data API.
  */
 export function assertScope(principal: Principal | undefined, scope: ApiScope): void {
   if (holdsScope(principal, scope)) return;
   if (!principal) throw new UnauthorizedError('Missing API key: send it in the X-API-KEY header.');
-  if (principal.kind === 'account') throw new ForbiddenError(`Reading ${scope} data needs an ADMIN or ROOT account.`);
+  if (principal.kind === 'account')
+    throw new ForbiddenError(`Reading ${scope} data needs staff privilege: an ADMIN or ROOT account signed in with its second factor.`);
   if (principal.pendingScopes?.has(scope))
     throw new ForbiddenError(`This API key's ${scope} scope awaits an administrator's approval; it works for its other scopes meanwhile.`);
   throw new ForbiddenError(`This API key lacks the ${scope} scope that this endpoint requires.`);
 }
 
-/** Whether `principal` may read data of `scope`: a staff account, or a key holding the scope. */
+/** Whether `principal` may read data of `scope`: an account with staff privilege, or a key holding the scope. */
 export function holdsScope(principal: Principal | undefined, scope: ApiScope): boolean {
   if (!principal) return false;
-  return principal.kind === 'account' ? STAFF_ROLES.includes(principal.role) : principal.scopes.has(scope);
+  return principal.kind === 'account' ? principal.staff : principal.scopes.has(scope);
 }
 
-/** Throws unless the caller is a signed-in account with one of `roles` (API keys never write). */
-export function assertRole(principal: Principal | undefined, roles: readonly AccountRole[]): AccountPrincipal {
+/**
+ * Throws unless the caller holds staff privilege: a signed-in account (API keys never write) with
+ * a staff role and, where the settings want one, a sign-in made with its second factor.
+ */
+export function assertStaff(principal: Principal | undefined): AccountPrincipal {
   if (!principal) throw new UnauthorizedError('Sign in first.');
   if (principal.kind !== 'account') throw new ForbiddenError('API keys are read-only: changes need a signed-in ADMIN or ROOT account.');
-  if (!roles.includes(principal.role)) throw new ForbiddenError(`This needs an account with the role ${roles.join(' or ')}.`);
+  if (!isStaffRole(principal.role)) throw new ForbiddenError(`This needs an account with the role ${STAFF_ROLES.join(' or ')}.`);
+  if (!principal.staff)
+    throw new ForbiddenError('This needs staff privilege: sign in with your second factor (set one up in /console/account).');
   return principal;
 }
 
-/** Throws unless the caller is a signed-in account (any role). */
-export function assertAccount(principal: Principal | undefined): AccountPrincipal {
-  if (!principal) throw new UnauthorizedError('Sign in first.');
-  if (principal.kind !== 'account') throw new ForbiddenError('This needs a signed-in account, not an API key.');
-  return principal;
+/** Throws 401/403 unless the caller holds at least one of `scopes` (one scope: the message names it). */
+export function assertAnyScope(principal: Principal | undefined, scopes: readonly [ApiScope, ...ApiScope[]], what = 'endpoint'): void {
+  const [first, ...others] = scopes;
+  if (others.length === 0 || !principal) return assertScope(principal, first);
+  if (scopes.some((scope) => holdsScope(principal, scope))) return;
+  throw new ForbiddenError(`This API key holds none of the scopes this ${what} takes (any of ${scopes.join(', ')}).`);
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { scopePolicySpec, type ScopePolicy } from './scope-policy.js';
+import type { PolicySettings } from '../auth/policy.js';
+import { scopePolicySpec } from './scope-policy.js';
 import { MisconfiguredError } from '../errors/index.js';
 
 /**
@@ -170,6 +171,9 @@ const envSchema = z.object({
   METRICS_TOKEN: z.string().trim().min(32, 'must be at least 32 characters').optional(),
   // Whether ADMIN and ROOT accounts need a second factor before /admin opens; unset: required in production.
   ADMIN_MFA: z.enum(['required', 'optional']).optional(),
+  // Whether a TEACHER's keys get STUDENT_READ (and the rest of the TEACHER row) at once only with a
+  // second factor; unset: on in production (src/auth/policy.ts, keyPolicyRole).
+  TEACHER_KEYS_MFA: booleanFlag.optional(),
 
   // Webhooks (src/events/delivery.ts, README "Webhooks"): seconds to wait after each failed
   // attempt at an event (about 27.6 hours in all); past the last, the webhook is marked failing.
@@ -227,8 +231,8 @@ export interface Config {
     readonly account: { readonly points: number; readonly durationSeconds: number };
     readonly address: { readonly points: number; readonly durationSeconds: number };
   };
-  /** Which key scopes each role gets at once and which await approval (README "API keys"). */
-  readonly keyScopePolicy: ScopePolicy;
+  /** The settings the privilege rules read (src/auth/policy.ts): the key scope table, and where a second factor is required. */
+  readonly policy: PolicySettings;
   /** Isolation limits of the data API (README "Limits and security"). */
   readonly dataLimits: {
     /** Wall-clock budget of one data request (REST or GraphQL), queueing and database included. */
@@ -276,8 +280,6 @@ export interface Config {
   readonly signupAllowSubaddresses: boolean;
   /** The bearer token a scrape through the proxy must carry (METRICS_TOKEN); unset: none is served. */
   readonly metricsToken: string | undefined;
-  /** ADMIN_MFA: `required` (production default): ADMIN and ROOT need a second factor for /admin. */
-  readonly adminMfa: 'required' | 'optional';
   /** Outgoing mail; `smtpUrl` undefined: the development outbox (production refuses to start). */
   readonly mail: { readonly smtpUrl: string | undefined; readonly from: string };
   /** Webhook delivery: the wait after each failed attempt (ms), and whether private targets are allowed. */
@@ -329,7 +331,11 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     trustedProxies: e.TRUSTED_PROXIES,
     rateLimit: e.RATE_LIMIT,
     rateLimitAggregates: { account: e.RATE_LIMIT_ACCOUNT, address: e.RATE_LIMIT_ADDRESS },
-    keyScopePolicy: e.KEY_SCOPE_POLICY,
+    policy: {
+      scopePolicy: e.KEY_SCOPE_POLICY,
+      staffSecondFactor: e.ADMIN_MFA ?? (e.NODE_ENV === 'production' ? 'required' : 'optional'),
+      teacherSecondFactor: e.TEACHER_KEYS_MFA ?? e.NODE_ENV === 'production',
+    },
     dataLimits: {
       timeBudgetMs: e.DATA_TIME_BUDGET_MS,
       maxDbOperations: e.DATA_MAX_DB_OPERATIONS,
@@ -361,7 +367,6 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     signupAllowSubaddresses: e.SIGNUP_ALLOW_SUBADDRESSES,
     backupKey: e.BACKUP_KEY,
     metricsToken: e.METRICS_TOKEN,
-    adminMfa: e.ADMIN_MFA ?? (e.NODE_ENV === 'production' ? 'required' : 'optional'),
     mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM ?? `"캠퍼스 데이터 서비스 (Campus Data Service)" <no-reply@${e.SCHOOL_EMAIL_DOMAIN}>` },
     webhooks: {
       retryScheduleMs: e.WEBHOOK_RETRY_SCHEDULE,

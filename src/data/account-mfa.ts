@@ -23,6 +23,8 @@ export class AccountMfaStore {
       activatedAt: input.active ? now : null,
     };
     await this.db.models.accountMfa.replaceOne({ _id: accountId }, doc, { upsert: true });
+    // Replacing a factor (or setting one at once) changes what the account's keys may read.
+    await this.db.versions.bumpAccount(accountId);
   }
 
   /** Records an accepted time step; false when it (or a later one) was accepted already. */
@@ -31,6 +33,7 @@ export class AccountMfaStore {
       { _id: accountId, lastStep: { $lt: step } },
       { $set: { lastStep: step, ...(activate ? { active: true, activatedAt: now } : {}) } },
     );
+    if (activate && result.modifiedCount === 1) await this.db.versions.bumpAccount(accountId);
     return result.modifiedCount === 1;
   }
 
@@ -54,6 +57,8 @@ export class AccountMfaStore {
   }
 
   async delete(accountId: number): Promise<boolean> {
-    return (await this.db.models.accountMfa.deleteOne({ _id: accountId })).deletedCount === 1;
+    const deleted = (await this.db.models.accountMfa.deleteOne({ _id: accountId })).deletedCount === 1;
+    if (deleted) await this.db.versions.bumpAccount(accountId);
+    return deleted;
   }
 }

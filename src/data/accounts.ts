@@ -188,7 +188,7 @@ export class AccountStore {
 
   /** After a change userinfo could show: moves the `oauth` version, naming the account (when something changed). */
   private async changed(id: number, didChange: boolean): Promise<boolean> {
-    if (didChange) await this.db.versions.bump('oauth', [cacheTarget.account(id)]);
+    if (didChange) await this.db.versions.bumpAccount(id);
     return didChange;
   }
 

@@ -6,7 +6,15 @@ import { cacheTarget } from './versions.js';
 import { API_SCOPES, type ApiKeyDoc, type ApiScope } from './models/api-key.model.js';
 import { containsInsensitive } from './queries/page.js';
 import { BadRequestError } from '../errors/index.js';
-import { splitByPolicy, type PolicyRole, type ScopePolicy } from '../config/scope-policy.js';
+import {
+  keyScopes,
+  splitKeyRequest,
+  type AccountStanding,
+  type KeyScopeRecord,
+  type KeyScopes,
+  type PolicySettings,
+} from '../auth/policy.js';
+import { standingsOf } from './standing.js';
 
 export { API_SCOPES, type ApiScope } from './models/api-key.model.js';
 
@@ -42,8 +50,11 @@ export interface ApiKeySummary {
   lastUsedAt: Date | null;
   /** The value a rotation replaced, while its grace period lasts. */
   previous: { prefix: string; expiresAt: Date } | null;
-  /** Issue 22: scopes awaiting an admin's approval, and those refused (the key works for `scopes` only). */
+  /** Everything the key asked for; `scopes` is what it reads with now (src/auth/policy.ts, keyScopes). */
+  requestedScopes: ApiScope[];
+  /** Asked for and awaiting an admin's approval under the owner's current role. */
   pendingScopes: ApiScope[];
+  /** Refused by an admin, or not open to the owner's current role. */
   refusedScopes: ApiScope[];
   /** Each scope the key holds or asked for, and where it stands. */
   scopeStates: Partial<Record<ApiScope, ScopeState>>;
@@ -58,14 +69,19 @@ export type ScopeState = 'approved' | 'pending' | 'refused';
 export const MAX_PURPOSE_LENGTH = 500;
 
 export interface IssueOptions {
+  /** What the key asks for (an operator's key: what it reads with). */
   scopes: ApiScope[];
+  /**
+   * The scopes approved on issue: by default, for a key an operator issues to an account, every
+   * scope it was given (the operator decided); keys an account asks for start with none.
+   */
+  approvedScopes?: ApiScope[];
   days?: number;
   label?: string | null;
   rateLimit?: { points: number; durationSeconds: number } | null;
   /** The account creating it in the developer console. */
   ownerAccountId?: number | null;
-  /** Scopes that wait for an admin's approval, and the purpose written for them. */
-  pendingScopes?: ApiScope[];
+  /** The purpose written for the scopes that need an admin's approval. */
   purpose?: string | null;
   /** Only the demo seed passes a fixed key, so the README's examples work as written. */
   key?: string;
@@ -103,14 +119,21 @@ export interface KeyUsageDay {
   throttled: number;
 }
 
-/** Issues, renews, rotates, revokes and looks up API keys. */
+/**
+ * Issues, renews, rotates, revokes and looks up API keys. What an owned key reads with is worked
+ * out from its owner's standing now (src/auth/policy.ts), in every summary as at the data API.
+ */
 export class ApiKeyService {
-  constructor(private readonly db: Database) {}
+  constructor(
+    private readonly db: Database,
+    private readonly settings: PolicySettings,
+  ) {}
 
   /** Creates a key and returns its value; the value is never retrievable again. */
   async issue(options: IssueOptions): Promise<{ key: string; summary: ApiKeySummary }> {
     const key = (options.key ?? randomUUID()).toLowerCase();
     const now = options.now ?? new Date();
+    const ownerAccountId = options.ownerAccountId ?? null;
     const doc = await this.db.models.apiKeys.create({
       hash: hashApiKey(key),
       prefix: key.slice(0, 8),
@@ -122,14 +145,14 @@ export class ApiKeyService {
       renewedAt: now,
       expiresAt: new Date(now.getTime() + (options.days ?? API_KEY_VALIDITY_DAYS) * DAY_MS),
       revokedAt: null,
-      ownerAccountId: options.ownerAccountId ?? null,
-      pendingScopes: [...new Set(options.pendingScopes ?? [])],
+      ownerAccountId,
+      approvedScopes: [...new Set(options.approvedScopes ?? (ownerAccountId === null ? [] : options.scopes))],
       refusedScopes: [],
       purpose: options.purpose ?? null,
     });
     // A value presented before it was issued may be remembered as no key: every targeted change of keys forgets those.
     await this.db.versions.bump('keys', [cacheTarget.key(String(doc._id))]);
-    return { key, summary: summarise(doc.toObject(), now) };
+    return { key, summary: await this.summary(doc.toObject(), now) };
   }
 
   /**
@@ -137,15 +160,15 @@ export class ApiKeyService {
    * limit; refused past MAX_ACTIVE_KEYS_PER_ACCOUNT (counted again after the insert, so that
    * parallel requests cannot pass the cap together).
    */
-  async issueOwned(
+  private async issueOwned(
     accountId: number,
-    options: { scopes: ApiScope[]; label: string | null; pendingScopes?: ApiScope[]; purpose?: string | null },
+    options: { scopes: ApiScope[]; label: string | null; pending: ApiScope[]; purpose?: string | null },
     now = new Date(),
   ): Promise<{ key: string; summary: ApiKeySummary }> {
     const label = options.label?.trim() ?? '';
     if (label.length > MAX_KEY_LABEL_LENGTH) throw new ApiKeyCommandError(`The label must be at most ${MAX_KEY_LABEL_LENGTH} characters.`);
-    const pending = options.pendingScopes ?? [];
-    if (options.scopes.length + pending.length === 0) throw new ApiKeyCommandError(`Choose at least one scope (${API_SCOPES.join(', ')}).`);
+    const pending = options.pending;
+    if (options.scopes.length === 0) throw new ApiKeyCommandError(`Choose at least one scope (${API_SCOPES.join(', ')}).`);
     const purpose = options.purpose?.trim() ?? '';
     if (purpose.length > MAX_PURPOSE_LENGTH) throw new ApiKeyCommandError(`The purpose must be at most ${MAX_PURPOSE_LENGTH} characters.`);
     if (pending.length > 0 && purpose.length === 0)
@@ -155,7 +178,7 @@ export class ApiKeyService {
     if ((await this.countActiveOwnedBy(accountId, now)) >= MAX_ACTIVE_KEYS_PER_ACCOUNT) throw tooManyKeys();
     const issued = await this.issue({
       scopes: options.scopes,
-      pendingScopes: pending,
+      approvedScopes: [],
       purpose: purpose || null,
       label: label || null,
       ownerAccountId: accountId,
@@ -170,22 +193,22 @@ export class ApiKeyService {
   }
 
   /**
-   * A key an account asks for (the developer console, and `campus keys issue --owner`): the scope
-   * policy of its role (src/config/scope-policy.ts) grants some scopes at once and leaves others
-   * pending an admin's approval; a scope the role may not ask for is refused (400).
+   * A key an account asks for (the developer console, and `campus keys issue --owner`): under the
+   * owner's standing now (src/auth/policy.ts, splitKeyRequest) some scopes are granted at once and
+   * others wait for an admin's approval, which needs a purpose; a scope the role may not ask for is
+   * refused (400). The key records what it asked for: what it reads is worked out at each use.
    */
   async request(
-    account: { id: number; role: PolicyRole },
+    owner: AccountStanding,
     options: { scopes: ApiScope[]; label: string | null; purpose?: string | null },
-    policy: ScopePolicy,
     now = new Date(),
   ): Promise<{ key: string; summary: ApiKeySummary }> {
-    const split = splitByPolicy(policy, account.role, options.scopes);
+    const split = splitKeyRequest(owner, options.scopes, this.settings);
     if (split.refused.length > 0)
-      throw new ApiKeyCommandError(`An account with the role ${account.role} may not ask for ${split.refused.join(', ')}.`);
+      throw new ApiKeyCommandError(`An account with the role ${owner.role} may not ask for ${split.refused.join(', ')}.`);
     return this.issueOwned(
-      account.id,
-      { scopes: split.granted, pendingScopes: split.pending, label: options.label, purpose: options.purpose ?? null },
+      owner.id,
+      { scopes: [...split.granted, ...split.pending], pending: split.pending, label: options.label, purpose: options.purpose ?? null },
       now,
     );
   }
@@ -212,13 +235,13 @@ export class ApiKeyService {
 
   async list(now = new Date()): Promise<ApiKeySummary[]> {
     const docs = await this.db.models.apiKeys.find().sort({ createdAt: 1, _id: 1 }).lean<ApiKeyDoc[]>();
-    return docs.map((d) => summarise(d, now));
+    return this.summaries(docs, now);
   }
 
   /** The keys an account created, newest first. */
   async listOwnedBy(accountId: number, now = new Date()): Promise<ApiKeySummary[]> {
     const docs = await this.db.models.apiKeys.find({ ownerAccountId: accountId }).sort({ createdAt: -1, _id: -1 }).lean<ApiKeyDoc[]>();
-    return docs.map((d) => summarise(d, now));
+    return this.summaries(docs, now);
   }
 
   /** Keys an account holds that are neither revoked nor expired (the developer console's cap counts these). */
@@ -243,23 +266,26 @@ export class ApiKeyService {
       this.db.models.apiKeys.find(filter).sort({ createdAt: -1, _id: -1 }).skip(search.skip).limit(search.limit).lean<ApiKeyDoc[]>(),
       this.db.models.apiKeys.countDocuments(filter),
     ]);
-    return { keys: docs.map((d) => summarise(d, now)), total };
+    return { keys: await this.summaries(docs, now), total };
   }
 
   /** One key by its record id, or null; with `ownerAccountId`, only that account's key. */
   async get(id: string, options: OwnerOption = {}, now = new Date()): Promise<ApiKeySummary | null> {
     const doc = await this.findById(id);
     if (!doc || !ownedBy(doc, options)) return null;
-    return summarise(doc, now);
+    return this.summary(doc, now);
   }
 
-  /** Keys with scopes awaiting approval, oldest request first (the admin console's list). */
+  /**
+   * Keys with scopes awaiting approval under their owners' roles now, oldest request first (the
+   * admin console's list): asked for at issue, or left waiting by a lowered role.
+   */
   async listPending(now = new Date()): Promise<ApiKeySummary[]> {
     const docs = await this.db.models.apiKeys
-      .find({ pendingScopes: { $in: [...API_SCOPES] }, revokedAt: null })
+      .find({ ownerAccountId: { $ne: null }, revokedAt: null })
       .sort({ createdAt: 1, _id: 1 })
       .lean<ApiKeyDoc[]>();
-    return docs.map((d) => summarise(d, now)).filter((k) => k.pendingScopes.length > 0);
+    return (await this.summaries(docs, now)).filter((k) => k.pendingScopes.length > 0);
   }
 
   /**
@@ -274,21 +300,28 @@ export class ApiKeyService {
     now = new Date(),
   ): Promise<{ before: ApiKeySummary; after: ApiKeySummary; decided: ApiScope[] }> {
     const doc = await this.resolve(idOrPrefix);
-    const pending = (doc.pendingScopes ?? []) as ApiScope[];
+    const before = await this.summary(doc, now);
+    const pending = before.pendingScopes;
     if (pending.length === 0) throw new ApiKeyCommandError(`API key ${doc.prefix} has no scope awaiting approval.`);
-    const scopes = approve ? [...new Set([...(doc.scopes as ApiScope[]), ...pending])] : (doc.scopes as ApiScope[]);
-    const refused = approve
-      ? ((doc.refusedScopes ?? []) as ApiScope[])
-      : [...new Set([...((doc.refusedScopes ?? []) as ApiScope[]), ...pending])];
+    const approved = decidedScopes(doc, 'approvedScopes');
+    const refused = decidedScopes(doc, 'refusedScopes');
+    // Conditional on the decisions as read: of two decisions at once, one wins and the other is refused.
     const result = await this.db.models.apiKeys.updateOne(
-      { _id: doc._id, pendingScopes: { $all: pending } },
-      { $set: { scopes, pendingScopes: [], refusedScopes: refused, decidedAt: now, decidedBy: by } },
+      { _id: doc._id, approvedScopes: approved, refusedScopes: refused },
+      {
+        $set: {
+          approvedScopes: approve ? [...approved, ...pending] : approved,
+          refusedScopes: approve ? refused : [...refused, ...pending],
+          decidedAt: now,
+          decidedBy: by,
+        },
+      },
     );
     if (result.matchedCount !== 1) throw new ApiKeyCommandError(`API key ${doc.prefix} was decided meanwhile.`);
     await this.db.versions.bump('keys', [cacheTarget.key(String(doc._id))]);
     const updated = await this.findById(String(doc._id));
     if (!updated) throw new ApiKeyCommandError(`API key ${doc.prefix} was deleted meanwhile.`);
-    return { before: summarise(doc, now), after: summarise(updated, now), decided: pending };
+    return { before, after: await this.summary(updated, now), decided: pending };
   }
 
   /** Extends the same key by another validity period from now. */
@@ -299,7 +332,7 @@ export class ApiKeyService {
       .findByIdAndUpdate(doc._id, { renewedAt: now, expiresAt: new Date(now.getTime() + days * DAY_MS) }, { new: true })
       .lean<ApiKeyDoc>();
     await this.db.versions.bump('keys', [cacheTarget.key(String(doc._id))]);
-    return summarise(updated ?? doc, now);
+    return this.summary(updated ?? doc, now);
   }
 
   /**
@@ -343,7 +376,7 @@ export class ApiKeyService {
     await this.db.versions.bump('keys', [cacheTarget.key(String(doc._id))]);
     const updated = await this.findById(String(doc._id));
     if (!updated) throw new ApiKeyCommandError(`API key ${doc.prefix} was deleted meanwhile.`);
-    return { key, summary: summarise(updated, now) };
+    return { key, summary: await this.summary(updated, now) };
   }
 
   /** Ends the key now: its current value and any value still in a rotation's grace period. */
@@ -352,31 +385,7 @@ export class ApiKeyService {
     const revokedAt = doc.revokedAt ?? now;
     await this.db.models.apiKeys.updateOne({ _id: doc._id }, { revokedAt });
     await this.db.versions.bump('keys', [cacheTarget.key(String(doc._id))]);
-    return summarise({ ...doc, revokedAt }, now);
-  }
-
-  /**
-   * Stops (or lets again) every key an account holds, when the account is disabled (or enabled):
-   * the keys stay as they are, and the `keys` version moves naming the account, so every
-   * process's key cache drops them at once (src/http/api-key.ts). Returns how many keys the
-   * account holds.
-   */
-  async setOwnerDisabled(accountId: number, disabled: boolean): Promise<number> {
-    const result = await this.db.models.apiKeys.updateMany({ ownerAccountId: accountId }, { $set: { ownerDisabled: disabled } });
-    await this.db.versions.bump('keys', [cacheTarget.account(accountId)]);
-    return result.matchedCount;
-  }
-
-  /** Deletes every key an account created, and their usage (the account is being deleted); returns how many. */
-  async deleteOwnedBy(accountId: number): Promise<number> {
-    const ids = (await this.db.models.apiKeys.find({ ownerAccountId: accountId }, { _id: 1 }).lean<{ _id: Types.ObjectId }[]>()).map((d) =>
-      String(d._id),
-    );
-    if (ids.length === 0) return 0;
-    const result = await this.db.models.apiKeys.deleteMany({ ownerAccountId: accountId });
-    await this.db.models.apiKeyUsage.deleteMany({ keyId: { $in: ids } });
-    await this.db.versions.bump('keys', [cacheTarget.account(accountId), ...ids.map((id) => cacheTarget.key(id))]);
-    return result.deletedCount;
+    return this.summary({ ...doc, revokedAt }, now);
   }
 
   /** A key's counted usage from `fromDay` to `toDay` (YYYY-MM-DD, both included), by day. */
@@ -386,6 +395,21 @@ export class ApiKeyService {
       .sort({ day: 1 })
       .lean<KeyUsageDay[]>();
     return docs.map((d) => ({ day: d.day, requests: d.requests ?? 0, clientErrors: d.clientErrors ?? 0, throttled: d.throttled ?? 0 }));
+  }
+
+  /** Summaries of stored keys, their owners' standings read together. */
+  private async summaries(docs: readonly ApiKeyDoc[], now: Date): Promise<ApiKeySummary[]> {
+    const owners = await standingsOf(
+      this.db,
+      docs.flatMap((d) => (d.ownerAccountId == null ? [] : [d.ownerAccountId])),
+    );
+    return docs.map((d) => summarise(d, ownerOf(d, owners), this.settings, now));
+  }
+
+  private async summary(doc: ApiKeyDoc, now: Date): Promise<ApiKeySummary> {
+    const [summary] = await this.summaries([doc], now);
+    if (!summary) throw new Error('no summary');
+    return summary;
   }
 
   private async findById(id: string): Promise<ApiKeyDoc | null> {
@@ -410,6 +434,44 @@ export class ApiKeyService {
   }
 }
 
+/**
+ * Stops (or lets again) every key an account holds, when the account is disabled (or enabled):
+ * the keys stay as they are, and the `keys` version moves naming the account, so every
+ * process's key cache drops them at once (src/http/api-key.ts). Returns how many keys the
+ * account holds.
+ */
+export async function setOwnerDisabled(db: Database, accountId: number, disabled: boolean): Promise<number> {
+  const result = await db.models.apiKeys.updateMany({ ownerAccountId: accountId }, { $set: { ownerDisabled: disabled } });
+  await db.versions.bump('keys', [cacheTarget.account(accountId)]);
+  return result.matchedCount;
+}
+
+/** Deletes every key an account created, and their usage (the account is being deleted); returns how many. */
+export async function deleteKeysOwnedBy(db: Database, accountId: number): Promise<number> {
+  const ids = (await db.models.apiKeys.find({ ownerAccountId: accountId }, { _id: 1 }).lean<{ _id: Types.ObjectId }[]>()).map((d) =>
+    String(d._id),
+  );
+  if (ids.length === 0) return 0;
+  const result = await db.models.apiKeys.deleteMany({ ownerAccountId: accountId });
+  await db.models.apiKeyUsage.deleteMany({ keyId: { $in: ids } });
+  await db.versions.bump('keys', [cacheTarget.account(accountId), ...ids.map((id) => cacheTarget.key(id))]);
+  return result.deletedCount;
+}
+
+/**
+ * The owner's standing of a stored key: null for an operator's key; for an owned key whose account
+ * is gone, a disabled USER (it reads nothing).
+ */
+function ownerOf(doc: ApiKeyDoc, owners: ReadonlyMap<number, AccountStanding>): AccountStanding | null {
+  if (doc.ownerAccountId == null) return null;
+  return owners.get(doc.ownerAccountId) ?? { id: doc.ownerAccountId, role: 'USER', disabled: true, secondFactor: false };
+}
+
+/** An admin's decisions stored on a key, as a list (older records may lack the field). */
+function decidedScopes(doc: ApiKeyDoc, field: 'approvedScopes' | 'refusedScopes'): ApiScope[] {
+  return [...((doc[field] ?? []) as ApiScope[])];
+}
+
 function tooManyKeys(): ApiKeyCommandError {
   return new ApiKeyCommandError(`An account may hold at most ${MAX_ACTIVE_KEYS_PER_ACCOUNT} active API keys; revoke one first.`);
 }
@@ -421,13 +483,28 @@ function ownedBy(doc: ApiKeyDoc, options: OwnerOption): boolean {
 /** A `campus keys` command could not be carried out (unknown key, revoked key). */
 export class ApiKeyCommandError extends BadRequestError {}
 
-function summarise(doc: ApiKeyDoc & { _id: Types.ObjectId }, now: Date): ApiKeySummary {
+/** The record a key's scopes are worked out from (src/auth/policy.ts). */
+export function keyScopeRecord(doc: ApiKeyDoc): KeyScopeRecord {
+  return {
+    requested: doc.scopes as ApiScope[],
+    approved: decidedScopes(doc, 'approvedScopes'),
+    refused: decidedScopes(doc, 'refusedScopes'),
+  };
+}
+
+function summarise(
+  doc: ApiKeyDoc & { _id: Types.ObjectId },
+  owner: AccountStanding | null,
+  settings: PolicySettings,
+  now: Date,
+): ApiKeySummary {
   const graceEnd = doc.previousExpiresAt ?? null;
+  const scopes = keyScopes(keyScopeRecord(doc), owner, settings);
   return {
     id: String(doc._id),
     prefix: doc.prefix,
     label: doc.label ?? null,
-    scopes: doc.scopes as ApiScope[],
+    scopes: [...scopes.effective],
     rateLimit: doc.rateLimitPoints && doc.rateLimitSeconds ? { points: doc.rateLimitPoints, durationSeconds: doc.rateLimitSeconds } : null,
     createdAt: doc.createdAt,
     expiresAt: doc.expiresAt,
@@ -437,20 +514,19 @@ function summarise(doc: ApiKeyDoc & { _id: Types.ObjectId }, now: Date): ApiKeyS
     lastUsedAt: doc.lastUsedAt ?? null,
     previous:
       !doc.revokedAt && doc.previousPrefix && graceEnd && graceEnd > now ? { prefix: doc.previousPrefix, expiresAt: graceEnd } : null,
-    pendingScopes: [...((doc.pendingScopes ?? []) as ApiScope[])],
-    refusedScopes: [...((doc.refusedScopes ?? []) as ApiScope[])],
-    scopeStates: scopeStatesOf(doc),
+    requestedScopes: [...(doc.scopes as ApiScope[])],
+    pendingScopes: [...scopes.pending],
+    refusedScopes: [...scopes.refused],
+    scopeStates: scopeStatesOf(scopes),
     purpose: doc.purpose ?? null,
   };
 }
 
-function scopeStatesOf(doc: ApiKeyDoc): Partial<Record<ApiScope, ScopeState>> {
+function scopeStatesOf(scopes: KeyScopes): Partial<Record<ApiScope, ScopeState>> {
   const states: Partial<Record<ApiScope, ScopeState>> = {};
-  for (const scope of API_SCOPES) {
-    if ((doc.scopes as string[]).includes(scope)) states[scope] = 'approved';
-    else if ((doc.pendingScopes ?? []).includes(scope)) states[scope] = 'pending';
-    else if ((doc.refusedScopes ?? []).includes(scope)) states[scope] = 'refused';
-  }
+  for (const scope of scopes.effective) states[scope] = 'approved';
+  for (const scope of scopes.pending) states[scope] = 'pending';
+  for (const scope of scopes.refused) states[scope] = 'refused';
   return states;
 }
 

@@ -75,6 +75,11 @@ export const MIGRATIONS: readonly Migration[] = [
     name: 'accounts approved as teachers become TEACHER (those a ROOT made ADMIN since stay ADMIN)',
     up: teachersAreTeachers,
   },
+  {
+    version: 7,
+    name: 'API keys keep what they asked for; their scopes are worked out at each use',
+    up: keysKeepWhatTheyAsked,
+  },
 ];
 
 /**
@@ -123,6 +128,35 @@ async function teachersAreTeachers(db: Database): Promise<void> {
     });
   }
   if (changed > 0) await db.versions.bump('oauth');
+}
+
+/**
+ * An owned key's scopes are now what it asked for (`scopes`), as far as its owner's role grants
+ * them now or an admin approved them (src/auth/policy.ts, keyScopes). Before, `scopes` held what
+ * was granted when the key was made or approved, beside `pendingScopes`. Each key's request
+ * becomes everything it asked for; a key an admin decided on keeps what it held then as
+ * approved (the admin saw the key and its scopes), one never decided keeps nothing approved, so
+ * its scopes follow its owner's role from now on. Idempotent: a key without `pendingScopes` is done.
+ */
+async function keysKeepWhatTheyAsked(db: Database): Promise<void> {
+  const keys = db.connection.collection<{
+    _id: unknown;
+    scopes: string[];
+    pendingScopes?: string[];
+    refusedScopes?: string[];
+    decidedAt?: Date | null;
+    ownerAccountId?: number | null;
+  }>('api_keys');
+  const found = await keys.find({ pendingScopes: { $exists: true } }).toArray();
+  for (const key of found) {
+    const requested = [...new Set([...key.scopes, ...(key.pendingScopes ?? []), ...(key.refusedScopes ?? [])])];
+    const approved = key.ownerAccountId != null && key.decidedAt ? key.scopes : [];
+    await keys.updateOne({ _id: key._id, pendingScopes: { $exists: true } } as never, {
+      $set: { scopes: requested, approvedScopes: approved },
+      $unset: { pendingScopes: '' },
+    });
+  }
+  if (found.length > 0) await db.versions.bump('keys');
 }
 
 /** The schema version this code reads and writes. */

@@ -1,4 +1,4 @@
-import { assertScope, holdsScope, type Principal } from '../auth/principal.js';
+import { holdsScope, type Principal } from '../auth/principal.js';
 import type { ApiScope } from '../data/__generated__/enums.js';
 import type { Database } from '../data/database.js';
 import { createLoaders, type Loaders } from '../data/loaders.js';
@@ -22,8 +22,6 @@ export interface GraphQLContext {
   readonly thrown: unknown[];
   /** Lets a measured document run: spends the caller's rate-limit points for its cost, or throws (429). */
   admit(cost: number): Promise<void>;
-  /** Throws 401/403 unless the caller holds `scope`. */
-  requireScope(scope: ApiScope): void;
   /** Whether the caller holds `scope` (src/graphql/field-scopes.ts asks it at every depth). */
   holdsScope(scope: ApiScope): boolean;
 }
@@ -47,7 +45,6 @@ export function createContext(input: ContextInput): GraphQLContext {
     trustedDocument: admit === undefined,
     thrown: [],
     admit: admit ?? (async () => {}),
-    requireScope: (scope) => assertScope(input.principal, scope),
     holdsScope: (scope) => holdsScope(input.principal, scope),
   };
 }

@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { makeExecutableSchema } from '@graphql-tools/schema';
 import { Kind, parse, visit, type DocumentNode, type GraphQLSchema } from 'graphql';
 import { DEFAULT_PAGE, DEFAULT_PAGE_SIZE } from '../limits.js';
+import { guardRootFields } from './access.js';
 import { guardFieldScopes } from './field-scopes.js';
 import { resolvers } from './resolvers/index.js';
 
@@ -19,9 +20,13 @@ export function loadTypeDefs(): DocumentNode[] {
     .map((f) => withPagingDefaults(readFileSync(SCHEMA_DIR + f, 'utf8')));
 }
 
-/** The executable schema: the type definitions, every resolver, and the scope rule of every record's fields. */
+/**
+ * The executable schema: the type definitions, every resolver, the declared rule of every root
+ * field (./access.ts: a root field without one stops the build), and the scope rule of every
+ * record's fields.
+ */
 export function buildSchema(): GraphQLSchema {
-  return guardFieldScopes(makeExecutableSchema({ typeDefs: loadTypeDefs(), resolvers }));
+  return guardFieldScopes(guardRootFields(makeExecutableSchema({ typeDefs: loadTypeDefs(), resolvers })));
 }
 
 /**

@@ -1,10 +1,12 @@
 import { LRUCache } from 'lru-cache';
-import { assertScope, holdsScope, type ApiKeyPrincipal } from '../auth/principal.js';
+import { assertAnyScope, type ApiKeyPrincipal } from '../auth/principal.js';
 import type { ApiScope } from '../data/__generated__/enums.js';
-import { ApiKeyService, UUID_PATTERN, type KeyMatch } from '../data/api-keys.js';
+import { keyScopes, type AccountStanding, type PolicySettings } from '../auth/policy.js';
+import { ApiKeyService, keyScopeRecord, UUID_PATTERN, type KeyMatch } from '../data/api-keys.js';
 import type { Database } from '../data/database.js';
+import { findStanding } from '../data/standing.js';
 import { cacheTarget, type TargetedCache } from '../data/versions.js';
-import { ForbiddenError, UnauthorizedError } from '../errors/index.js';
+import { UnauthorizedError } from '../errors/index.js';
 import type { AppMiddleware } from './context.js';
 import type { FailureLimiter } from './rate-limit.js';
 import { statusOf, type UsageRecorder } from './usage.js';
@@ -30,9 +32,10 @@ export class ApiKeyAuthenticator implements TargetedCache {
 
   constructor(
     private readonly db: Database,
+    private readonly settings: PolicySettings,
     private readonly now: () => Date = () => new Date(),
   ) {
-    this.service = new ApiKeyService(db);
+    this.service = new ApiKeyService(db, settings);
     db.versions.watch('keys', this);
   }
 
@@ -91,6 +94,10 @@ export class ApiKeyAuthenticator implements TargetedCache {
     if (remembered !== undefined) return remembered;
     const changes = versions.changesOf('keys');
     const match = await this.service.match(key);
+    // What the key reads rests on its owner's standing now (role, second factor): read with it,
+    // and forgotten with it when a change names the account (src/data/standing.ts).
+    const ownerId = match?.doc.ownerAccountId ?? null;
+    const owner = ownerId === null ? null : await findStanding(this.db, ownerId);
     // A change heard of during the read may postdate what it found: used, not remembered.
     const settled = versions.changesOf('keys') === changes;
     this.known.delete(key);
@@ -99,7 +106,7 @@ export class ApiKeyAuthenticator implements TargetedCache {
       if (settled) this.unknown.set(key, generation);
       return null;
     }
-    const entry = toEntry(match);
+    const entry = toEntry(match, ownerId === null ? null : (owner ?? goneOwner(ownerId)), this.settings);
     if (settled) this.known.set(key, { entry, generation });
     return entry;
   }
@@ -111,26 +118,32 @@ interface KeyEntry {
   /** What the entry rests on (cacheTarget): the key, and its owner's account. */
   readonly targets: readonly string[];
   readonly revoked: boolean;
-  /** The owner's account is disabled (issue 25). */
+  /** The owner's account is disabled. */
   readonly ownerDisabled: boolean;
   readonly expiresAt: Date;
   /** For a value a rotation replaced: when its grace period ends. */
   readonly graceEndsAt: Date | null;
 }
 
-function toEntry({ doc, previous }: KeyMatch): KeyEntry {
+/** An owned key whose account is gone reads nothing, as a disabled one. */
+function goneOwner(id: number): AccountStanding {
+  return { id, role: 'USER', disabled: true, secondFactor: false };
+}
+
+function toEntry({ doc, previous }: KeyMatch, owner: AccountStanding | null, settings: PolicySettings): KeyEntry {
+  const scopes = keyScopes(keyScopeRecord(doc), owner, settings);
   return {
     targets: [cacheTarget.key(String(doc._id)), ...(doc.ownerAccountId != null ? [cacheTarget.account(doc.ownerAccountId)] : [])],
     // A replaced value without a grace period (or one from before a later rotation) is revoked.
     revoked: doc.revokedAt != null || (previous && !doc.previousExpiresAt),
-    ownerDisabled: doc.ownerDisabled === true,
+    ownerDisabled: owner?.disabled === true,
     expiresAt: doc.expiresAt,
     graceEndsAt: previous ? (doc.previousExpiresAt ?? null) : null,
     principal: Object.freeze({
       kind: 'apiKey' as const,
       id: String(doc._id),
-      scopes: new Set(doc.scopes as ApiScope[]),
-      pendingScopes: new Set((doc.pendingScopes ?? []) as ApiScope[]),
+      scopes: new Set<ApiScope>(scopes.effective),
+      pendingScopes: new Set<ApiScope>(scopes.pending),
       rateLimit:
         doc.rateLimitPoints && doc.rateLimitSeconds ? { points: doc.rateLimitPoints, durationSeconds: doc.rateLimitSeconds } : null,
       ownerAccountId: doc.ownerAccountId ?? null,
@@ -179,15 +192,10 @@ export function apiKey(
   };
 }
 
-/** 403 unless the authenticated key holds `scope`. */
+/** 403 unless the authenticated key holds `scope` (or, with several, any one of them: the change feed shows what each allows). */
 export function requireScope(scope: ApiScope, ...others: ApiScope[]): AppMiddleware {
   return (ctx, next) => {
-    const principal = ctx.state.apiKey;
-    // Several scopes: any one admits (the change feed shows what each allows).
-    if (others.length === 0 || !principal) assertScope(principal, scope);
-    else if (![scope, ...others].some((one) => holdsScope(principal, one))) {
-      throw new ForbiddenError(`This API key holds none of the scopes this endpoint takes (any of ${[scope, ...others].join(', ')}).`);
-    }
+    assertAnyScope(ctx.state.apiKey, [scope, ...others]);
     return next();
   };
 }

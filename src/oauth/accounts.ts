@@ -8,7 +8,7 @@ import {
   type AccountSearch,
   type ApprovalState,
 } from '../data/accounts.js';
-import { ApiKeyService } from '../data/api-keys.js';
+import { deleteKeysOwnedBy, setOwnerDisabled } from '../data/api-keys.js';
 import { AccessAudit, CLI_ACTOR, type AccessActor } from '../data/access-audit.js';
 import type { Database } from '../data/database.js';
 import { EmailCodeStore } from '../data/email-codes.js';
@@ -120,7 +120,7 @@ export class AccountService {
     const account = await this.summarize(doc);
     const oauth = new OAuthStore(this.db);
     const clients = new ClientStore(this.db);
-    const apiKeys = await new ApiKeyService(this.db).deleteOwnedBy(doc._id);
+    const apiKeys = await deleteKeysOwnedBy(this.db, doc._id);
     const webhooks = await deleteWebhooksOwnedBy(this.db, doc._id);
     const owned = await clients.listOwnedBy(doc._id);
     let revoked = 0;
@@ -172,7 +172,7 @@ export class AccountService {
     const at = new Date();
     const changed = await this.store.setDisabled(doc._id, disabled ? { at, by: actor === 'CLI' ? null : actor.accountId } : null);
     // Keys follow the account's state even when it did not change (a repeat mends a half-done one).
-    await new ApiKeyService(this.db).setOwnerDisabled(doc._id, disabled);
+    await setOwnerDisabled(this.db, doc._id, disabled);
     if (disabled) await new OAuthStore(this.db).revokeKindOf('Session', String(doc._id));
     if (changed) {
       await new AccessAudit(this.db).record(accessActor(actor), {

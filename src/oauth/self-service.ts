@@ -308,7 +308,11 @@ export class SelfService {
   }
 
   /** The current password, checked (wrong: 400; too many wrong ones: 429). */
-  private async confirmPassword(accountId: number, password: string): Promise<AccountDoc> {
+  /**
+   * The account's password typed again (changing it, deleting the account, enrolling a second
+   * factor): limited per account, a wrong one refused at the form's field.
+   */
+  async confirmPassword(accountId: number, password: string): Promise<AccountDoc> {
     const account = await this.store.findById(accountId);
     if (!account) throw refuse('FORBIDDEN', 'invalid_request', 'the account no longer exists');
     const key = String(accountId);

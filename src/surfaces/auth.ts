@@ -70,7 +70,7 @@ export async function createAuthSurface(deps: AppDeps): Promise<Surface> {
   const codes = new EmailCodes(db, keys.cookieKeys, now, deps.redis);
   const selfService = new SelfService({ db, config, logger, mailer, codes, redis: deps.redis });
   const mfa = new MfaService(db, keys.cookieKeys, now, deps.redis);
-  const apiKeys = new ApiKeyService(db);
+  const apiKeys = new ApiKeyService(db, config.policy);
   const accountStore = new AccountStore(db);
   const graphql = await createGraphQLServer(logger);
   const throttle = new LoginThrottle(

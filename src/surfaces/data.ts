@@ -64,7 +64,10 @@ export async function createDataSurface(deps: AppDeps): Promise<Surface> {
   const door: AppMiddleware[] = [
     budget,
     // Per-key, per-day counts for the developer console (in memory; written every few seconds).
-    apiKey(new ApiKeyAuthenticator(db, deps.now), { failures: new FailureLimiter(limits.apiKeyFailures, deps.redis), usage }),
+    apiKey(new ApiKeyAuthenticator(db, config.policy, deps.now), {
+      failures: new FailureLimiter(limits.apiKeyFailures, deps.redis),
+      usage,
+    }),
   ];
   const limited = rateLimit(limiter);
 

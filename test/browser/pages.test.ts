@@ -1,7 +1,8 @@
-import { expect } from 'chai';
+import { assert, expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
 import { addDays, todayIn } from '../../src/calendar.js';
 import { ApiKeyService } from '../../src/data/api-keys.js';
+import { findStanding } from '../../src/data/standing.js';
 import { seedDemoSchool } from '../../src/data/seed/demo.js';
 import { ClientService } from '../../src/oauth/clients.js';
 import { WebhookStore } from '../../src/data/webhooks.js';
@@ -50,15 +51,14 @@ describe('every page: the shell, labels, phone width, both languages', function 
       { _id: teacher },
       { $set: { name: '정선생', department: '소프트웨어개발과', approval: 'PENDING' } },
     );
-    const keys = new ApiKeyService(t.db);
-    const issued = await keys.issueOwned(devId, { scopes: ['STUDENT_READ', 'NEIS_READ'], label: '급식 알림 앱' });
+    const keys = new ApiKeyService(t.db, t.config.policy);
+    const issued = await keys.issue({ scopes: ['STUDENT_READ', 'NEIS_READ'], label: '급식 알림 앱', ownerAccountId: devId });
     keyId = issued.summary.id;
     await keys.rotate(keyId, new Date(), { ownerAccountId: devId, graceSeconds: 3600 });
-    await keys.issueOwned(devId, { scopes: ['CLUB_READ'], label: null });
+    await keys.issue({ scopes: ['CLUB_READ'], label: null, ownerAccountId: devId });
     // A request awaiting an admin (issue 22): /admin lists it, /console/keys shows its state.
-    await keys.issueOwned(devId, {
-      scopes: ['CLUB_READ'],
-      pendingScopes: ['STUDENT_READ'],
+    await keys.request((await findStanding(t.db, devId)) ?? assert.fail('no standing'), {
+      scopes: ['CLUB_READ', 'STUDENT_READ'],
       purpose: '동아리 출석부에 부원의 학번과 이름을 보여 주려고 합니다',
       label: '동아리 출석부',
     });

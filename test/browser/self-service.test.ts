@@ -121,7 +121,7 @@ describe('self-service in a browser: sign-up to connected apps to password reset
     await page.reload();
     expect(await page.locator('#shown-once').count()).to.equal(0);
     expect((await fetch(`${t.url}/v1/students?studentId=21`, { headers: { 'X-API-KEY': studentKey } })).status).to.equal(403);
-    await new ApiKeyService(t.db).decide(studentKey.slice(0, 8), true, null);
+    await new ApiKeyService(t.db, t.config.policy).decide(studentKey.slice(0, 8), true, null);
     const res = await fetch(`${t.url}/v1/students?studentId=21`, { headers: { 'X-API-KEY': studentKey } });
     expect(res.status).to.equal(200);
     const body = (await res.json()) as { data: { students: { name: string }[] } };

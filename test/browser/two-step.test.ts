@@ -56,6 +56,7 @@ describe('browser: two-step sign-in (enrol, second step, recovery), phone and de
             : 'The admin console needs two-step sign-in. Set it up in My account, then sign in again.',
         );
         await page.click('a[href="/console/account"].button');
+        await page.fill('#f-mfaPassword', ADMIN.password);
         await page.click('form[action="/console/account/second-factor"] button');
         await page.waitForURL('**/console/account/second-factor');
         const secret = (await page.locator('code.secret').innerText()).replace(/\s/g, '');

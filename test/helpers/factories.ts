@@ -1,3 +1,5 @@
+import type { PolicySettings } from '../../src/auth/policy.js';
+import { loadConfig } from '../../src/config/index.js';
 import { ApiKeyService, API_SCOPES, type ApiScope } from '../../src/data/api-keys.js';
 import type { Database } from '../../src/data/database.js';
 import type { ClubDoc } from '../../src/data/models/club.model.js';
@@ -59,12 +61,15 @@ export async function insertSchool(
   await db.versions.bump('data');
 }
 
+/** The privilege settings of a test service with no overrides (src/config/index.ts), for services made without an app. */
+export const TEST_POLICY: PolicySettings = loadConfig({ NODE_ENV: 'test' }).policy;
+
 /** Issues an API key (all scopes unless given) and returns its value. */
 export async function issueKey(
   db: Database,
   options: { scopes?: ApiScope[]; days?: number; rateLimit?: { points: number; durationSeconds: number }; now?: Date } = {},
 ): Promise<string> {
-  const { key } = await new ApiKeyService(db).issue({
+  const { key } = await new ApiKeyService(db, TEST_POLICY).issue({
     scopes: options.scopes ?? [...API_SCOPES],
     ...(options.days ? { days: options.days } : {}),
     ...(options.rateLimit ? { rateLimit: options.rateLimit } : {}),

@@ -69,7 +69,7 @@ describe('admin console: disable, enable, reset and delete accounts (issue 25)',
     expect(tokenRes.status).to.equal(200);
     const tokens = (await tokenRes.json()) as { access_token: string; refresh_token: string };
     const userinfo = () => t.request('/userinfo', { headers: { Authorization: `Bearer ${tokens.access_token}` } });
-    const { key } = await new ApiKeyService(t.db).issue({ scopes: ['STUDENT_READ'], ownerAccountId: ids['student'] ?? 0 });
+    const { key } = await new ApiKeyService(t.db, t.config.policy).issue({ scopes: ['STUDENT_READ'], ownerAccountId: ids['student'] ?? 0 });
     const data = () => t.request('/v1/students', { headers: { 'X-API-KEY': key } });
     expect((await userinfo()).status).to.equal(200);
     expect((await data()).status).to.equal(200);

@@ -157,8 +157,8 @@ describe('admin console: accounts and API keys of every user', function () {
   });
 
   it('keys of every user: search by owner email, extend, revoke', async () => {
-    const service = new ApiKeyService(t.db);
-    const owned = await service.issueOwned(ids['dev'] ?? 0, { scopes: ['CLUB_READ'], label: 'dev key' });
+    const service = new ApiKeyService(t.db, t.config.policy);
+    const owned = await service.issue({ scopes: ['CLUB_READ'], label: 'dev key', ownerAccountId: ids['dev'] ?? 0 });
     const cli = await service.issue({ scopes: ['CLUB_READ'], label: 'operator key', days: 2 });
     const all = await admin.get('/admin/keys');
     expect(all.html)

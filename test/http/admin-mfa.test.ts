@@ -112,9 +112,9 @@ describe('two-step sign-in and the locked admin door', function () {
       OAUTH_COOKIE_KEYS: 'a-production-cookie-key-of-32-characters',
       SMTP_URL: 'smtps://mail.school.test',
     };
-    expect(loadConfig(production).adminMfa).to.equal('required');
-    expect(loadConfig({ ...production, ADMIN_MFA: 'optional' }).adminMfa).to.equal('optional');
-    expect(loadConfig({}).adminMfa).to.equal('optional');
+    expect(loadConfig(production).policy.staffSecondFactor).to.equal('required');
+    expect(loadConfig({ ...production, ADMIN_MFA: 'optional' }).policy.staffSecondFactor).to.equal('optional');
+    expect(loadConfig({}).policy.staffSecondFactor).to.equal('optional');
     expect(() => loadConfig({ ADMIN_MFA: 'sometimes' })).to.throw('ADMIN_MFA');
   });
 
@@ -132,7 +132,14 @@ describe('two-step sign-in and the locked admin door', function () {
     const browser = new Browser(t);
     expect((await browser.open('/console/account', ADMIN)).res.status).to.equal(200);
     const csrf = await browser.csrfOf('/console/account');
-    const started = await browser.post('/console/account/second-factor', { csrf });
+    // The password again first: without it (or with a wrong one) nothing is enrolled.
+    for (const mfaPassword of ['', 'not the password']) {
+      const refused = await browser.post('/console/account/second-factor', { csrf, mfaPassword });
+      expect(refused.status, mfaPassword).to.equal(422);
+      expect(await refused.text()).to.include('id="f-mfaPassword-error"');
+      expect(await t.db.models.accountMfa.countDocuments({})).to.equal(0);
+    }
+    const started = await browser.post('/console/account/second-factor', { csrf, mfaPassword: ADMIN.password });
     const page = await started.text();
     expect(started.status).to.equal(200);
     const uri = /href="(otpauth:\/\/totp\/[^"]+)"/.exec(page)?.[1]?.replaceAll('&amp;', '&') ?? '';

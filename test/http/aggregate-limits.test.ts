@@ -25,7 +25,7 @@ describe('rate limits per account and per address, in front of the per-key ones'
 
   const issue = async (options: { owner?: number; rateLimit?: { points: number; durationSeconds: number } } = {}) =>
     (
-      await new ApiKeyService(t.db).issue({
+      await new ApiKeyService(t.db, t.config.policy).issue({
         scopes: [...API_SCOPES],
         ...(options.owner === undefined ? {} : { ownerAccountId: options.owner }),
         ...(options.rateLimit ? { rateLimit: options.rateLimit } : {}),

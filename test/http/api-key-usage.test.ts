@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { createTestDatabase } from '../helpers/database.js';
 import { expectEnvelope, expectOk } from '../helpers/expect.js';
-import { buildStudent, insertSchool } from '../helpers/factories.js';
+import { buildStudent, insertSchool, TEST_POLICY } from '../helpers/factories.js';
 import { todayIn } from '../../src/calendar.js';
 import { ApiKeyCommandError, ApiKeyService, MAX_ROTATION_GRACE_SECONDS } from '../../src/data/api-keys.js';
 import type { Database } from '../../src/data/database.js';
@@ -29,7 +29,7 @@ describe('API key usage counters and rotation grace', function () {
 
   describe('usage counters', () => {
     it('count requests, 4xx and 429 per key and school day in memory; the flush writes them, never a request', async () => {
-      const service = new ApiKeyService(db);
+      const service = new ApiKeyService(db, TEST_POLICY);
       // Three points: the 200, the 400 and the 403 spend one each, the 304 none (it is counted all the same).
       const { key, summary } = await service.issue({ scopes: ['STUDENT_READ'], rateLimit: { points: 3, durationSeconds: 60 } });
       const t = await buildTestApp('key_usage_a', { db });
@@ -90,7 +90,7 @@ describe('API key usage counters and rotation grace', function () {
     });
 
     it('the old value keeps working until the chosen time, then reads as an unknown key; the new one works throughout', async () => {
-      const service = new ApiKeyService(db);
+      const service = new ApiKeyService(db, TEST_POLICY);
       const old = await service.issue({ scopes: ['STUDENT_READ'], now: now() });
       const rotated = await service.rotate(old.summary.id, now(), { graceSeconds: 3600 });
       expect(rotated.summary.id).to.equal(old.summary.id);
@@ -106,7 +106,7 @@ describe('API key usage counters and rotation grace', function () {
     });
 
     it('the grace period is at most 24 hours, never outlives the old expiry, and ends with a revocation or a later rotation', async () => {
-      const service = new ApiKeyService(db);
+      const service = new ApiKeyService(db, TEST_POLICY);
       const key = await service.issue({ scopes: ['STUDENT_READ'], now: now() });
       for (const graceSeconds of [MAX_ROTATION_GRACE_SECONDS + 1, -1, 1.5]) {
         try {

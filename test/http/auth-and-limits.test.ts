@@ -96,7 +96,7 @@ describe('data API: API keys, rate limits, conditional requests', () => {
       );
       expect(unknown.message).to.equal('Invalid API key: it is not recognised.');
 
-      const service = new ApiKeyService(t.db);
+      const service = new ApiKeyService(t.db, t.config.policy);
       const issued = await service.issue({ scopes: ['STUDENT_READ'] });
       await expectOk(await t.request('/v1/students', { headers: { 'X-API-KEY': issued.key } }));
       await service.revoke(issued.summary.id);
@@ -107,7 +107,7 @@ describe('data API: API keys, rate limits, conditional requests', () => {
     });
 
     it('a rotated key stops working; its replacement works with the same scopes', async () => {
-      const service = new ApiKeyService(t.db);
+      const service = new ApiKeyService(t.db, t.config.policy);
       const old = await service.issue({ scopes: ['CLUB_READ'] });
       const rotated = await service.rotate(old.summary.id);
       await expectEnvelope(await t.request('/v1/clubs', { headers: { 'X-API-KEY': old.key } }), 401, 'UNAUTHORIZED', 'Invalid API key');
@@ -130,7 +130,7 @@ describe('data API: API keys, rate limits, conditional requests', () => {
       let now = new Date('2026-03-01T00:00:00.000Z');
       const clocked = await buildTestApp('auth_clock', { db: t.db, surfaces: ['data'], now: () => now });
       try {
-        const service = new ApiKeyService(t.db);
+        const service = new ApiKeyService(t.db, t.config.policy);
         const issued = await service.issue({ scopes: ['STUDENT_READ'], now });
         const call = () => clocked.request('/v1/students', { headers: { 'X-API-KEY': issued.key } });
         now = new Date(Date.parse('2026-03-31T00:00:00.000Z') - 1);

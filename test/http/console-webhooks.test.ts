@@ -33,7 +33,7 @@ describe('developer console: /console/webhooks', function () {
     const bob = { email: 'hooks.bob@school.test', password: 'bob rides a bicycle' };
     const aliceId = await createAccount(t.db, alice.email, alice.password);
     await createAccount(t.db, bob.email, bob.password);
-    await new ApiKeyService(t.db).issue({ scopes: ['CLUB_READ'], ownerAccountId: aliceId });
+    await new ApiKeyService(t.db, t.config.policy).issue({ scopes: ['CLUB_READ'], ownerAccountId: aliceId });
     a = await signInToConsole(t, alice);
     b = await signInToConsole(t, bob);
     receiver = await new TestReceiver().open();

@@ -16,7 +16,7 @@ import { seedDemoNeis } from '../../src/neis/seed.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { createTestDatabase } from '../helpers/database.js';
 import { expectEnvelope, expectOk } from '../helpers/expect.js';
-import { buildClub, buildStudent, insertSchool, issueKey } from '../helpers/factories.js';
+import { buildClub, buildStudent, insertSchool, issueKey, TEST_POLICY } from '../helpers/factories.js';
 import { percentile, runFlood } from '../helpers/flood.js';
 import { authorize, createAccount, createClient, CookieJar, pkcePair, postJson, REDIRECT_URI } from '../helpers/oauth.js';
 
@@ -319,7 +319,7 @@ describe('isolation: unknown API keys are cached apart from known ones', () => {
   it('10,001 random keys do not push a valid key out of the cache', async function () {
     this.timeout(120000);
     const valid = await issueKey(db);
-    const keys = new ApiKeyAuthenticator(db);
+    const keys = new ApiKeyAuthenticator(db, TEST_POLICY);
     // A promise either way: the authenticator answers a remembered key at once, others later.
     const authenticator = { authenticate: async (key: string) => keys.authenticate(key) };
     await authenticator.authenticate(valid);

@@ -1,3 +1,4 @@
+import { ApiKeyService } from '../../src/data/api-keys.js';
 import { expect } from 'chai';
 import { AccountStore } from '../../src/data/accounts.js';
 import { DEFAULT_SCOPE_POLICY } from '../../src/config/scope-policy.js';
@@ -176,7 +177,8 @@ describe('API key scopes by role, with approval', () => {
       const key = shownKey(await follow(session, created.res));
       await expectOk(await get('/v1/students', key));
       const doc = await t.db.models.apiKeys.findOne({ label }).lean();
-      expect(doc?.pendingScopes).to.deep.equal([]);
+      const summary = await new ApiKeyService(t.db, t.config.policy).get(String(doc?._id));
+      expect(summary?.pendingScopes).to.deep.equal([]);
     }
   });
 });
@@ -189,8 +191,8 @@ describe('API key scope policy: configurable (KEY_SCOPE_POLICY)', () => {
     t = await buildTestApp('key_policy_config', {
       env: { KEY_SCOPE_POLICY: JSON.stringify({ USER: { granted: ['NEIS_READ'], approval: ['CLUB_READ'] } }) },
     });
-    expect(t.config.keyScopePolicy.USER).to.deep.equal({ granted: ['NEIS_READ'], approval: ['CLUB_READ'] });
-    expect(t.config.keyScopePolicy.TEACHER).to.deep.equal(DEFAULT_SCOPE_POLICY.TEACHER);
+    expect(t.config.policy.scopePolicy.USER).to.deep.equal({ granted: ['NEIS_READ'], approval: ['CLUB_READ'] });
+    expect(t.config.policy.scopePolicy.TEACHER).to.deep.equal(DEFAULT_SCOPE_POLICY.TEACHER);
     await accountWith(t, STUDENT, 'USER');
     const s = await signInToConsole(t, STUDENT);
     const refused = await s.post('/console/keys', { label: 'x', scopes: ['STUDENT_READ', 'NEIS_READ'] });

@@ -1,3 +1,4 @@
+import { isStaffRole } from '../../src/auth/policy.js';
 import { Writable } from 'node:stream';
 import { expect } from 'chai';
 import type { AccountRole } from '../../src/data/__generated__/enums.js';
@@ -76,7 +77,17 @@ describe('school data writes: who may change what', function () {
 
   /** Runs a document as the console does (in-process), as the signed-in account of that role. */
   const asAccount = async (role: AccountRole, query: string, variables: Record<string, unknown> = {}): Promise<GraphQLBody> => {
-    const principal = { kind: 'account' as const, accountId: ids[role] ?? 0, email: `${role.toLowerCase()}@gsm.hs.kr`, role };
+    const accountId = ids[role] ?? 0;
+    // As the pages build it (src/surfaces/web/web.ts, identify) under ADMIN_MFA=optional: a staff role holds staff privilege.
+    const standing = { id: accountId, role, disabled: false, secondFactor: false };
+    const principal = {
+      kind: 'account' as const,
+      accountId,
+      email: `${role.toLowerCase()}@gsm.hs.kr`,
+      role,
+      standing,
+      staff: isStaffRole(role),
+    };
     const contextValue = createContext({ principal, db: t.db, log: createLogger('silent'), timeZone: 'Asia/Seoul', now: () => new Date() });
     const response = await graphql.executeOperation({ query, variables }, { contextValue });
     if (response.body.kind !== 'single') throw new Error('incremental response');

@@ -1,3 +1,4 @@
+import { TEST_POLICY } from '../helpers/factories.js';
 import { expect } from 'chai';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -35,7 +36,7 @@ describe('backup and restore (src/data/backup.ts)', function () {
     archive = join(dir, 'school.jsonl.gz');
     source = await createTestDatabase('backup_src');
     await seedDemoSchool(source);
-    await new ApiKeyService(source).issue({ scopes: ['STUDENT_READ'], label: 'backup test' });
+    await new ApiKeyService(source, TEST_POLICY).issue({ scopes: ['STUDENT_READ'], label: 'backup test' });
     await new OAuthStore(source).upsert('Grant', 'grant-1', { accountId: '1', clientId: 'c' }, 3600, {
       grantId: 'grant-1',
       accountId: '1',

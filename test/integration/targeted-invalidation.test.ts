@@ -1,3 +1,4 @@
+import { TEST_POLICY } from '../helpers/factories.js';
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
 import { createTestDatabase } from '../helpers/database.js';
@@ -81,12 +82,12 @@ describe('targeted invalidation of remembered keys and grants', function () {
   }
 
   it('a revocation of key A at another process refuses A at once and leaves key B remembered (no read)', async () => {
-    const keys = new ApiKeyService(revoking);
+    const keys = new ApiKeyService(revoking, TEST_POLICY);
     let a = { key: '', summary: { id: '' } };
     let b = { key: '' };
     await heard('keys', async () => (a = await keys.issue({ scopes: [...API_SCOPES], label: 'A' })));
     await heard('keys', async () => (b = await keys.issue({ scopes: [...API_SCOPES], label: 'B' })));
-    const authenticator = new ApiKeyAuthenticator(serving);
+    const authenticator = new ApiKeyAuthenticator(serving, TEST_POLICY);
     expect((await check(authenticator, a.key)).accepted).to.equal(true);
     expect((await check(authenticator, b.key)).accepted).to.equal(true);
     expect(await check(authenticator, b.key)).to.deep.equal({ accepted: true, reads: 0 });
@@ -111,12 +112,23 @@ describe('targeted invalidation of remembered keys and grants', function () {
   });
 
   it('a change of all of one account forgets its keys and nobody else’s', async () => {
-    const keys = new ApiKeyService(revoking);
+    const keys = new ApiKeyService(revoking, TEST_POLICY);
+    // What an owned key reads rests on its owner's standing (src/auth/policy.ts): the owners exist.
+    const now = new Date();
+    for (const id of [4101, 4102])
+      await revoking.models.accounts.create({
+        _id: id,
+        email: `owner${id}@gsm.hs.kr`,
+        passwordHash: 'x',
+        role: 'USER',
+        createdAt: now,
+        updatedAt: now,
+      });
     let mine = { key: '' };
     let theirs = { key: '' };
     await heard('keys', async () => (mine = await keys.issue({ scopes: [...API_SCOPES], label: 'mine', ownerAccountId: 4101 })));
     await heard('keys', async () => (theirs = await keys.issue({ scopes: [...API_SCOPES], label: 'theirs', ownerAccountId: 4102 })));
-    const authenticator = new ApiKeyAuthenticator(serving);
+    const authenticator = new ApiKeyAuthenticator(serving, TEST_POLICY);
     await check(authenticator, mine.key);
     await check(authenticator, theirs.key);
     await heard('oauth', () => revoking.versions.bumpAccount(4101));
@@ -125,10 +137,10 @@ describe('targeted invalidation of remembered keys and grants', function () {
   });
 
   it('a change the serving process did not hear of (no announcement) makes it forget every key within the clock', async () => {
-    const keys = new ApiKeyService(revoking);
+    const keys = new ApiKeyService(revoking, TEST_POLICY);
     let b = { key: '' };
     await heard('keys', async () => (b = await keys.issue({ scopes: [...API_SCOPES], label: 'B2' })));
-    const authenticator = new ApiKeyAuthenticator(serving);
+    const authenticator = new ApiKeyAuthenticator(serving, TEST_POLICY);
     await check(authenticator, b.key);
     expect((await check(authenticator, b.key)).reads).to.equal(0);
     // A third process without Redis: its bump reaches the others only through the stored version.

@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import type { TestApp } from '../helpers/app.js';
 import { startCampus, type RunningCampus } from '../helpers/cli.js';
 import { testDatabaseUri } from '../helpers/database.js';
-import { buildStudent, insertSchool, issueKey } from '../helpers/factories.js';
+import { buildStudent, insertSchool, issueKey, TEST_POLICY } from '../helpers/factories.js';
 import { authorize, createAccount, createClient, REDIRECT_URI } from '../helpers/oauth.js';
 import { ApiKeyService } from '../../src/data/api-keys.js';
 import { openDatabase, type Database } from '../../src/data/database.js';
@@ -170,7 +170,7 @@ describe('two campus serve processes on one database and one Redis', function ()
     });
     expect(issued.status).to.equal(200);
     const token = ((await issued.json()) as { access_token: string }).access_token;
-    const { key } = await new ApiKeyService(db).issue({ scopes: ['STUDENT_READ'], ownerAccountId: accountId });
+    const { key } = await new ApiKeyService(db, TEST_POLICY).issue({ scopes: ['STUDENT_READ'], ownerAccountId: accountId });
     const statuses = async () =>
       Promise.all(
         [a, b].flatMap((server) => [

@@ -1,3 +1,4 @@
+import { TEST_POLICY } from '../helpers/factories.js';
 import { expect } from 'chai';
 import { Webhook } from 'standardwebhooks';
 import { AccountStore } from '../../src/data/accounts.js';
@@ -159,7 +160,7 @@ describe('webhooks: signed, ordered, retried delivery of the change feed', funct
 
   it('marks the webhook FAILING once the schedule is spent, mails its owner, and resumes from the failed event', async () => {
     const account = await new AccountStore(db).create({ email: 'owner@gsm.hs.kr', passwordHash: 'x', role: 'USER' });
-    await new ApiKeyService(db).issue({ scopes: ['STUDENT_READ'], ownerAccountId: account._id });
+    await new ApiKeyService(db, TEST_POLICY).issue({ scopes: ['STUDENT_READ'], ownerAccountId: account._id });
     const r = await receiver([500, 500, 500]);
     const { webhook } = await store.create({ ownerAccountId: account._id, url: r.url, eventTypes: ['student.updated'] });
     startWorker([100, 100]);
@@ -188,7 +189,7 @@ describe('webhooks: signed, ordered, retried delivery of the change feed', funct
 
   it("filters by the owner's key scopes exactly as the feed does", async () => {
     const account = await new AccountStore(db).create({ email: 'clubs@gsm.hs.kr', passwordHash: 'x', role: 'USER' });
-    await new ApiKeyService(db).issue({ scopes: ['CLUB_READ'], ownerAccountId: account._id });
+    await new ApiKeyService(db, TEST_POLICY).issue({ scopes: ['CLUB_READ'], ownerAccountId: account._id });
     const r = await receiver();
     await store.create({ ownerAccountId: account._id, url: r.url, eventTypes: ['*'] });
     startWorker([100]);
@@ -205,7 +206,7 @@ describe('webhooks: signed, ordered, retried delivery of the change feed', funct
   it("sends nothing while the owner's account is disabled; the events wait and arrive once it is enabled", async () => {
     const accounts = new AccountStore(db);
     const account = await accounts.create({ email: 'paused.owner@gsm.hs.kr', passwordHash: 'x', role: 'USER' });
-    await new ApiKeyService(db).issue({ scopes: ['STUDENT_READ'], ownerAccountId: account._id });
+    await new ApiKeyService(db, TEST_POLICY).issue({ scopes: ['STUDENT_READ'], ownerAccountId: account._id });
     const r = await receiver();
     await store.create({ ownerAccountId: account._id, url: r.url, eventTypes: ['student.updated'] });
     await accounts.setDisabled(account._id, { at: new Date(), by: null });
@@ -221,7 +222,7 @@ describe('webhooks: signed, ordered, retried delivery of the change feed', funct
   it("an account's deletion takes its webhooks and their deliveries with it; other webhooks stay", async () => {
     const accounts = new AccountStore(db);
     const leaving = await accounts.create({ email: 'leaving.owner@gsm.hs.kr', passwordHash: 'x', role: 'USER' });
-    await new ApiKeyService(db).issue({ scopes: ['STUDENT_READ'], ownerAccountId: leaving._id });
+    await new ApiKeyService(db, TEST_POLICY).issue({ scopes: ['STUDENT_READ'], ownerAccountId: leaving._id });
     const r = await receiver();
     const { webhook: theirs } = await store.create({ ownerAccountId: leaving._id, url: r.url, eventTypes: ['student.updated'] });
     const { webhook: operators } = await store.create({ ownerAccountId: null, url: r.url, eventTypes: ['student.updated'] });

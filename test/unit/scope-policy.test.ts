@@ -15,8 +15,8 @@ describe('the key scope policy (KEY_SCOPE_POLICY)', () => {
   };
 
   it('defaults to the documented table; a role given replaces that role only', () => {
-    expect(loadConfig({}).keyScopePolicy).to.deep.equal(DEFAULT_SCOPE_POLICY);
-    const policy = loadConfig({ KEY_SCOPE_POLICY: '{"TEACHER":{"granted":["NEIS_READ"],"approval":["STUDENT_READ"]}}' }).keyScopePolicy;
+    expect(loadConfig({}).policy.scopePolicy).to.deep.equal(DEFAULT_SCOPE_POLICY);
+    const policy = loadConfig({ KEY_SCOPE_POLICY: '{"TEACHER":{"granted":["NEIS_READ"],"approval":["STUDENT_READ"]}}' }).policy.scopePolicy;
     expect(policy.TEACHER).to.deep.equal({ granted: ['NEIS_READ'], approval: ['STUDENT_READ'] });
     expect(policy.USER).to.deep.equal(DEFAULT_SCOPE_POLICY.USER);
   });

@@ -3,6 +3,7 @@ import { ApiKeyService, API_KEY_VALIDITY_DAYS, API_SCOPES, parseScopes, type Api
 import { rateLimitSpec } from '../../config/index.js';
 import { AccessAudit, CLI_ACTOR } from '../../data/access-audit.js';
 import { AccountStore } from '../../data/accounts.js';
+import { findStanding } from '../../data/standing.js';
 import { CliError, WRITES, cliConfig, output, withDatabase } from '../runtime.js';
 
 export function registerKeys(program: Command): void {
@@ -45,15 +46,16 @@ export function registerKeys(program: Command): void {
             if (owner === undefined) {
               const days = parseDays(options.days);
               const rateLimit = options.rateLimit ? parseRateLimit(options.rateLimit) : null;
-              return new ApiKeyService(db).issue({ scopes, days, label: options.label ?? null, rateLimit });
+              return new ApiKeyService(db, config.policy).issue({ scopes, days, label: options.label ?? null, rateLimit });
             }
             const account = await new AccountStore(db).findByEmail(owner);
-            if (!account) throw new CliError(`No account ${owner}.`);
-            return new ApiKeyService(db).request(
-              { id: account._id, role: account.role },
-              { scopes, label: options.label ?? null, purpose: options.purpose ?? null },
-              config.keyScopePolicy,
-            );
+            const standing = account ? await findStanding(db, account._id) : null;
+            if (!standing) throw new CliError(`No account ${owner}.`);
+            return new ApiKeyService(db, config.policy).request(standing, {
+              scopes,
+              label: options.label ?? null,
+              purpose: options.purpose ?? null,
+            });
           },
           WRITES,
         );
@@ -73,10 +75,11 @@ export function registerKeys(program: Command): void {
       )
       .option('--json', 'print the result as JSON')
       .action(async (idOrPrefix: string, options: { json?: boolean }) => {
+        const config = cliConfig();
         const decided = await withDatabase(
-          cliConfig(),
+          config,
           async ({ db }) => {
-            const result = await new ApiKeyService(db).decide(idOrPrefix, decision === 'approve', null);
+            const result = await new ApiKeyService(db, config.policy).decide(idOrPrefix, decision === 'approve', null);
             const owner = result.after.ownerAccountId === null ? null : await new AccountStore(db).findById(result.after.ownerAccountId);
             await new AccessAudit(db).record(CLI_ACTOR, {
               action: decision === 'approve' ? 'KEY_SCOPES_APPROVED' : 'KEY_SCOPES_REFUSED',
@@ -100,7 +103,8 @@ export function registerKeys(program: Command): void {
     .description('list keys (prefix, scopes, state, expiry); values are never shown')
     .option('--json', 'print the keys as JSON')
     .action(async (options: { json?: boolean }) => {
-      const list = await withDatabase(cliConfig(), ({ db }) => new ApiKeyService(db).list());
+      const config = cliConfig();
+      const list = await withDatabase(config, ({ db }) => new ApiKeyService(db, config.policy).list());
       output(options.json, list, () => (list.length === 0 ? 'No API keys.' : list.map(describeKey).join('\n')));
     });
 
@@ -111,7 +115,8 @@ export function registerKeys(program: Command): void {
     .option('--json', 'print the result as JSON')
     .action(async (idOrPrefix: string, options: { days: string; json?: boolean }) => {
       const days = parseDays(options.days);
-      const summary = await withDatabase(cliConfig(), ({ db }) => new ApiKeyService(db).renew(idOrPrefix, days), WRITES);
+      const config = cliConfig();
+      const summary = await withDatabase(config, ({ db }) => new ApiKeyService(db, config.policy).renew(idOrPrefix, days), WRITES);
       output(options.json, summary, () => `Renewed: ${describeKey(summary)}`);
     });
 
@@ -120,7 +125,8 @@ export function registerKeys(program: Command): void {
     .description('issue a new value with the same scopes and limit; the old value stops working now')
     .option('--json', 'print the result as JSON')
     .action(async (idOrPrefix: string, options: { json?: boolean }) => {
-      const rotated = await withDatabase(cliConfig(), ({ db }) => new ApiKeyService(db).rotate(idOrPrefix), WRITES);
+      const config = cliConfig();
+      const rotated = await withDatabase(config, ({ db }) => new ApiKeyService(db, config.policy).rotate(idOrPrefix), WRITES);
       output(options.json, { key: rotated.key, ...rotated.summary }, () =>
         [`New API key (shown once, store it now): ${rotated.key}`, describeKey(rotated.summary)].join('\n'),
       );
@@ -131,7 +137,8 @@ export function registerKeys(program: Command): void {
     .description('end a key now')
     .option('--json', 'print the result as JSON')
     .action(async (idOrPrefix: string, options: { json?: boolean }) => {
-      const summary = await withDatabase(cliConfig(), ({ db }) => new ApiKeyService(db).revoke(idOrPrefix), WRITES);
+      const config = cliConfig();
+      const summary = await withDatabase(config, ({ db }) => new ApiKeyService(db, config.policy).revoke(idOrPrefix), WRITES);
       output(options.json, summary, () => `Revoked: ${describeKey(summary)}`);
     });
 }

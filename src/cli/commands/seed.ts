@@ -1,3 +1,4 @@
+import type { Config } from '../../config/index.js';
 import type { Command } from 'commander';
 import { ApiKeyService, API_SCOPES, hashApiKey } from '../../data/api-keys.js';
 import type { Database } from '../../data/database.js';
@@ -50,7 +51,7 @@ export function registerSeed(program: Command): void {
             ...(options.reset ? { reset: true } : {}),
             ...(size === undefined ? {} : { students: size, onProgress: tenthsReporter() }),
           });
-          const key = await ensureDemoKey(db);
+          const key = await ensureDemoKey(db, config);
           const oauth = await seedDemoOAuth(db, config);
           const neis = await seedDemoNeis(db, config);
           // The school now in the database at the top (students, clubs, projects), then what happened to it.
@@ -126,9 +127,9 @@ function describeRemoved(removed: RemovedDemoCredentials): string {
 }
 
 /** Re-issues the demo key with every scope and a fresh 30 days, without duplicating it. */
-async function ensureDemoKey(db: Database): Promise<string> {
+async function ensureDemoKey(db: Database, config: Config): Promise<string> {
   await db.models.apiKeys.deleteMany({ hash: hashApiKey(DEMO_API_KEY) });
-  await new ApiKeyService(db).issue({ key: DEMO_API_KEY, scopes: [...API_SCOPES], label: 'demo key (campus seed --demo)' });
+  await new ApiKeyService(db, config.policy).issue({ key: DEMO_API_KEY, scopes: [...API_SCOPES], label: 'demo key (campus seed --demo)' });
   return DEMO_API_KEY;
 }
 

@@ -23,6 +23,14 @@ export const SortDirection = {
 } as const;
 
 export type SortDirection = typeof SortDirection[keyof typeof SortDirection];
+/** The rules of @access. */
+export const AccessRule = {
+  Public: 'PUBLIC',
+  Data: 'DATA',
+  Staff: 'STAFF'
+} as const;
+
+export type AccessRule = typeof AccessRule[keyof typeof AccessRule];
 export const ClubType = {
   MajorClub: 'MAJOR_CLUB',
   AutonomousClub: 'AUTONOMOUS_CLUB'

@@ -13,6 +13,7 @@ const apiKeySchema = new Schema(
     // First 8 characters, so a person can tell keys apart in `campus keys list`.
     prefix: { type: String, required: true },
     label: { type: String, default: null },
+    // Every scope the key asked for (or, for an operator's key, was given).
     scopes: { type: [String], enum: API_SCOPES, required: true },
     rateLimitPoints: { type: Number, default: null },
     rateLimitSeconds: { type: Number, default: null },
@@ -29,9 +30,11 @@ const apiKeySchema = new Schema(
     previousHash: { type: String, default: null },
     previousPrefix: { type: String, default: null },
     previousExpiresAt: { type: Date, default: null },
-    // Issue 22: scopes asked for that wait for an admin (the key works for `scopes` meanwhile),
-    // those an admin refused, the purpose the person wrote, and who decided when.
-    pendingScopes: { type: [String], enum: API_SCOPES, default: [] },
+    // What an admin decided on the key's scopes: approved ones and refused ones. An owned key reads
+    // `scopes` (what it asked for) as far as its owner's role grants them now or an admin approved
+    // them, never a refused one (src/auth/policy.ts, keyScopes); an operator's key reads `scopes`.
+    // Also the purpose the person wrote for the scopes that needed approval, and who decided when.
+    approvedScopes: { type: [String], enum: API_SCOPES, default: [] },
     refusedScopes: { type: [String], enum: API_SCOPES, default: [] },
     purpose: { type: String, default: null },
     decidedAt: { type: Date, default: null },
@@ -46,7 +49,6 @@ apiKeySchema.index({ hash: 1 }, { unique: true });
 apiKeySchema.index({ prefix: 1 });
 apiKeySchema.index({ previousHash: 1 });
 apiKeySchema.index({ ownerAccountId: 1 });
-apiKeySchema.index({ pendingScopes: 1 });
 
 export type ApiKeyDoc = InferSchemaType<typeof apiKeySchema> & { _id: Types.ObjectId };
 export type ApiKeyModel = Model<ApiKeyDoc>;

@@ -47,9 +47,15 @@ export type SortDirection =
   | 'ASC'
   | 'DESC';
 
+/** The rules of @access. */
+export type AccessRule =
+  | 'PUBLIC'
+  | 'DATA'
+  | 'STAFF';
+
 /**
- * Every root field needs the API key scope of the matching REST endpoint:
- * students STUDENT_READ, clubs CLUB_READ, projects PROJECT_READ, NEIS data NEIS_READ.
+ * Every root field declares who may run it (@access): the data fields need the API key scope of the
+ * matching REST endpoint: students STUDENT_READ, clubs CLUB_READ, projects PROJECT_READ, NEIS data NEIS_READ.
  */
 export type Query = {
   __typename?: 'Query';
@@ -98,8 +104,8 @@ export type Query = {
 
 
 /**
- * Every root field needs the API key scope of the matching REST endpoint:
- * students STUDENT_READ, clubs CLUB_READ, projects PROJECT_READ, NEIS data NEIS_READ.
+ * Every root field declares who may run it (@access): the data fields need the API key scope of the
+ * matching REST endpoint: students STUDENT_READ, clubs CLUB_READ, projects PROJECT_READ, NEIS data NEIS_READ.
  */
 export type QueryChangesArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
@@ -108,8 +114,8 @@ export type QueryChangesArgs = {
 
 
 /**
- * Every root field needs the API key scope of the matching REST endpoint:
- * students STUDENT_READ, clubs CLUB_READ, projects PROJECT_READ, NEIS data NEIS_READ.
+ * Every root field declares who may run it (@access): the data fields need the API key scope of the
+ * matching REST endpoint: students STUDENT_READ, clubs CLUB_READ, projects PROJECT_READ, NEIS data NEIS_READ.
  */
 export type QueryClubsArgs = {
   filter?: InputMaybe<ClubFilter>;
@@ -121,8 +127,8 @@ export type QueryClubsArgs = {
 
 
 /**
- * Every root field needs the API key scope of the matching REST endpoint:
- * students STUDENT_READ, clubs CLUB_READ, projects PROJECT_READ, NEIS data NEIS_READ.
+ * Every root field declares who may run it (@access): the data fields need the API key scope of the
+ * matching REST endpoint: students STUDENT_READ, clubs CLUB_READ, projects PROJECT_READ, NEIS data NEIS_READ.
  */
 export type QueryMealsArgs = {
   date?: InputMaybe<Scalars['LocalDate']['input']>;
@@ -132,8 +138,8 @@ export type QueryMealsArgs = {
 
 
 /**
- * Every root field needs the API key scope of the matching REST endpoint:
- * students STUDENT_READ, clubs CLUB_READ, projects PROJECT_READ, NEIS data NEIS_READ.
+ * Every root field declares who may run it (@access): the data fields need the API key scope of the
+ * matching REST endpoint: students STUDENT_READ, clubs CLUB_READ, projects PROJECT_READ, NEIS data NEIS_READ.
  */
 export type QuerySchedulesArgs = {
   date?: InputMaybe<Scalars['LocalDate']['input']>;
@@ -143,8 +149,8 @@ export type QuerySchedulesArgs = {
 
 
 /**
- * Every root field needs the API key scope of the matching REST endpoint:
- * students STUDENT_READ, clubs CLUB_READ, projects PROJECT_READ, NEIS data NEIS_READ.
+ * Every root field declares who may run it (@access): the data fields need the API key scope of the
+ * matching REST endpoint: students STUDENT_READ, clubs CLUB_READ, projects PROJECT_READ, NEIS data NEIS_READ.
  */
 export type QueryTimetablesArgs = {
   grade: Scalars['Int']['input'];
@@ -156,8 +162,8 @@ export type QueryTimetablesArgs = {
 
 
 /**
- * Every root field needs the API key scope of the matching REST endpoint:
- * students STUDENT_READ, clubs CLUB_READ, projects PROJECT_READ, NEIS data NEIS_READ.
+ * Every root field declares who may run it (@access): the data fields need the API key scope of the
+ * matching REST endpoint: students STUDENT_READ, clubs CLUB_READ, projects PROJECT_READ, NEIS data NEIS_READ.
  */
 export type QueryProjectsArgs = {
   filter?: InputMaybe<ProjectFilter>;
@@ -169,8 +175,8 @@ export type QueryProjectsArgs = {
 
 
 /**
- * Every root field needs the API key scope of the matching REST endpoint:
- * students STUDENT_READ, clubs CLUB_READ, projects PROJECT_READ, NEIS data NEIS_READ.
+ * Every root field declares who may run it (@access): the data fields need the API key scope of the
+ * matching REST endpoint: students STUDENT_READ, clubs CLUB_READ, projects PROJECT_READ, NEIS data NEIS_READ.
  */
 export type QueryPublicProjectsArgs = {
   page?: InputMaybe<Scalars['Int']['input']>;
@@ -179,8 +185,8 @@ export type QueryPublicProjectsArgs = {
 
 
 /**
- * Every root field needs the API key scope of the matching REST endpoint:
- * students STUDENT_READ, clubs CLUB_READ, projects PROJECT_READ, NEIS data NEIS_READ.
+ * Every root field declares who may run it (@access): the data fields need the API key scope of the
+ * matching REST endpoint: students STUDENT_READ, clubs CLUB_READ, projects PROJECT_READ, NEIS data NEIS_READ.
  */
 export type QueryPublicProjectArgs = {
   id: Scalars['Long']['input'];
@@ -188,8 +194,8 @@ export type QueryPublicProjectArgs = {
 
 
 /**
- * Every root field needs the API key scope of the matching REST endpoint:
- * students STUDENT_READ, clubs CLUB_READ, projects PROJECT_READ, NEIS data NEIS_READ.
+ * Every root field declares who may run it (@access): the data fields need the API key scope of the
+ * matching REST endpoint: students STUDENT_READ, clubs CLUB_READ, projects PROJECT_READ, NEIS data NEIS_READ.
  */
 export type QueryAuditLogArgs = {
   filter?: InputMaybe<AuditFilter>;
@@ -199,8 +205,8 @@ export type QueryAuditLogArgs = {
 
 
 /**
- * Every root field needs the API key scope of the matching REST endpoint:
- * students STUDENT_READ, clubs CLUB_READ, projects PROJECT_READ, NEIS data NEIS_READ.
+ * Every root field declares who may run it (@access): the data fields need the API key scope of the
+ * matching REST endpoint: students STUDENT_READ, clubs CLUB_READ, projects PROJECT_READ, NEIS data NEIS_READ.
  */
 export type QueryAuditBatchesArgs = {
   limit?: InputMaybe<Scalars['Int']['input']>;
@@ -210,8 +216,8 @@ export type QueryAuditBatchesArgs = {
 
 
 /**
- * Every root field needs the API key scope of the matching REST endpoint:
- * students STUDENT_READ, clubs CLUB_READ, projects PROJECT_READ, NEIS data NEIS_READ.
+ * Every root field declares who may run it (@access): the data fields need the API key scope of the
+ * matching REST endpoint: students STUDENT_READ, clubs CLUB_READ, projects PROJECT_READ, NEIS data NEIS_READ.
  */
 export type QueryAuditBatchArgs = {
   id: Scalars['ID']['input'];
@@ -219,8 +225,8 @@ export type QueryAuditBatchArgs = {
 
 
 /**
- * Every root field needs the API key scope of the matching REST endpoint:
- * students STUDENT_READ, clubs CLUB_READ, projects PROJECT_READ, NEIS data NEIS_READ.
+ * Every root field declares who may run it (@access): the data fields need the API key scope of the
+ * matching REST endpoint: students STUDENT_READ, clubs CLUB_READ, projects PROJECT_READ, NEIS data NEIS_READ.
  */
 export type QuerySchoolJobArgs = {
   id: Scalars['ID']['input'];
@@ -228,8 +234,8 @@ export type QuerySchoolJobArgs = {
 
 
 /**
- * Every root field needs the API key scope of the matching REST endpoint:
- * students STUDENT_READ, clubs CLUB_READ, projects PROJECT_READ, NEIS data NEIS_READ.
+ * Every root field declares who may run it (@access): the data fields need the API key scope of the
+ * matching REST endpoint: students STUDENT_READ, clubs CLUB_READ, projects PROJECT_READ, NEIS data NEIS_READ.
  */
 export type QueryExportSchoolDataArgs = {
   entity: SchoolEntity;
@@ -239,8 +245,8 @@ export type QueryExportSchoolDataArgs = {
 
 
 /**
- * Every root field needs the API key scope of the matching REST endpoint:
- * students STUDENT_READ, clubs CLUB_READ, projects PROJECT_READ, NEIS data NEIS_READ.
+ * Every root field declares who may run it (@access): the data fields need the API key scope of the
+ * matching REST endpoint: students STUDENT_READ, clubs CLUB_READ, projects PROJECT_READ, NEIS data NEIS_READ.
  */
 export type QueryExportAuditLogArgs = {
   filter?: InputMaybe<AuditFilter>;
@@ -249,8 +255,8 @@ export type QueryExportAuditLogArgs = {
 
 
 /**
- * Every root field needs the API key scope of the matching REST endpoint:
- * students STUDENT_READ, clubs CLUB_READ, projects PROJECT_READ, NEIS data NEIS_READ.
+ * Every root field declares who may run it (@access): the data fields need the API key scope of the
+ * matching REST endpoint: students STUDENT_READ, clubs CLUB_READ, projects PROJECT_READ, NEIS data NEIS_READ.
  */
 export type QueryStudentsArgs = {
   filter?: InputMaybe<StudentFilter>;
@@ -260,7 +266,7 @@ export type QueryStudentsArgs = {
   sortDirection?: InputMaybe<SortDirection>;
 };
 
-/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts only. */
+/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts with staff privilege only. */
 export type Mutation = {
   __typename?: 'Mutation';
   createStudent: StudentPayload;
@@ -302,139 +308,139 @@ export type Mutation = {
 };
 
 
-/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts only. */
+/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts with staff privilege only. */
 export type MutationCreateStudentArgs = {
   input: CreateStudentInput;
 };
 
 
-/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts only. */
+/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts with staff privilege only. */
 export type MutationUpdateStudentArgs = {
   id: Scalars['Long']['input'];
   input: UpdateStudentInput;
 };
 
 
-/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts only. */
+/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts with staff privilege only. */
 export type MutationGraduateStudentArgs = {
   id: Scalars['Long']['input'];
 };
 
 
-/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts only. */
+/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts with staff privilege only. */
 export type MutationWithdrawStudentArgs = {
   id: Scalars['Long']['input'];
 };
 
 
-/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts only. */
+/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts with staff privilege only. */
 export type MutationReactivateStudentArgs = {
   id: Scalars['Long']['input'];
   input: ReactivateStudentInput;
 };
 
 
-/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts only. */
+/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts with staff privilege only. */
 export type MutationDeleteStudentArgs = {
   id: Scalars['Long']['input'];
 };
 
 
-/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts only. */
+/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts with staff privilege only. */
 export type MutationCreateClubArgs = {
   input: ClubInput;
 };
 
 
-/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts only. */
+/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts with staff privilege only. */
 export type MutationUpdateClubArgs = {
   id: Scalars['Long']['input'];
   input: ClubInput;
 };
 
 
-/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts only. */
+/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts with staff privilege only. */
 export type MutationAbolishClubArgs = {
   id: Scalars['Long']['input'];
   year?: InputMaybe<Scalars['Int']['input']>;
 };
 
 
-/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts only. */
+/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts with staff privilege only. */
 export type MutationDeleteClubArgs = {
   id: Scalars['Long']['input'];
 };
 
 
-/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts only. */
+/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts with staff privilege only. */
 export type MutationCreateProjectArgs = {
   input: ProjectInput;
 };
 
 
-/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts only. */
+/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts with staff privilege only. */
 export type MutationUpdateProjectArgs = {
   id: Scalars['Long']['input'];
   input: ProjectInput;
 };
 
 
-/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts only. */
+/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts with staff privilege only. */
 export type MutationEndProjectArgs = {
   id: Scalars['Long']['input'];
   endYear?: InputMaybe<Scalars['Int']['input']>;
 };
 
 
-/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts only. */
+/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts with staff privilege only. */
 export type MutationReopenProjectArgs = {
   id: Scalars['Long']['input'];
 };
 
 
-/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts only. */
+/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts with staff privilege only. */
 export type MutationDeleteProjectArgs = {
   id: Scalars['Long']['input'];
 };
 
 
-/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts only. */
+/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts with staff privilege only. */
 export type MutationPreviewImportArgs = {
   input: ImportInput;
 };
 
 
-/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts only. */
+/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts with staff privilege only. */
 export type MutationApplyImportArgs = {
   uploadId: Scalars['ID']['input'];
 };
 
 
-/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts only. */
+/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts with staff privilege only. */
 export type MutationPreviewRolloverArgs = {
   input: RolloverInput;
 };
 
 
-/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts only. */
+/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts with staff privilege only. */
 export type MutationApplyRolloverArgs = {
   uploadId: Scalars['ID']['input'];
 };
 
 
-/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts only. */
+/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts with staff privilege only. */
 export type MutationStartApplyImportArgs = {
   uploadId: Scalars['ID']['input'];
 };
 
 
-/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts only. */
+/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts with staff privilege only. */
 export type MutationStartApplyRolloverArgs = {
   uploadId: Scalars['ID']['input'];
 };
 
 
-/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts only. */
+/** Changes to school data (schema/school-admin.graphql): signed-in ADMIN and ROOT accounts with staff privilege only. */
 export type MutationUndoAuditBatchArgs = {
   batchId: Scalars['ID']['input'];
 };
@@ -1221,6 +1227,7 @@ export type ResolversTypes = {
   ApiScope: ApiScope;
   AccountRole: AccountRole;
   SortDirection: SortDirection;
+  AccessRule: AccessRule;
   Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
   String: ResolverTypeWrapper<Scalars['String']['output']>;
   Int: ResolverTypeWrapper<Scalars['Int']['output']>;
@@ -1343,6 +1350,13 @@ export type ResolversParentTypes = {
   StudentFilter: StudentFilter;
   StudentPage: StudentPageParent;
 };
+
+export type AccessDirectiveArgs = {
+  rule: AccessRule;
+  scopes?: Maybe<Array<ApiScope>>;
+};
+
+export type AccessDirectiveResolver<Result, Parent, ContextType = GraphQLContext, Args = AccessDirectiveArgs> = DirectiveResolverFn<Result, Parent, ContextType, Args>;
 
 export interface LongScalarConfig extends GraphQLScalarTypeConfig<ResolversTypes['Long'], any> {
   name: 'Long';
@@ -1738,3 +1752,6 @@ export type Resolvers<ContextType = GraphQLContext> = {
   StudentPage?: StudentPageResolvers<ContextType>;
 };
 
+export type DirectiveResolvers<ContextType = GraphQLContext> = {
+  access?: AccessDirectiveResolver<any, any, ContextType>;
+};

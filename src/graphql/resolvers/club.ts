@@ -7,7 +7,6 @@ import { listResolver } from './list.js';
 export const clubResolvers: Resolvers = {
   Query: {
     clubs: listResolver({
-      scope: 'CLUB_READ',
       list: 'clubs',
       ranges: { clubId: RANGES.id },
       query: clubQuery,

@@ -1,5 +1,5 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import type { ApiScope, SortDirection } from '../../data/__generated__/enums.js';
+import type { SortDirection } from '../../data/__generated__/enums.js';
 import type { ListQuery } from '../../data/queries/page.js';
 import type { PageResult, SchoolSnapshot } from '../../data/read-model.js';
 import type { DEFAULT_PAGE_SIZE, Range } from '../../limits.js';
@@ -9,8 +9,6 @@ import { toPage, type Page } from '../page.js';
 
 /** What tells one paged list (students, clubs, projects) from another. */
 export interface ListSpec<TDoc, TFilter, TSort> {
-  /** Null: anyone may read the list (the public project list, issue 25). */
-  readonly scope: ApiScope | null;
   readonly list: keyof typeof DEFAULT_PAGE_SIZE;
   /** The integer filters and their ranges, checked as strictly as the REST parameters. */
   readonly ranges: { readonly [K in keyof TFilter]?: Range };
@@ -29,12 +27,12 @@ export interface ListArgs<TFilter, TSort> {
 }
 
 /**
- * The one shape of a list root field: scope, paging and ranges checked, then one page and its
- * total, filtered, sorted and paged in memory from the snapshot of the current data version.
+ * The one shape of a list root field: paging and ranges checked (its @access rule admitted the
+ * caller: src/graphql/access.ts), then one page and its total, filtered, sorted and paged in
+ * memory from the snapshot of the current data version.
  */
 export function listResolver<TDoc, TFilter extends object, TSort>(spec: ListSpec<TDoc, TFilter, TSort>) {
   return async (_parent: unknown, args: ListArgs<TFilter, TSort>, ctx: GraphQLContext): Promise<Page<TDoc>> => {
-    if (spec.scope) ctx.requireScope(spec.scope);
     const filter = args.filter ?? ({} as TFilter);
     const { page, size } = checkPaging(args.page, args.size, spec.list);
     for (const [name, range] of Object.entries(spec.ranges) as [keyof TFilter & string, Range][]) {

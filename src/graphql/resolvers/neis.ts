@@ -9,17 +9,14 @@ import { requireClass, resolveDateRange } from '../dates.js';
 export const neisResolvers: Resolvers = {
   Query: {
     async meals(_parent, args, ctx) {
-      ctx.requireScope('NEIS_READ');
       const { fromDate, toDate } = resolveDateRange(args, todayIn(ctx.timeZone, ctx.now()));
       return ctx.loaders.mealsByRange.load({ from: fromDate, to: toDate });
     },
     async schedules(_parent, args, ctx) {
-      ctx.requireScope('NEIS_READ');
       const { fromDate, toDate } = resolveDateRange(args, todayIn(ctx.timeZone, ctx.now()));
       return ctx.loaders.schedulesByRange.load({ from: fromDate, to: toDate });
     },
     async timetables(_parent, args, ctx) {
-      ctx.requireScope('NEIS_READ');
       const { grade, classNum } = requireClass(args.grade, args.classNum);
       const { fromDate, toDate } = resolveDateRange(args, todayIn(ctx.timeZone, ctx.now()));
       return ctx.loaders.timetablesByRange.load({ from: fromDate, to: toDate, grade, classNum });

@@ -8,7 +8,6 @@ import { listResolver } from './list.js';
 export const projectResolvers: Resolvers = {
   Query: {
     projects: listResolver({
-      scope: 'PROJECT_READ',
       list: 'projects',
       ranges: { projectId: RANGES.id, clubId: RANGES.id },
       query: projectQuery,
@@ -16,7 +15,6 @@ export const projectResolvers: Resolvers = {
     }),
     // Issue 25: the public list needs no key and shows no person (schema/project.graphql).
     publicProjects: listResolver({
-      scope: null,
       list: 'publicProjects',
       ranges: {},
       query: () => projectQuery({}, null, 1),

@@ -1,4 +1,4 @@
-import { STAFF_ROLES, assertRole } from '../../auth/principal.js';
+import { assertStaff } from '../../auth/principal.js';
 import { BadRequestError } from '../../errors/index.js';
 import type { Database } from '../../data/database.js';
 import type { ClubDoc } from '../../data/models/club.model.js';
@@ -32,15 +32,15 @@ import { checkRange } from '../args.js';
 import type { GraphQLContext } from '../context.js';
 
 /*
- * School data management (schema/school-admin.graphql): every field here needs a signed-in ADMIN
- * or ROOT account (assertRole: API keys and USER accounts get FORBIDDEN). Mutations hand their
+ * School data management (schema/school-admin.graphql): every field here declares @access(rule:
+ * STAFF), checked before its resolver runs (src/graphql/access.ts). Mutations hand their
  * input to the data layer's one write path (src/data/school/), which validates, journals in the
  * audit log, writes and moves the data version; refusals come back as FieldErrors naming fields.
  */
 
-/** The signed-in staff account as the actor of the audit log (throws 401/403 otherwise). */
+/** The signed-in staff account as the actor of the audit log (the field's rule admitted it; a type guard here). */
 function staff(ctx: GraphQLContext): Actor {
-  const account = assertRole(ctx.principal, STAFF_ROLES);
+  const account = assertStaff(ctx.principal);
   return { kind: 'ACCOUNT', accountId: account.accountId, email: account.email };
 }
 

@@ -6,7 +6,6 @@ import { listResolver } from './list.js';
 export const studentResolvers: Resolvers = {
   Query: {
     students: listResolver({
-      scope: 'STUDENT_READ',
       list: 'students',
       ranges: {
         studentId: RANGES.id,

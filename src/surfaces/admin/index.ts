@@ -1,4 +1,3 @@
-import { STAFF_ROLES } from '../../auth/principal.js';
 import type { RouteTable } from '../web/routes.js';
 import type { Web } from '../web/web.js';
 import { accountDetail, accountList, changeRole, decideTeacher, deleteAccount, sendReset, setDisabled } from './accounts.js';
@@ -44,10 +43,10 @@ import { adminSection } from './ui.js';
  */
 export function adminRoutes(web: Web): RouteTable<AdminDeps> {
   return {
-    access: STAFF_ROLES,
+    // Staff privilege with a second factor where required, signed in at most 15 minutes ago.
+    access: 'staff-fresh',
     csrf: web.sessionForms,
     section: adminSection,
-    freshSignIn: true,
     prefix: '/admin',
     routes: [
       { method: 'GET', path: '/admin', handler: adminHome },

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { needsSecondFactor } from '../../auth/policy.js';
 import { NotFoundError } from '../../errors/index.js';
 import { ACCOUNT_PATHS } from '../../oauth/constants.js';
 import { MfaLimited } from '../../oauth/mfa.js';
@@ -17,7 +18,7 @@ const accountOf = (req: PageRequest) => req.account?.accountId ?? 0;
 async function accountPage(
   req: PageRequest,
   deps: ConsoleDeps,
-  errors: { password?: FieldError[]; delete?: FieldError[] } = {},
+  errors: { password?: FieldError[]; delete?: FieldError[]; mfa?: FieldError[] } = {},
   status = 200,
 ): Promise<Outcome> {
   const { t } = req;
@@ -27,6 +28,7 @@ async function accountPage(
   const account = await deps.accounts.summarize(doc);
   const mfa = await deps.mfa.status(doc._id);
   const passwordErrors = errors.password ?? [];
+  const mfaErrors = errors.mfa ?? [];
   const deleteErrors = errors.delete ?? [];
   return page(
     a.title,
@@ -45,9 +47,13 @@ async function accountPage(
         ${
           mfa.active
             ? html`<p role="status">${t.mfa.on(mfa.recoveryLeft)}</p>`
-            : html`<p class="hint">${t.mfa.offHint}</p>
-                <form method="post" action="/console/account/second-factor">
+            : html`${needsFactor(req, deps) ? html`<p class="notice" role="status">${t.mfa.neededForRole(t.roles[account.role])}</p>` : ''}
+                <p class="hint">${t.mfa.offHint}</p>
+                ${errorSummary(t, mfaErrors)}
+                <form method="post" action="/console/account/second-factor" novalidate>
                   ${csrfField(req.csrf)}
+                  <input type="hidden" name="username" value="${account.email}" autocomplete="username" />
+                  ${field({ name: 'mfaPassword', label: a.currentPassword, type: 'password', required: true, autocomplete: 'current-password', hint: t.mfa.confirmPassword, errors: mfaErrors })}
                   <button type="submit">${t.mfa.start}</button>
                 </form>`
         }
@@ -119,12 +125,24 @@ function enrolPage(req: PageRequest, key: { secret: string; uri: string }, error
   );
 }
 
-/** POST /console/account/second-factor: starts (or restarts) an enrolment; the factor is not asked until confirmed. */
+/**
+ * POST /console/account/second-factor: starts (or restarts) an enrolment, after the password is
+ * typed again (a session left open on a shared computer must not be enough to tie the account to
+ * someone else's phone); the factor is not asked until confirmed.
+ */
 export const startSecondFactor: Handler<ConsoleDeps> = async (req, deps) => {
   const doc = await deps.accounts.findById(accountOf(req));
   if (!doc) throw new NotFoundError('No such account.');
   // An active factor is replaced only by the operators' reset (`campus accounts mfa reset`).
   if ((await deps.mfa.status(doc._id)).active) return redirect('/console/account');
+  const password = z.object({ mfaPassword: text({ trim: false }) }).parse(req.form).mfaPassword;
+  try {
+    await deps.selfService.confirmPassword(doc._id, password);
+  } catch (err) {
+    if (!(err instanceof SelfServiceError)) throw err;
+    const { error, status } = refusal(req, deps, err, 'mfaPassword');
+    return accountPage(req, deps, { mfa: [error] }, status);
+  }
   const enrolment = await deps.mfa.enrol(doc._id, doc.email, { active: false });
   req.ctx.state.log.info({ event: 'account.mfa_enrolment_started', accountId: doc._id }, 'second-factor enrolment started');
   return enrolPage(req, enrolment);
@@ -200,3 +218,9 @@ export const deleteAccount: Handler<ConsoleDeps> = async (req, deps) => {
   deps.web.sessions.clear(req.ctx);
   return redirect(ACCOUNT_PATHS.deletedPage);
 };
+
+/** Whether the viewer's role needs a second factor it has not enrolled (src/auth/policy.ts): the page says what to do next. */
+export function needsFactor(req: PageRequest, deps: ConsoleDeps): boolean {
+  const standing = req.account?.standing;
+  return standing !== undefined && !standing.secondFactor && needsSecondFactor(standing.role, deps.config.policy);
+}

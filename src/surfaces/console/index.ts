@@ -7,7 +7,15 @@ import type { Section } from '../web/shell.js';
 import { WEB_CLIENT_ID } from '../web/signin.js';
 import type { Texts } from '../web/texts/index.js';
 import type { Web } from '../web/web.js';
-import { changePassword, confirmSecondFactor, deleteAccount, myAccount, signOutEverywhere, startSecondFactor } from './account.js';
+import {
+  changePassword,
+  confirmSecondFactor,
+  deleteAccount,
+  myAccount,
+  needsFactor,
+  signOutEverywhere,
+  startSecondFactor,
+} from './account.js';
 import { appDetail, appList, createApp, deleteApp, newApp, rotateAppSecret, updateApp } from './apps.js';
 import { connectedList, disconnect } from './connected.js';
 import type { ConsoleDeps } from './deps.js';
@@ -62,16 +70,25 @@ const consoleHome: Handler<ConsoleDeps> = async (req, deps) => {
       <h2><a href="${href}">${title}</a></h2>
       <p>${text}</p>
     </li>`;
+  // A role that needs a second factor it has not enrolled (a promotion): what to do next, first.
+  const role = req.account?.role;
+  const factorNotice =
+    role && needsFactor(req, deps)
+      ? html`<p class="notice" role="status">
+          ${t.mfa.neededForRole(t.roles[role])} <a href="/console/account#second-factor">${t.mfa.adminSetUp}</a>
+        </p>`
+      : '';
   return page(
     t.console.title,
-    html`<ul class="cards">
-      ${card('/console/keys', t.console.nav.keys, t.console.home.keys(keys, MAX_ACTIVE_KEYS_PER_ACCOUNT))}
-      ${card('/console/apps', t.console.nav.apps, t.console.home.apps(apps.length, MAX_APPS_PER_ACCOUNT))}
-      ${card('/console/webhooks', t.console.nav.webhooks, t.console.webhooks.home(webhooks.length, MAX_WEBHOOKS_PER_ACCOUNT))}
-      ${card('/console/connected', t.console.nav.connected, t.console.home.connected(connected.length))}
-      ${card('/console/account', t.console.nav.account, t.console.home.account)}
-      ${card(deps.web.links.docs, t.shell.docs, t.console.home.docs)}
-    </ul>`,
+    html`${factorNotice}
+      <ul class="cards">
+        ${card('/console/keys', t.console.nav.keys, t.console.home.keys(keys, MAX_ACTIVE_KEYS_PER_ACCOUNT))}
+        ${card('/console/apps', t.console.nav.apps, t.console.home.apps(apps.length, MAX_APPS_PER_ACCOUNT))}
+        ${card('/console/webhooks', t.console.nav.webhooks, t.console.webhooks.home(webhooks.length, MAX_WEBHOOKS_PER_ACCOUNT))}
+        ${card('/console/connected', t.console.nav.connected, t.console.home.connected(connected.length))}
+        ${card('/console/account', t.console.nav.account, t.console.home.account)}
+        ${card(deps.web.links.docs, t.shell.docs, t.console.home.docs)}
+      </ul>`,
   );
 };
 
@@ -82,7 +99,7 @@ const consoleHome: Handler<ConsoleDeps> = async (req, deps) => {
  */
 export function consoleRoutes(web: Web): RouteTable<ConsoleDeps> {
   return {
-    access: 'signed-in',
+    access: 'account',
     csrf: web.sessionForms,
     section: consoleSection,
     prefix: '/console',

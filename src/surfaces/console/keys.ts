@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { keyPolicyRole, splitKeyRequest, type AccountStanding } from '../../auth/policy.js';
+import type { RolePolicy } from '../../config/scope-policy.js';
 import { addDays, todayIn } from '../../calendar.js';
 import {
   API_SCOPES,
@@ -65,8 +67,7 @@ async function listPage(
   const { t } = req;
   const k = t.console.keys;
   const keys = await deps.apiKeys.listOwnedBy(accountOf(req), deps.now());
-  const role = req.account?.role ?? 'USER';
-  const policy = deps.config.keyScopePolicy[role];
+  const policy = rowOf(req, deps);
   return page(
     k.title,
     html`<p>${k.intro(MAX_ACTIVE_KEYS_PER_ACCOUNT)}</p>
@@ -127,20 +128,18 @@ export const createKey: Handler<ConsoleDeps> = async (req, deps) => {
     purpose: typeof req.form['purpose'] === 'string' ? req.form['purpose'].trim().slice(0, MAX_PURPOSE_LENGTH) : '',
   };
   if (!form.ok) return listPage(req, deps, values, form.errors, 422);
-  // The scope policy of the signed-in account's role (src/config/scope-policy.ts): refusals at their fields.
-  const role = req.account?.role ?? 'USER';
-  const policy = deps.config.keyScopePolicy[role];
-  const notAllowed = form.value.scopes.filter((s) => !policy.granted.includes(s) && !policy.approval.includes(s));
-  if (notAllowed.length > 0)
-    return listPage(req, deps, values, [{ field: 'scopes', message: t.console.keys.notAllowed(notAllowed.join(', ')) }], 422);
-  const pending = form.value.scopes.filter((s) => policy.approval.includes(s));
+  // The scope policy under the signed-in account's standing now (src/auth/policy.ts): refusals at their fields.
+  const standing = standingOfViewer(req);
+  const split = splitKeyRequest(standing, form.value.scopes, deps.config.policy);
+  if (split.refused.length > 0)
+    return listPage(req, deps, values, [{ field: 'scopes', message: t.console.keys.notAllowed(split.refused.join(', ')) }], 422);
+  const pending = split.pending;
   if (pending.length > 0 && !form.value.purpose)
     return listPage(req, deps, values, [{ field: 'purpose', message: t.console.keys.purposeNeeded(pending.join(', ')) }], 422);
   try {
     const issued = await deps.apiKeys.request(
-      { id: accountOf(req), role },
+      standing,
       { scopes: form.value.scopes, label: form.value.label || null, purpose: form.value.purpose || null },
-      deps.config.keyScopePolicy,
       deps.now(),
     );
     req.ctx.state.log.info({ event: 'console.key_created', keyId: issued.summary.id }, 'API key created in the console');
@@ -265,3 +264,14 @@ export const revokeKey: Handler<ConsoleDeps> = async (req, deps) => {
   req.ctx.state.log.info({ event: 'console.key_revoked', keyId: key.id }, 'API key revoked in the console');
   return redirect(`/console/keys/${key.id}`, { kind: 'ok', text: req.t.console.keys.revoked });
 };
+
+/** The signed-in account's standing, as the privilege rules read it (the console's tables always have one). */
+function standingOfViewer(req: PageRequest): AccountStanding {
+  if (!req.account) throw new Error('the console needs a signed-in account');
+  return req.account.standing;
+}
+
+/** The row of the scope table the viewer's keys are judged by now (a staff role without its factor: USER's). */
+function rowOf(req: PageRequest, deps: ConsoleDeps): RolePolicy {
+  return deps.config.policy.scopePolicy[keyPolicyRole(standingOfViewer(req), deps.config.policy)];
+}

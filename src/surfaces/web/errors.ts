@@ -1,4 +1,5 @@
-import { STAFF_ROLES, type AccountPrincipal } from '../../auth/principal.js';
+import type { AccountPrincipal } from '../../auth/principal.js';
+import { isStaffRole } from '../../auth/policy.js';
 import type { AccountRole } from '../../data/__generated__/enums.js';
 import { ForbiddenError, type AppError } from '../../errors/index.js';
 import type { AppContext } from '../../http/context.js';
@@ -89,7 +90,7 @@ export function wayBack(
       ${
         person
           ? html`<li><a href="${links.console}">${t.shell.console}</a></li>
-              ${STAFF_ROLES.includes(person.role) ? html`<li><a href="${links.admin}">${t.shell.admin}</a></li>` : ''}`
+              ${isStaffRole(person.role) ? html`<li><a href="${links.admin}">${t.shell.admin}</a></li>` : ''}`
           : html`<li><a href="${links.signIn}">${t.shell.signIn}</a></li>`
       }
     </ul>

@@ -1,4 +1,4 @@
-import { STAFF_ROLES } from '../../auth/principal.js';
+import { isStaffRole } from '../../auth/policy.js';
 import { html } from './html.js';
 import { page, type Handler, type RouteTable } from './routes.js';
 import { WEB_PATHS, type Web } from './web.js';
@@ -26,7 +26,7 @@ const home: Handler<Web> = async (req, web) => {
         <ul class="cards">
           ${person ? '' : door(`${WEB_PATHS.signIn}?next=/console`, t.home.signIn, t.home.signInHint, ' primary')}
           ${door(web.links.console, t.home.console, t.home.consoleHint)}
-          ${!person || STAFF_ROLES.includes(person.role) ? door(web.links.admin, t.home.admin, t.home.adminHint) : ''}
+          ${!person || isStaffRole(person.role) ? door(web.links.admin, t.home.admin, t.home.adminHint) : ''}
           ${door(web.links.docs, t.home.docs, t.home.docsHint)} ${door(health, t.home.health, t.home.healthHint)}
         </ul>
       </section>

@@ -1,5 +1,5 @@
 import type { AccountPrincipal } from '../../auth/principal.js';
-import type { AccountRole } from '../../data/__generated__/enums.js';
+import type { PageRule } from '../../auth/policy.js';
 import type { AppContext } from '../../http/context.js';
 import type { CsrfBinding } from './csrf.js';
 import type { Flash } from './flash.js';
@@ -67,14 +67,14 @@ export interface Route<D> {
   readonly handler: Handler<D>;
   /** The form carries a file (multipart/form-data, ./multipart.ts). */
   readonly upload?: boolean;
+  /** Who may open it, when not the table's rule. */
+  readonly access?: PageRule;
 }
-
-/** Who may open a table's pages. */
-export type Access = 'anyone' | 'signed-in' | readonly AccountRole[];
 
 /** The pages of one family (a console, the sign-up pages, the login pages), and what they share. */
 export interface RouteTable<D> {
-  readonly access: Access;
+  /** Who may open its pages (src/auth/policy.ts, PAGE_RULES), unless a route says otherwise. */
+  readonly access: PageRule;
   /** What the CSRF token of its forms is bound to (the console session, a browser's anonymous forms, a login in progress). */
   readonly csrf: CsrfBinding;
   /** The section's name and navigation in the shell. */
@@ -85,11 +85,6 @@ export interface RouteTable<D> {
   readonly langHints?: (ctx: AppContext, deps: D) => Promise<readonly unknown[]>;
   /** Its forms end in a redirect to an app (login, consent): the page's CSP allows that. */
   readonly oauth?: boolean;
-  /**
-   * Its pages need a fresh sign-in (the admin console): one at most FRESH_SIGN_IN_SECONDS old,
-   * and with a second factor when ADMIN_MFA=required (./web.ts, guard).
-   */
-  readonly freshSignIn?: boolean;
   /**
    * Every other path under this prefix is a 404 page (after the access check, so a person who is
    * not signed in is sent to sign in first).

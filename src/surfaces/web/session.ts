@@ -21,8 +21,6 @@ const sessionSchema = z.object({
 export type WebSession = z.infer<typeof sessionSchema>;
 
 export const SESSION_COOKIE = 'campus_web';
-/** The admin console's sign-ins are at most this old (seconds): then the password is asked again. */
-export const FRESH_SIGN_IN_SECONDS = 15 * 60;
 /** A console sign-in lasts at most a working day; the cookie itself ends with the browser. */
 export const SESSION_LIFETIME_MS = 12 * 3600 * 1000;
 

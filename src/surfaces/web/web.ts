@@ -1,9 +1,9 @@
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
 import compose from 'koa-compose';
-import { STAFF_ROLES, type AccountPrincipal } from '../../auth/principal.js';
+import type { AccountPrincipal } from '../../auth/principal.js';
+import { holdsStaffPrivilege, isStaffRole, pageRefusal, STAFF_ROLES, type PageRule } from '../../auth/policy.js';
 import type { Config } from '../../config/index.js';
-import { AccountMfaStore } from '../../data/account-mfa.js';
 import { AccountStore } from '../../data/accounts.js';
 import type { Database } from '../../data/database.js';
 import { OAuthStore } from '../../data/oauth-store.js';
@@ -18,9 +18,10 @@ import { formFields, urlencodedForm } from './forms.js';
 import { html, type Html } from './html.js';
 import { chooseLang, otherLangHref, type Lang } from './lang.js';
 import { multipartForm, uploadOf } from './multipart.js';
-import type { Access, Outcome, PageRequest, RouteTable } from './routes.js';
+import type { Outcome, PageRequest, RouteTable } from './routes.js';
 import { CookieSealer } from './seal.js';
-import { FRESH_SIGN_IN_SECONDS, Sessions, type WebSession } from './session.js';
+import { Sessions, type WebSession } from './session.js';
+import { standingOf } from '../../data/standing.js';
 import { renderShell, sendPage, setPageHeaders, type Section, type SiteLinks } from './shell.js';
 import { textsOf, type Texts } from './texts/index.js';
 
@@ -69,7 +70,9 @@ export class Web {
   readonly links: SiteLinks;
   private readonly accounts: AccountStore;
   private readonly grants: OAuthStore;
-  private readonly secondFactors: AccountMfaStore;
+  private readonly db: Database;
+  /** Every route mounted, with the rule that guards it (the route walk of the tests reads it). */
+  readonly mounted: { readonly method: 'GET' | 'POST'; readonly path: string; readonly rule: PageRule }[] = [];
   /** The language chosen for each request, so the shell and the page never disagree. */
   private readonly chosen = new WeakMap<object, Lang>();
 
@@ -85,7 +88,7 @@ export class Web {
     this.anonymousForms = anonymousBinding(this.secure);
     this.accounts = new AccountStore(db);
     this.grants = new OAuthStore(db, now);
-    this.secondFactors = new AccountMfaStore(db);
+    this.db = db;
     // The docs are served by the data surface, which may live at another address (BASE_URL).
     this.links = {
       home: '/',
@@ -121,70 +124,82 @@ export class Web {
 
   /**
    * The signed-in account: a session whose grant is still alive (revoking the grant, anywhere,
-   * signs the pages out) and whose account still exists; undefined otherwise.
+   * signs the pages out) and whose account still exists and is not disabled; undefined otherwise.
+   * Its staff privilege is worked out here, from its role and second factor now and what this
+   * sign-in proved (src/auth/policy.ts), for every page and GraphQL operation of the request.
    */
   async identify(ctx: AppContext): Promise<AccountPrincipal | undefined> {
     if (ctx.state.account) return ctx.state.account;
     const session = this.sessions.read(ctx);
     if (!session) return undefined;
     const account = (await this.grants.find('Grant', session.grantId)) ? await this.accounts.findById(session.accountId) : null;
-    // Issue 25: a disabled account's console sessions end with it.
     if (!account || account.disabledAt) return undefined;
-    ctx.state.account = { kind: 'account', accountId: account._id, email: account.email, role: account.role };
+    const factor = isStaffRole(account.role) || account.role === 'TEACHER' ? await this.hasSecondFactor(account._id) : false;
+    const standing = standingOf(account, factor);
+    ctx.state.account = {
+      kind: 'account',
+      accountId: account._id,
+      email: account.email,
+      role: account.role,
+      standing,
+      staff: holdsStaffPrivilege(standing, proofOf(session), this.config.policy),
+    };
     return ctx.state.account;
   }
 
-  /**
-   * Lets the request through when `access` allows it: anyone; or a signed-in account (else a 303
-   * to sign in, which comes back here); or one with a role of `access` (else a 403 page).
-   */
-  guard(access: Access, freshSignIn = false): AppMiddleware {
-    return async (ctx, next) => {
-      if (access === 'anyone') return next();
-      const account = await this.identify(ctx);
-      if (!account) {
-        if (this.sessions.read(ctx)) this.sessions.clear(ctx);
-        ctx.status = 303;
-        ctx.redirect(`${WEB_PATHS.signIn}?next=${encodeURIComponent(ctx.originalUrl)}`);
-        return;
-      }
-      if (access !== 'signed-in' && !access.includes(account.role)) throw new RoleRequiredError(access);
-      if (freshSignIn && !(await this.freshEnough(ctx, account))) return;
-      await next();
-    };
+  /** Whether the account has an active second factor (read only for the roles whose privilege may need one). */
+  private async hasSecondFactor(accountId: number): Promise<boolean> {
+    return (await this.db.models.accountMfa.exists({ _id: accountId, active: true })) !== null;
   }
 
   /**
-   * The admin console's door: with ADMIN_MFA=required an account without a second factor is
-   * sent to set one up (403 page), and a sign-in made without it starts over (prompt=login); a
-   * sign-in older than FRESH_SIGN_IN_SECONDS is asked again (max_age), whatever "keep me signed
-   * in" said. False when the request was answered here.
+   * Lets the request through when the route's rule (src/auth/policy.ts, PAGE_RULES) admits the
+   * viewer; otherwise: not signed in, a 303 to sign in that comes back here; a role without
+   * staff privilege, a 403 page; a staff account without the second factor its role needs, a 403
+   * page that says how to set one up; a staff sign-in that did not use its factor, or is older than
+   * FRESH_SIGN_IN_SECONDS where the rule wants a fresh one, the login form again (prompt=login).
    */
-  private async freshEnough(ctx: AppContext, account: AccountPrincipal): Promise<boolean> {
-    const session = this.sessions.read(ctx);
-    const again = (reauth: 'age' | 'login') => {
-      ctx.status = 303;
-      ctx.redirect(`${WEB_PATHS.signIn}?next=${encodeURIComponent(ctx.originalUrl)}&reauth=${reauth}`);
-      return false;
-    };
-    if (this.config.adminMfa === 'required' && !session?.mfa) {
-      if (!(await this.secondFactors.find(account.accountId))?.active) {
-        const t = this.texts(ctx);
-        ctx.state.log.warn(
-          { event: 'admin.second_factor_missing', accountId: account.accountId },
-          'admin console refused: no second factor',
+  guard(rule: PageRule): AppMiddleware {
+    return async (ctx, next) => {
+      if (rule === 'anyone') return next();
+      const account = await this.identify(ctx);
+      const session = this.sessions.read(ctx);
+      const viewer = account && session ? { account: account.standing, proof: proofOf(session) } : undefined;
+      const refusal = pageRefusal(rule, viewer, this.config.policy, this.now().getTime());
+      if (refusal === null) return next();
+      const again = (reauth: 'age' | 'login') => {
+        ctx.status = 303;
+        ctx.redirect(
+          `${WEB_PATHS.signIn}?next=${encodeURIComponent(ctx.originalUrl)}${reauth === 'login' ? '&reauth=login' : '&reauth=age'}`,
         );
-        this.render(ctx, 403, {
-          title: t.mfa.adminNeededTitle,
-          content: html`<p role="alert">${t.mfa.adminNeeded}</p>
-            <p><a class="button" href="/console/account">${t.mfa.adminSetUp}</a></p>`,
-        });
-        return false;
+      };
+      switch (refusal) {
+        case 'sign-in':
+          if (session) this.sessions.clear(ctx);
+          ctx.status = 303;
+          ctx.redirect(`${WEB_PATHS.signIn}?next=${encodeURIComponent(ctx.originalUrl)}`);
+          return;
+        case 'role':
+          throw new RoleRequiredError(STAFF_ROLES);
+        case 'second-factor-missing':
+          return this.secondFactorNeeded(ctx, account);
+        case 'second-factor-again':
+          return again('login');
+        case 'stale':
+          return again('age');
       }
-      return again('login');
-    }
-    if (!session?.authTime || this.now().getTime() - session.authTime > FRESH_SIGN_IN_SECONDS * 1000) return again('age');
-    return true;
+    };
+  }
+
+  /** A staff account without the second factor its privilege needs: a 403 page that says how to set one up. */
+  private secondFactorNeeded(ctx: AppContext, account: AccountPrincipal | undefined): void {
+    const t = this.texts(ctx);
+    ctx.state.log.warn({ event: 'admin.second_factor_missing', accountId: account?.accountId }, 'staff page refused: no second factor');
+    this.render(ctx, 403, {
+      title: t.mfa.adminNeededTitle,
+      content: html`<p role="alert">${t.mfa.adminNeeded}</p>
+        <p><a class="button" href="/console/account">${t.mfa.adminSetUp}</a></p>`,
+    });
   }
 
   /**
@@ -225,7 +240,7 @@ export class Web {
       section: frame.section,
       narrow: frame.narrow,
       person: account
-        ? { email: account.email, staff: STAFF_ROLES.includes(account.role), signOutCsrf: this.csrf.token(ctx, this.sessionForms) }
+        ? { email: account.email, staff: isStaffRole(account.role), signOutCsrf: this.csrf.token(ctx, this.sessionForms) }
         : undefined,
       flash: frame.flash,
       content: frame.content,
@@ -240,9 +255,10 @@ export class Web {
    */
   mount<D>(table: RouteTable<D>, deps: D): AppMiddleware {
     const router = new Router<RequestState>();
-    const guard = this.guard(table.access, table.freshSignIn === true);
+    const guard = this.guard(table.access);
     for (const route of table.routes) {
-      const steps: AppMiddleware[] = [guard];
+      this.mounted.push({ method: route.method, path: route.path, rule: route.access ?? table.access });
+      const steps: AppMiddleware[] = [route.access ? this.guard(route.access) : guard];
       if (route.method === 'POST') {
         const check = this.csrf.check(table.csrf);
         // An upload over the limit lost its fields (the token among them) with its body: its handler
@@ -314,4 +330,9 @@ export class Web {
       ctx.body = outcome.body;
     }
   }
+}
+
+/** What a sign-in of our pages proved, as the privilege rules read it. */
+function proofOf(session: WebSession): { secondFactor: boolean; authTime: number | undefined } {
+  return { secondFactor: session.mfa === true, authTime: session.authTime };
 }

@@ -189,6 +189,9 @@ export const en: Texts = {
     adminNeededTitle: 'Two-step sign-in needed',
     adminNeeded: 'The admin console needs two-step sign-in. Set it up in My account, then sign in again.',
     adminSetUp: 'Set it up in My account',
+    confirmPassword: 'Type your password again before you set up or change two-step sign-in.',
+    neededForRole: (role: string) =>
+      `The ${role} role needs two-step sign-in to use its privileges. Until you set it up, the admin console stays closed and your API keys' scopes wait for an administrator's approval, as a user's do.`,
   },
   consent: {
     title: 'Allow access',

@@ -192,6 +192,9 @@ export const ko = {
     adminNeededTitle: '2단계 인증이 필요합니다',
     adminNeeded: '관리자 콘솔을 열려면 2단계 인증이 필요합니다. 내 계정에서 설정한 뒤 다시 로그인하세요.',
     adminSetUp: '내 계정에서 설정하기',
+    confirmPassword: '2단계 인증을 설정하거나 바꾸기 전에 비밀번호를 한 번 더 입력하세요.',
+    neededForRole: (role: string) =>
+      `${role} 역할은 2단계 인증이 있어야 권한을 씁니다. 설정하기 전까지는 관리자 콘솔이 열리지 않고, API 키의 권한은 일반 사용자처럼 관리자의 승인을 기다립니다.`,
   },
   consent: {
     title: '권한 요청',
