@@ -127,11 +127,14 @@ const envSchema = z.object({
             .filter(Boolean)
         : undefined,
     ),
-  // Failed logins allowed on one account from one client address, and from one client address on
-  // any accounts, before the login page tells that address to wait (src/oauth/throttle.ts).
-  // Past the first number of failures on an account from all addresses together, each further
-  // attempt on it waits OAUTH_LOGIN_DELAY_MS, doubling, at most OAUTH_LOGIN_DELAY_MAX_MS; never refused.
+  // The login throttle counts failed password checks (src/oauth/throttle.ts): on one account from
+  // one address (past it, that address's attempts on it are refused unchecked); on one account
+  // from every address (past it, the account is soft-locked: a mailed code signs it in); from one
+  // address on any accounts (past it, only failures are slowed). Past the first
+  // OAUTH_LOGIN_LIMIT_ACCOUNT failures on an account from every address, each further attempt on
+  // it waits OAUTH_LOGIN_DELAY_MS, doubling, at most OAUTH_LOGIN_DELAY_MAX_MS.
   OAUTH_LOGIN_LIMIT_ACCOUNT: rateLimitSpec.prefault('5/900'),
+  OAUTH_LOGIN_ACCOUNT_CEILING: rateLimitSpec.prefault('100/3600'),
   OAUTH_LOGIN_LIMIT_IP: rateLimitSpec.prefault('50/900'),
   OAUTH_LOGIN_DELAY_MS: z.coerce.number().int().min(0).max(60000).default(500),
   OAUTH_LOGIN_DELAY_MAX_MS: z.coerce.number().int().min(0).max(60000).default(10000),
@@ -258,9 +261,13 @@ export interface Config {
   readonly oauth: {
     readonly jwks: string | undefined;
     readonly cookieKeys: readonly string[] | undefined;
-    readonly loginLimitAccount: { readonly points: number; readonly durationSeconds: number };
-    readonly loginLimitIp: { readonly points: number; readonly durationSeconds: number };
-    readonly loginDelay: { readonly firstMs: number; readonly maxMs: number };
+    /** The login throttle's budgets (src/oauth/throttle.ts, LoginThrottle). */
+    readonly login: {
+      readonly accountFromAddress: { readonly points: number; readonly durationSeconds: number };
+      readonly accountCeiling: { readonly points: number; readonly durationSeconds: number };
+      readonly address: { readonly points: number; readonly durationSeconds: number };
+      readonly delay: { readonly firstMs: number; readonly maxMs: number };
+    };
   };
   /** The optional daily backup; `dir` undefined: off. Runs at `time` in the school's time zone. */
   readonly backup: {
@@ -356,9 +363,12 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     oauth: {
       jwks: e.OAUTH_JWKS,
       cookieKeys: e.OAUTH_COOKIE_KEYS,
-      loginLimitAccount: e.OAUTH_LOGIN_LIMIT_ACCOUNT,
-      loginLimitIp: e.OAUTH_LOGIN_LIMIT_IP,
-      loginDelay: { firstMs: e.OAUTH_LOGIN_DELAY_MS, maxMs: Math.max(e.OAUTH_LOGIN_DELAY_MS, e.OAUTH_LOGIN_DELAY_MAX_MS) },
+      login: {
+        accountFromAddress: e.OAUTH_LOGIN_LIMIT_ACCOUNT,
+        accountCeiling: e.OAUTH_LOGIN_ACCOUNT_CEILING,
+        address: e.OAUTH_LOGIN_LIMIT_IP,
+        delay: { firstMs: e.OAUTH_LOGIN_DELAY_MS, maxMs: Math.max(e.OAUTH_LOGIN_DELAY_MS, e.OAUTH_LOGIN_DELAY_MAX_MS) },
+      },
     },
     backup: { dir: e.BACKUP_DIR, time: e.BACKUP_TIME, keep: e.BACKUP_KEEP },
     schoolName: schoolNameOf(e),

@@ -44,6 +44,9 @@ function processMetrics(): Registry {
 
 type HttpLabels = 'method' | 'route' | 'status';
 
+/** What became of a password sign-in (campus_login_attempts_total). */
+export type LoginOutcome = 'succeeded' | 'failed' | 'unchecked' | 'locked';
+
 /**
  * The Prometheus metrics of one app (src/app.ts makes one per app; tests build many): HTTP
  * requests and their durations per route pattern and status, database operation durations and
@@ -102,6 +105,12 @@ export class AppMetrics {
     labelNames: ['dataset', 'outcome'],
     registers: [this.registry],
   });
+  private readonly logins = new Counter<'outcome'>({
+    name: 'campus_login_attempts_total',
+    help: 'Password sign-ins, by outcome: succeeded, failed (both checked the password), unchecked (refused: the address spent its failures on the account), locked (the account is soft-locked).',
+    labelNames: ['outcome'],
+    registers: [this.registry],
+  });
   private readonly unsubscribe: (() => void)[];
   private readonly paths: ReadonlySet<string>;
   private readonly prefixes: readonly string[];
@@ -126,6 +135,11 @@ export class AppMetrics {
       }),
     ];
   }
+
+  /** For the login page (src/surfaces/web/login.ts): what the throttle made of each password sign-in. */
+  readonly loginAttempt = (outcome: LoginOutcome): void => {
+    this.logins.inc({ outcome });
+  };
 
   /** For the answer cache (src/rest/response-cache.ts). */
   readonly cacheLookup = (hit: boolean): void => {

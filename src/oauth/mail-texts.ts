@@ -78,6 +78,37 @@ ends every app's sign-in. If you did not ask for this, ignore this mail: your pa
   return { to, subject: `[${PRODUCT}] 비밀번호 재설정 코드 / Password reset code`, text: text(code), loggableText: text(MASK) };
 }
 
+/**
+ * The mail with a sign-in code, sent when many wrong passwords for the account were typed
+ * (src/oauth/throttle.ts: the password alone no longer signs it in for a while), or when the
+ * owner asks for a new code on the login page.
+ */
+export function signInCodeMail(to: string, code: string, minutes: number): Mail {
+  const text = (shown: string) => `안녕하세요.
+
+이 계정에 틀린 비밀번호가 많이 입력되어, 한동안 비밀번호만으로는 로그인할 수 없습니다.
+본인이라면 로그인 화면에서 아래 코드를 입력하세요.
+
+    ${shown}
+
+이 코드는 ${minutes}분 동안 한 번만 쓸 수 있습니다. 본인이 시도한 것이 아니라면 누군가 비밀번호를 추측하고 있을 수 있으니,
+로그인한 뒤 내 계정에서 비밀번호를 바꾸세요. 코드를 다른 사람에게 알려 주지 마세요.
+
+---
+
+Hello,
+
+Many wrong passwords were typed for this account, so for a while the password alone no longer signs it in.
+If this is you, type this code on the sign-in page:
+
+    ${shown}
+
+It can be used once, within ${minutes} minutes. If it was not you, someone may be guessing your password:
+sign in and change it in My account. Never share the code.
+`;
+  return { to, subject: `[${PRODUCT}] 로그인 코드 / Sign-in code`, text: text(code), loggableText: text(MASK) };
+}
+
 /** The mail telling a teacher what an admin decided on their sign-up. */
 export function approvalMail(to: string, approved: boolean, consoleUrl: string): Mail {
   const text = approved

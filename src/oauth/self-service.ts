@@ -21,7 +21,7 @@ import {
 } from './accounts.js';
 import { ACCOUNT_PATHS } from './constants.js';
 import { CODE_LIFETIME_SECONDS, CodeBudgetSpent, type EmailCodes } from './email-codes.js';
-import { adminResetMail, alreadyRegisteredMail, resetMail, teacherWaitingMail, verificationMail } from './mail-texts.js';
+import { adminResetMail, alreadyRegisteredMail, resetMail, signInCodeMail, teacherWaitingMail, verificationMail } from './mail-texts.js';
 import type { Mailer } from './mail.js';
 import { PASSWORD_PROBLEM_MESSAGES, passwordProblem, type PasswordProblem } from './password-policy.js';
 import { HashGate, HashGateBusy } from './hash-gate.js';
@@ -182,6 +182,45 @@ export class SelfService {
     }
     this.deps.logger.info({ event: 'account.reset_code' }, 'password reset code requested');
     return { email, expiresInSeconds: CODE_LIFETIME_SECONDS };
+  }
+
+  /**
+   * A sign-in code for an account whose password sign-in is soft-locked (the login page, when the
+   * lock starts and when the owner asks for another): mailed when the email has an account, with
+   * the same answer and budgets either way (the reset's rule). Budgets spent: 429.
+   */
+  async requestSignInCode(rawEmail: unknown, address: string): Promise<void> {
+    const email = this.anyEmail(rawEmail);
+    const { code } = await this.issue('sign-in', email, address);
+    const account = await this.store.findByEmail(email);
+    if (account) {
+      this.deps.mailer.send(signInCodeMail(email, code, CODE_LIFETIME_SECONDS / 60)).catch((err: unknown) => {
+        this.deps.logger.warn(
+          { event: 'account.sign_in_code_mail_failed', accountId: account._id, reason: describe(err) },
+          'could not send a sign-in code',
+        );
+      });
+    }
+    this.deps.logger.info({ event: 'account.sign_in_code' }, 'sign-in code requested');
+  }
+
+  /**
+   * The account a mailed sign-in code proves, the code spent; `invalid_code` for a wrong,
+   * expired, used or never-sent one (all read the same), 429 past the check budgets.
+   */
+  async signInWithCode(input: { email: unknown; code: unknown }, address: string): Promise<AccountDoc> {
+    const email = this.anyEmail(input.email);
+    const code = requiredString(input.code, 'code');
+    let handle: { codeHash: string } | null;
+    try {
+      handle = await this.deps.codes.check('sign-in', email, code, address);
+    } catch (err) {
+      if (err instanceof CodeBudgetSpent) throw tooMany(err.retryAfterSeconds, BUDGET_WORDS.checks[err.budget], 'code');
+      throw err;
+    }
+    const account = handle ? await this.store.findByEmail(email) : null;
+    if (!handle || !account || !(await this.deps.codes.consume('sign-in', email, handle))) throw invalidCode();
+    return account;
   }
 
   /**

@@ -8,124 +8,135 @@ export interface LoginLimit {
 }
 
 export interface LoginLimits {
-  /** Failed logins on one account from one address (OAUTH_LOGIN_LIMIT_ACCOUNT). */
+  /** Failed password checks on one account from one address (OAUTH_LOGIN_LIMIT_ACCOUNT). */
   readonly accountFromAddress: LoginLimit;
-  /** Failed logins from one address, on any accounts (OAUTH_LOGIN_LIMIT_IP). */
+  /** Failed password checks on one account from every address together (OAUTH_LOGIN_ACCOUNT_CEILING). */
+  readonly accountCeiling: LoginLimit;
+  /** Failed password checks from one address, on any accounts (OAUTH_LOGIN_LIMIT_IP). */
   readonly address: LoginLimit;
   /** The account-wide delay (OAUTH_LOGIN_DELAY_MS, OAUTH_LOGIN_DELAY_MAX_MS). */
   readonly delay: { readonly firstMs: number; readonly maxMs: number };
 }
 
 /**
- * What to do with a login attempt: refuse it for now, or check it after `delayMs`. An attempt
- * past its address's failure budgets is still checked (`overBudget`): a correct password gets
- * in, a wrong one is answered as refused (429 with `retryAfterSeconds`). `done` must be called
- * once the password was checked.
+ * What to do with a password sign-in:
+ * - `unchecked`: this address spent its failures on this account; answered as a wrong password,
+ *   with no password check (nothing to learn, nothing to hash);
+ * - `locked`: the account spent its failures from every address; the password alone no longer
+ *   signs in, whatever it is (the page offers a code mailed to the owner); `lockStarted` is true
+ *   for the one attempt that found the lock new in its window (the owner is mailed then);
+ * - `check`: check the password after `delayMs`, then call `settle` with the outcome (`unused`:
+ *   it was never checked, e.g. the sign-in had expired: nothing is spent). When the
+ *   address is past its failure budget on any accounts, a wrong password's answer is slowed
+ *   (`slowFailure`), a right one is not.
  */
 export type LoginDecision =
-  | { readonly refused: true; readonly retryAfterSeconds: number }
+  | { readonly kind: 'unchecked' }
+  | { readonly kind: 'locked'; readonly retryAfterSeconds: number; readonly lockStarted: boolean }
   | {
-      readonly refused: false;
+      readonly kind: 'check';
       readonly delayMs: number;
-      readonly overBudget: { readonly retryAfterSeconds: number } | null;
-      readonly done: () => void;
+      readonly slowFailure: { readonly delayMs: number; readonly retryAfterSeconds: number } | null;
+      readonly settle: (outcome: 'succeeded' | 'failed' | 'unused') => Promise<void>;
     };
 
-/**
- * Attempts past their address's budgets checked at once per address (per process), and the
- * least they wait: an address out of failures gets at most this many argon2 checks per
- * OVER_BUDGET_DELAY_MS, enough for the people behind a shared school address to keep signing in.
- */
-export const OVER_BUDGET_CHECKS_PER_ADDRESS = 4;
-export const OVER_BUDGET_DELAY_MS = 1000;
-
-/** Far above any real count: the account-wide budget only counts, it never refuses. */
-const UNLIMITED = Number.MAX_SAFE_INTEGER;
+/** How long a failure from an address past its budget waits for its answer (a right password never does). */
+export const SLOW_FAILURE_MS = 1000;
 
 /**
- * Failed-login budgets that cannot be turned against the account's owner. Only failed checks
- * are refused or delayed, never a correct password:
- * - per (account, address): an address that keeps failing on an account has its further wrong
- *   passwords refused (429) for it;
- * - per address: an address that keeps failing on any accounts has its further wrong ones refused;
- *   past either budget an attempt is still checked, after at least OVER_BUDGET_DELAY_MS and at
- *   most OVER_BUDGET_CHECKS_PER_ADDRESS at once per address, so the owner (or a classmate behind
- *   the school's one public address) typing the right password gets in;
- * - per account, from every address together: never refuses, only slows each further attempt
- *   with a growing, capped delay, so guessing from many addresses gets slower while the owner,
- *   from an address that has not been failing, always gets in (after at most the cap).
- * The account is the email typed (known or not, so throttling reveals nothing). Every attempt
- * spends its points up front, so parallel guesses cannot all pass a read-only check; a success
- * gives them back. In Redis when configured (shared by every instance), else in memory.
+ * The login throttle: budgets that count failed password checks, never successes, so a crowd of
+ * right passwords (a whole school behind its one public address at 8:50) is never taken for
+ * guessing, while guessing is bounded per account:
+ * - per (account, address), OAUTH_LOGIN_LIMIT_ACCOUNT: past it, that address's attempts on that
+ *   account are refused unchecked, with the wrong password's answer;
+ * - per account from every address, OAUTH_LOGIN_ACCOUNT_CEILING (100 an hour by default, as OWASP
+ *   ASVS 2.2.1 asks): past it the account is soft-locked: no password signs it in until the
+ *   window passes, and the login page offers a code mailed to its owner; under it, each attempt
+ *   past the first OAUTH_LOGIN_LIMIT_ACCOUNT waits a growing, capped delay before its check;
+ * - per address on any accounts, OAUTH_LOGIN_LIMIT_IP: past it, only failures are slowed.
+ * A check spends its per-account points before the password is checked (atomic, so parallel
+ * guesses cannot all pass a read-only look), and a success gives them back; the per-address
+ * budget is spent only by a failure. The account is the email typed, known or not, so the
+ * throttle reveals nothing. Every decision is made in memory, or with Redis when configured
+ * (shared by every instance): a refusal costs no database operation.
  */
 export class LoginThrottle {
   private readonly perAccountFromAddress: RateLimiterAbstract;
-  private readonly perAddress: RateLimiterAbstract;
   private readonly perAccount: RateLimiterAbstract;
-  /** Over-budget checks in flight per address key. */
-  private readonly overBudgetChecks = new Map<string, number>();
+  private readonly perAddress: RateLimiterAbstract;
+  /** One point per ceiling window and account: the first attempt that finds it locked mails the owner. */
+  private readonly lockNotices: RateLimiterAbstract;
 
   constructor(
     private readonly limits: LoginLimits,
     redis?: Redis,
   ) {
     this.perAccountFromAddress = limiter('campus:login:account-ip', limits.accountFromAddress, redis);
+    this.perAccount = limiter('campus:login:account', limits.accountCeiling, redis);
     this.perAddress = limiter('campus:login:ip', limits.address, redis);
-    this.perAccount = limiter(
-      'campus:login:account',
-      { points: UNLIMITED, durationSeconds: limits.accountFromAddress.durationSeconds },
-      redis,
-    );
+    this.lockNotices = limiter('campus:login:lock-notice', { points: 1, durationSeconds: limits.accountCeiling.durationSeconds }, redis);
   }
 
-  /** Spends one attempt before the password is checked, and says whether and when to check it. */
+  /** Decides a sign-in attempt; a `check` has spent its per-account points, to be settled after the check. */
   async reserve(email: string, address: string): Promise<LoginDecision> {
-    const results = await Promise.allSettled([
-      this.perAccountFromAddress.consume(accountFromAddressKey(email, address)),
-      this.perAddress.consume(addressKey(address)),
-    ]);
-    let wait = 0;
-    for (const result of results) {
-      if (result.status === 'fulfilled') continue;
-      if (!(result.reason instanceof RateLimiterRes)) throw result.reason;
-      wait = Math.max(wait, Math.max(1, Math.ceil(result.reason.msBeforeNext / 1000)));
+    const account = accountKey(email);
+    const pair = `${addressKey(address)} ${account}`;
+    if (!(await spend(this.perAccountFromAddress, pair))) {
+      const locked = await this.lockedFor(account);
+      return locked === null ? { kind: 'unchecked' } : this.locked(account, locked);
     }
-    const key = addressKey(address);
-    const inFlight = this.overBudgetChecks.get(key) ?? 0;
-    // A refused attempt is not checked, so it does not slow the owner down either.
-    if (wait > 0 && inFlight >= OVER_BUDGET_CHECKS_PER_ADDRESS) return { refused: true, retryAfterSeconds: wait };
-    const account = await this.perAccount.consume(accountKey(email));
-    const earlierAttempts = account.consumedPoints - 1;
-    const delayMs = loginDelayMs(earlierAttempts, this.limits.accountFromAddress.points, this.limits.delay);
-    if (wait === 0) return { refused: false, delayMs, overBudget: null, done: () => undefined };
-    this.overBudgetChecks.set(key, inFlight + 1);
-    let released = false;
+    const spent = await spend(this.perAccount, account);
+    if (!spent) {
+      await this.perAccountFromAddress.reward(pair, 1);
+      return this.locked(account, (await this.lockedFor(account)) ?? 1);
+    }
+    const delayMs = loginDelayMs(spent.consumedPoints - 1, this.limits.accountFromAddress.points, this.limits.delay);
+    const addressState = await this.perAddress.get(addressKey(address));
+    const slowFailure =
+      addressState && addressState.consumedPoints >= this.limits.address.points
+        ? { delayMs: SLOW_FAILURE_MS, retryAfterSeconds: wholeSeconds(addressState) }
+        : null;
+    let settled = false;
     return {
-      refused: false,
-      delayMs: Math.max(delayMs, OVER_BUDGET_DELAY_MS),
-      overBudget: { retryAfterSeconds: wait },
-      done: () => {
-        if (released) return;
-        released = true;
-        const left = (this.overBudgetChecks.get(key) ?? 1) - 1;
-        if (left > 0) this.overBudgetChecks.set(key, left);
-        else this.overBudgetChecks.delete(key);
+      kind: 'check',
+      delayMs,
+      slowFailure,
+      settle: async (outcome) => {
+        if (settled) return;
+        settled = true;
+        // A right password clears this address's failures on the account and gives back the
+        // account's point; failures from other addresses stay counted, so the owner signing in
+        // does not lift the bound an attacker is under.
+        if (outcome === 'succeeded') await Promise.all([this.perAccountFromAddress.delete(pair), this.perAccount.reward(account, 1)]);
+        else if (outcome === 'unused') await Promise.all([this.perAccountFromAddress.reward(pair, 1), this.perAccount.reward(account, 1)]);
+        else await this.perAddress.penalty(addressKey(address), 1);
       },
     };
   }
 
-  /**
-   * A correct password clears this address's failures on the account and gives back the points
-   * the attempt spent. Failures from other addresses stay counted: the owner signing in does not
-   * lift the delay an attacker is under.
-   */
-  async succeeded(email: string, address: string): Promise<void> {
-    await Promise.all([
-      this.perAccountFromAddress.delete(accountFromAddressKey(email, address)),
-      this.perAddress.reward(addressKey(address), 1),
-      this.perAccount.reward(accountKey(email), 1),
-    ]);
+  /** Seconds until the account's ceiling window ends, or null when it is not locked (read only). */
+  private async lockedFor(account: string): Promise<number | null> {
+    const state = await this.perAccount.get(account);
+    return state && state.consumedPoints >= this.limits.accountCeiling.points ? wholeSeconds(state) : null;
   }
+
+  private async locked(account: string, retryAfterSeconds: number): Promise<LoginDecision> {
+    return { kind: 'locked', retryAfterSeconds, lockStarted: (await spend(this.lockNotices, account)) !== null };
+  }
+}
+
+/** Spends one point: the limiter's state after it, or null when the budget was spent already. */
+async function spend(budget: RateLimiterAbstract, key: string): Promise<RateLimiterRes | null> {
+  try {
+    return await budget.consume(key);
+  } catch (rejection) {
+    if (rejection instanceof RateLimiterRes) return null;
+    throw rejection;
+  }
+}
+
+function wholeSeconds(state: RateLimiterRes): number {
+  return Math.max(1, Math.ceil(state.msBeforeNext / 1000));
 }
 
 /**
@@ -158,8 +169,4 @@ export function limiter(keyPrefix: string, limit: LoginLimit, redis: Redis | und
 /** The budget key of a typed email (bounded: longer emails are refused before they get here). */
 function accountKey(email: string): string {
   return email.trim().toLowerCase().slice(0, 254);
-}
-
-function accountFromAddressKey(email: string, address: string): string {
-  return `${addressKey(address)} ${accountKey(email)}`;
 }

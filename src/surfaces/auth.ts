@@ -73,10 +73,7 @@ export async function createAuthSurface(deps: AppDeps): Promise<Surface> {
   const apiKeys = new ApiKeyService(db, config.policy);
   const accountStore = new AccountStore(db);
   const graphql = await createGraphQLServer(logger);
-  const throttle = new LoginThrottle(
-    { accountFromAddress: config.oauth.loginLimitAccount, address: config.oauth.loginLimitIp, delay: config.oauth.loginDelay },
-    deps.redis,
-  );
+  const throttle = new LoginThrottle(config.oauth.login, deps.redis);
 
   // Webhooks' secrets are sealed under the cookie keys, as `campus serve`'s delivery opens them (src/main.ts).
   const webhooks = {
@@ -99,6 +96,8 @@ export async function createAuthSurface(deps: AppDeps): Promise<Surface> {
       accounts,
       clients,
       throttle,
+      selfService,
+      countAttempt: deps.metrics?.loginAttempt ?? (() => undefined),
       mfa,
       sealer: new CookieSealer(keys.cookieKeys, 'second-factor'),
       secure: web.secure,

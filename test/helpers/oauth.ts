@@ -228,3 +228,11 @@ export async function signInToConsole(t: TestApp, user: { email: string; passwor
   }
   throw new Error('too many redirects signing in to the consoles');
 }
+
+/** Password sign-ins so far by outcome, as the app's /metrics counts them (campus_login_attempts_total). */
+export async function loginAttempts(t: TestApp): Promise<Record<'succeeded' | 'failed' | 'unchecked' | 'locked', number>> {
+  const text = await (await t.request('/metrics')).text();
+  const count = (outcome: string) =>
+    Number(new RegExp(`^campus_login_attempts_total\\{outcome="${outcome}"\\} (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
+  return { succeeded: count('succeeded'), failed: count('failed'), unchecked: count('unchecked'), locked: count('locked') };
+}

@@ -1,8 +1,11 @@
 import { Schema, type Connection, type Model, type InferSchemaType } from 'mongoose';
 import { defineModel } from './define.js';
 
-/** What a code proves: the email for a sign-up, or the right to set a new password. */
-export const EMAIL_CODE_PURPOSES = ['signup', 'reset'] as const;
+/**
+ * What a code proves: the email for a sign-up, the right to set a new password, or (`sign-in`)
+ * the owner of an account whose password sign-in is soft-locked (src/oauth/throttle.ts).
+ */
+export const EMAIL_CODE_PURPOSES = ['signup', 'reset', 'sign-in'] as const;
 export type EmailCodePurpose = (typeof EMAIL_CODE_PURPOSES)[number];
 
 const emailCodeSchema = new Schema(

@@ -3,11 +3,15 @@ import type Provider from 'oidc-provider';
 import { errors, type Interaction } from 'oidc-provider';
 import { z } from 'zod';
 import type { AppContext } from '../../http/context.js';
+import type { LoginOutcome } from '../../http/metrics.js';
 import { MAX_EMAIL_LENGTH, type AccountService } from '../../oauth/accounts.js';
 import { SERVICE_NAME, type ClientService } from '../../oauth/clients.js';
 import { loginScope, SUB_FIELD } from '../../oauth/login-scopes.js';
 import { ACCOUNT_PATHS, cookieName, OAUTH_PATHS } from '../../oauth/constants.js';
 import { MfaLimited, type MfaService } from '../../oauth/mfa.js';
+import { SelfServiceError, type SelfService } from '../../oauth/self-service.js';
+import type { AccountDoc } from '../../data/accounts.js';
+import { LRUCache } from 'lru-cache';
 import type { LoginThrottle } from '../../oauth/throttle.js';
 import { DATA_UPDATE_PROMPT } from '../../oauth/provider.js';
 import type { Database } from '../../data/database.js';
@@ -30,6 +34,10 @@ export interface LoginDeps {
   readonly accounts: AccountService;
   readonly clients: ClientService;
   readonly throttle: LoginThrottle;
+  /** The codes mailed to the owner of a soft-locked account (src/oauth/self-service.ts). */
+  readonly selfService: SelfService;
+  /** Counts each password sign-in's outcome (src/http/metrics.ts, campus_login_attempts_total). */
+  readonly countAttempt: (outcome: LoginOutcome) => void;
   readonly mfa: MfaService;
   /** Seals the login waiting for its second factor (./login.ts, SECOND_FACTOR_COOKIE). */
   readonly sealer: CookieSealer;
@@ -204,65 +212,209 @@ function awaitingApproval(req: PageRequest, names: ClientNames): Outcome {
   return page(t.consent.awaitingTitle, html`<p role="alert">${t.consent.awaiting(names.serviceName ?? names.clientName)}</p>`, 403);
 }
 
-const submitLogin: Step = async (req, deps, interaction) => {
-  if (interaction.prompt.name !== 'login') throw new LoginExpired();
+const loginFields = z.object({ email: text(), password: text({ trim: false }), remember: ticked() });
+type LoginFields = z.infer<typeof loginFields>;
+
+/**
+ * POST …/:uid/login: the password, behind the login throttle (src/oauth/throttle.ts). The
+ * throttle decides before the interaction is read: a refusal (this address spent its failures on
+ * the account, or the account is soft-locked) is answered from memory, without a database
+ * operation or a password check, so a flood of guesses cannot take the machine from the people
+ * signing in. A refused address gets exactly the wrong password's answer; a soft-locked account
+ * gets the same page whatever the password was, offering a code mailed to its owner.
+ */
+async function submitLogin(req: PageRequest, deps: LoginDeps): Promise<Outcome> {
   const { t, ctx } = req;
-  const form = z.object({ email: text(), password: text({ trim: false }), remember: ticked() }).parse(req.form);
-  const names = await clientNamesOf(deps.provider, interaction);
-  // The problem shows at the field to fill in again: the email when it is missing or wrong, else the password.
-  const again = (status: number, message: string, field: 'email' | 'password' = 'password') =>
+  const form = loginFields.parse(req.form);
+  const again = (names: ClientNames, status: number, message: string, field: 'email' | 'password' = 'password') =>
     loginForm(req, names, { email: form.email.slice(0, MAX_EMAIL_LENGTH), remember: form.remember }, [{ field, message }], status);
-  if (!form.email || !form.password) return again(400, t.login.missing, form.email ? 'password' : 'email');
+  // A form to fill in again, within the interaction (which must still be there).
+  const refuseForm = (message: string, field: 'email' | 'password') =>
+    loginStep(async (_req, _deps, interaction) => again(await clientNamesOf(deps.provider, interaction), 400, message, field))(req, deps);
+  // The problem shows at the field to fill in again: the email when it is missing or wrong, else the password.
+  if (!form.email || !form.password) return refuseForm(t.login.missing, form.email ? 'password' : 'email');
   // No account has a longer email; refused before any pattern or budget looks at it.
-  if (form.email.length > MAX_EMAIL_LENGTH) return again(400, t.login.emailTooLong, 'email');
+  if (form.email.length > MAX_EMAIL_LENGTH) return refuseForm(t.login.emailTooLong, 'email');
   const decision = await deps.throttle.reserve(form.email, ctx.ip);
-  if (decision.refused) {
+  if (decision.kind !== 'check') deps.countAttempt(decision.kind);
+  if (decision.kind === 'unchecked') {
+    ctx.state.log.warn({ event: 'login.throttled' }, 'login refused unchecked: too many failed attempts from this address');
+    return again(await namesOf(req, deps), 401, t.login.invalid);
+  }
+  if (decision.kind === 'locked') {
+    ctx.state.log.warn({ event: 'login.locked', lockStarted: decision.lockStarted }, 'login refused: the account is soft-locked');
+    // The owner is mailed a code once, when the lock starts (the page can ask for another).
+    if (decision.lockStarted) await mailSignInCode(req, deps, form.email);
     ctx.set('Retry-After', String(decision.retryAfterSeconds));
-    ctx.state.log.warn({ event: 'login.throttled' }, 'login refused: too many failed attempts');
-    return again(429, t.login.throttled(Math.max(1, Math.ceil(decision.retryAfterSeconds / 60))));
+    return lockedPage(req, await namesOf(req, deps), form.email, decision.retryAfterSeconds, [], 429);
   }
-  let account: Awaited<ReturnType<AccountService['verifyLogin']>>;
+  let settled = false;
   try {
-    if (decision.delayMs > 0) {
-      // Many recent failures on this account (from anywhere), or from this address: the attempt
-      // waits, and is still checked.
-      ctx.state.log.info({ event: 'login.delayed', delayMs: decision.delayMs }, 'login slowed: many failed attempts');
-      await sleep(decision.delayMs);
-    }
-    account = await deps.accounts.verifyLogin(form.email, form.password);
+    return await loginStep(async (r, d, interaction) => {
+      if (interaction.prompt.name !== 'login') throw new LoginExpired();
+      if (decision.delayMs > 0) {
+        // Many recent failures on this account (from anywhere): the attempt waits, and is still checked.
+        ctx.state.log.info({ event: 'login.delayed', delayMs: decision.delayMs }, 'login slowed: many failed attempts');
+        await sleep(decision.delayMs);
+      }
+      const account = await deps.accounts.verifyLogin(form.email, form.password);
+      settled = true;
+      deps.countAttempt(account ? 'succeeded' : 'failed');
+      await decision.settle(account ? 'succeeded' : 'failed');
+      if (!account) return failedPassword(req, await clientNamesOf(deps.provider, interaction), form, decision.slowFailure);
+      return passwordRight(req, deps, interaction, account, form.remember, ['pwd']);
+    })(req, deps);
   } finally {
-    decision.done();
+    // The interaction was gone before the password was checked: the attempt spent nothing.
+    if (!settled) await decision.settle('unused');
   }
-  if (!account && decision.overBudget) {
-    // Past the address's failure budget a wrong password is refused; a right one got through above.
-    ctx.set('Retry-After', String(decision.overBudget.retryAfterSeconds));
-    ctx.state.log.warn({ event: 'login.throttled' }, 'login refused: too many failed attempts');
-    return again(429, t.login.throttled(Math.max(1, Math.ceil(decision.overBudget.retryAfterSeconds / 60))));
+}
+
+/** A wrong password: 401; from an address past its failure budget on any accounts, 429 after a pause. */
+async function failedPassword(
+  req: PageRequest,
+  names: ClientNames,
+  form: LoginFields,
+  slow: { delayMs: number; retryAfterSeconds: number } | null,
+): Promise<Outcome> {
+  const { t, ctx } = req;
+  const answer = (status: number, message: string) =>
+    loginForm(
+      req,
+      names,
+      { email: form.email.slice(0, MAX_EMAIL_LENGTH), remember: form.remember },
+      [{ field: 'password', message }],
+      status,
+    );
+  if (slow) {
+    await sleep(slow.delayMs);
+    ctx.set('Retry-After', String(slow.retryAfterSeconds));
+    ctx.state.log.warn({ event: 'login.throttled' }, 'login failed from an address past its failure budget');
+    return answer(429, t.login.throttled(Math.max(1, Math.ceil(slow.retryAfterSeconds / 60))));
   }
-  if (!account) {
-    ctx.state.log.info({ event: 'login.failed' }, 'login failed');
-    return again(401, t.login.invalid);
-  }
-  await deps.throttle.succeeded(form.email, ctx.ip);
-  // Issue 25: the right password of a disabled account is told why it cannot go on, and whom to ask.
+  ctx.state.log.info({ event: 'login.failed' }, 'login failed');
+  return answer(401, t.login.invalid);
+}
+
+/**
+ * The account proved (a right password, or a mailed sign-in code): a disabled one is told why it
+ * cannot go on; one with a second factor is asked for it; else the sign-in ends here.
+ */
+async function passwordRight(
+  req: PageRequest,
+  deps: LoginDeps,
+  interaction: Interaction,
+  account: AccountDoc,
+  remember: boolean,
+  amr: string[],
+): Promise<Outcome> {
+  const { t, ctx } = req;
+  const names = await clientNamesOf(deps.provider, interaction);
+  // The right password of a disabled account is told why it cannot go on, and whom to ask.
   if (account.disabledAt) {
     ctx.state.log.info({ event: 'login.disabled', accountId: account._id }, 'login refused: the account is disabled');
-    return again(403, t.login.disabled(deps.helpContact));
+    return loginForm(
+      req,
+      names,
+      { email: account.email, remember },
+      [{ field: 'password', message: t.login.disabled(deps.helpContact) }],
+      403,
+    );
   }
   if (await deps.mfa.isActive(account._id)) {
-    // The password was right; the sign-in ends only with the second factor.
+    // The sign-in ends only with the second factor.
     writeSecondFactor(ctx, deps, {
       uid: interaction.uid,
       accountId: account._id,
-      remember: form.remember,
+      remember,
       expiresAt: deps.now().getTime() + SECOND_FACTOR_LIFETIME_MS,
     });
     ctx.state.log.info({ event: 'login.password_ok', accountId: account._id }, 'password right; second factor asked');
     return secondFactorForm(req, false, []);
   }
-  ctx.state.log.info({ event: 'login.succeeded', accountId: account._id, remember: form.remember }, 'login succeeded');
+  ctx.state.log.info({ event: 'login.succeeded', accountId: account._id, remember }, 'login succeeded');
   // Not remembered: a transient session, whose cookie ends with the browser (src/oauth/provider.ts, sessionTtl).
-  return finish(ctx, deps.provider, { login: { accountId: String(account._id), remember: form.remember, amr: ['pwd'] } }, false);
+  return finish(ctx, deps.provider, { login: { accountId: String(account._id), remember, amr } }, false);
+}
+
+/** Mails a sign-in code to a soft-locked account's owner; spent code budgets only mean no mail now. */
+async function mailSignInCode(req: PageRequest, deps: LoginDeps, email: string): Promise<boolean> {
+  try {
+    await deps.selfService.requestSignInCode(email, req.ctx.ip);
+    return true;
+  } catch (err) {
+    if (err instanceof SelfServiceError && err.status === 429) return false;
+    throw err;
+  }
+}
+
+/** The soft lock's page: the same whatever the password was, with the form for the mailed code. */
+function lockedPage(
+  req: PageRequest,
+  names: ClientNames,
+  email: string,
+  retryAfterSeconds: number,
+  errors: FieldError[],
+  status: number,
+  notice?: string,
+): Outcome {
+  const { t } = req;
+  const base = `${OAUTH_PATHS.interaction}/${req.param('uid')}`;
+  const back = new URLSearchParams({ return: base }).toString();
+  return page(
+    t.login.lockedTitle,
+    html`<p role="alert">${t.login.locked(Math.max(1, Math.ceil(retryAfterSeconds / 60)))}</p>
+      ${names.serviceName ? html`<p class="hint">${t.login.appOf(names.clientName)}</p>` : ''}
+      ${notice ? html`<p class="notice" role="status">${notice}</p>` : ''} ${errorSummary(t, errors)}
+      <form method="post" action="${base}/sign-in-code" class="card" novalidate>
+        ${csrfField(req.csrf)}
+        <input type="hidden" name="email" value="${email}" />
+        <p class="hint">${email}</p>
+        ${field({ name: 'code', label: t.login.code, inputmode: 'numeric', autocomplete: 'one-time-code', required: true, maxlength: 8, autofocus: true, errors })}
+        <div class="actions">
+          <button type="submit" class="primary">${t.login.codeSubmit}</button>
+          <button type="submit" class="secondary" formaction="${base}/sign-in-code/send" formnovalidate>${t.login.codeAgain}</button>
+        </div>
+      </form>
+      <p class="links"><a href="${ACCOUNT_PATHS.resetPage}?${back}">${t.login.forgot}</a></p>`,
+    status,
+  );
+}
+
+const codeFields = z.object({ email: text(), code: text(), remember: ticked() });
+
+/** POST …/:uid/sign-in-code: the code mailed to a soft-locked account's owner signs it in (the second factor still follows). */
+const submitSignInCode: Step = async (req, deps, interaction) => {
+  if (interaction.prompt.name !== 'login') throw new LoginExpired();
+  const { t, ctx } = req;
+  const form = codeFields.parse(req.form);
+  const email = form.email.slice(0, MAX_EMAIL_LENGTH);
+  const names = await clientNamesOf(deps.provider, interaction);
+  let account: AccountDoc;
+  try {
+    account = await deps.selfService.signInWithCode({ email, code: form.code.slice(0, 20) }, ctx.ip);
+  } catch (err) {
+    if (!(err instanceof SelfServiceError)) throw err;
+    if (err.status === 429) ctx.set('Retry-After', err.headers['Retry-After'] ?? '60');
+    const minutes = Math.max(1, Math.ceil(Number(err.headers['Retry-After'] ?? 60) / 60));
+    const message = err.status === 429 ? t.login.codeThrottled(minutes) : t.login.codeWrong;
+    ctx.state.log.info({ event: 'login.code_failed' }, 'sign-in code refused');
+    return lockedPage(req, names, email, 60, [{ field: 'code', message }], err.status === 429 ? 429 : 401);
+  }
+  ctx.state.log.info({ event: 'login.code_ok', accountId: account._id }, 'signed in with a mailed code');
+  // RFC 8176 "otp": a one-time code proved the mailbox.
+  return passwordRight(req, deps, interaction, account, form.remember, ['otp']);
+};
+
+/** POST …/:uid/sign-in-code/send: another code for a soft-locked account (the self-service code budgets apply). */
+const sendSignInCode: Step = async (req, deps, interaction) => {
+  if (interaction.prompt.name !== 'login') throw new LoginExpired();
+  const { t } = req;
+  const email = codeFields.parse(req.form).email.slice(0, MAX_EMAIL_LENGTH);
+  const names = await clientNamesOf(deps.provider, interaction);
+  if (!(await mailSignInCode(req, deps, email)))
+    return lockedPage(req, names, email, 60, [{ field: 'code', message: t.login.codeThrottled(10) }], 429);
+  return lockedPage(req, names, email, 60, [], 200, t.login.codeSent);
 };
 
 /** GET …/:uid/second-factor[?recovery=1]: the second-factor form again (the app's code, or a recovery code). */
@@ -537,18 +689,32 @@ function missingScopes(interaction: Interaction): { missingOIDCScope: string[]; 
   };
 }
 
+/**
+ * The names of each interaction's app, remembered per process by interaction id: an interaction's
+ * app never changes, so a refusal can render its page without reading the interaction.
+ */
+const namesByInteraction = new LRUCache<string, ClientNames>({ max: 10_000, ttl: 60 * 60 * 1000 });
+
 /** The app's name, and the service it registered for the login page (src/oauth/clients.ts). */
 async function clientNamesOf(provider: Provider, interaction: Interaction): Promise<ClientNames> {
   const clientId = String(interaction.params['client_id'] ?? '');
   const client = await provider.Client.find(clientId);
   const serviceName = client?.[SERVICE_NAME];
-  return { clientName: client?.clientName ?? clientId, serviceName: typeof serviceName === 'string' ? serviceName : undefined };
+  const names = { clientName: client?.clientName ?? clientId, serviceName: typeof serviceName === 'string' ? serviceName : undefined };
+  namesByInteraction.set(interaction.uid, names);
+  return names;
+}
+
+/** The names of the request's interaction: remembered when this process showed its page, else read. */
+async function namesOf(req: PageRequest, deps: LoginDeps): Promise<ClientNames> {
+  return namesByInteraction.get(req.param('uid')) ?? clientNamesOf(deps.provider, await interactionOf(req.ctx, deps.provider));
 }
 
 /**
  * The login, consent and cancel pages of oidc-provider's interactions:
  *   GET  /v1/oauth/interaction/:uid          the login or consent page
  *   POST /v1/oauth/interaction/:uid/login    email + password
+ *   POST /v1/oauth/interaction/:uid/sign-in-code[/send]  a soft-locked account's mailed code (or another one)
  *   POST /v1/oauth/interaction/:uid/confirm  allow or deny the requested scopes
  *   POST /v1/oauth/interaction/:uid/data-update  the details the school asked the student to check
  *   POST /v1/oauth/interaction/:uid/abort    cancel the sign-in
@@ -566,7 +732,9 @@ export const loginRoutes: RouteTable<LoginDeps> = {
   },
   routes: [
     { method: 'GET', path: `${OAUTH_PATHS.interaction}/:uid`, handler: loginStep(showInteraction) },
-    { method: 'POST', path: `${OAUTH_PATHS.interaction}/:uid/login`, handler: loginStep(submitLogin) },
+    { method: 'POST', path: `${OAUTH_PATHS.interaction}/:uid/login`, handler: submitLogin },
+    { method: 'POST', path: `${OAUTH_PATHS.interaction}/:uid/sign-in-code`, handler: loginStep(submitSignInCode) },
+    { method: 'POST', path: `${OAUTH_PATHS.interaction}/:uid/sign-in-code/send`, handler: loginStep(sendSignInCode) },
     { method: 'GET', path: `${OAUTH_PATHS.interaction}/:uid/second-factor`, handler: loginStep(showSecondFactor) },
     { method: 'POST', path: `${OAUTH_PATHS.interaction}/:uid/second-factor`, handler: loginStep(submitSecondFactor) },
     { method: 'POST', path: `${OAUTH_PATHS.interaction}/:uid/confirm`, handler: loginStep(submitConsent) },

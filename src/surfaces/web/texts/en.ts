@@ -154,6 +154,16 @@ export const en: Texts = {
     emailTooLong: 'The email address is too long (at most 254 characters).',
     remember: 'Keep me signed in (up to 14 days)',
     rememberHint: 'Leave this unticked on a shared computer: you are then signed out when the browser closes.',
+    lockedTitle: 'Password sign-in is paused',
+    locked: (minutes: number) =>
+      `Too many wrong passwords were typed for this account, so to protect it the password alone does not sign it in for about ${count(minutes, { one: '# minute', other: '# minutes' })}. If this is your account, type the sign-in code we mailed to its address below.`,
+    code: '8-digit code from the mail',
+    codeSubmit: 'Sign in with the code',
+    codeAgain: 'Send a new code',
+    codeSent: 'A new code is on its way: check your mailbox (it may take a few minutes).',
+    codeWrong: 'The code is wrong, expired or already used. Ask for a new one.',
+    codeThrottled: (minutes: number) =>
+      `Too many codes asked for or tried. Try again in ${count(minutes, { one: '# minute', other: '# minutes' })}.`,
   },
   mfa: {
     title: 'Two-step sign-in',
