@@ -1,9 +1,9 @@
 /**
- * The ranges and defaults of the data API, written once: the REST parameters (src/rest/params.ts),
- * the GraphQL arguments (src/graphql/args.ts, and the schema's own defaults, set from here in
- * src/graphql/schema.ts), the cost estimate (src/graphql/limits.ts) and the OpenAPI document all
- * read them. Sources: docs/spec.md ("Limits") and docs/decisions.md ("Paging", "Meals and
- * schedules").
+ * Limits written once. The ranges and defaults of the data API: the REST parameters
+ * (src/rest/params.ts), the GraphQL arguments (src/graphql/args.ts, and the schema's own
+ * defaults, set from here in src/graphql/schema.ts), the cost estimate (src/graphql/limits.ts)
+ * and the OpenAPI document all read them. Sources: docs/spec.md ("Limits") and docs/decisions.md
+ * ("Paging", "Meals and schedules"). Then the developer console's caps per account (at the end).
  */
 export interface Range {
   readonly min: number;
@@ -34,3 +34,17 @@ export const DEFAULT_PAGE_SIZE = { students: 300, clubs: 100, projects: 100, pub
 
 /** The longest date range a meals, schedules or timetables query may span, both ends included. */
 export const MAX_RANGE_DAYS = 366;
+
+/*
+ * The developer console's caps per account (README "Limits and security", "The developer
+ * console"): the code that enforces each and the message that names it read them here.
+ */
+
+/** Project proposals one account may have waiting for a decision at once (src/data/school/proposals.ts). */
+export const MAX_PENDING_PROPOSALS = 5;
+
+/** Saves of a student's own profile (/console/profile) per account (src/surfaces/console/profile.ts). */
+export const PROFILE_SAVE_LIMIT = { points: 10, durationSeconds: 60 } as const;
+
+/** Webhook test events and redeliveries sent from the console per account (src/surfaces/console/webhooks.ts). */
+export const WEBHOOK_SEND_LIMIT = { points: 10, durationSeconds: 60 } as const;

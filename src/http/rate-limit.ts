@@ -2,6 +2,7 @@ import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAb
 import type { Redis } from 'ioredis';
 import { TooManyRequestsError } from '../errors/index.js';
 import type { ApiKeyPrincipal } from '../auth/principal.js';
+import { addressKey } from './address.js';
 import type { AppContext, AppMiddleware } from './context.js';
 
 export interface Limit {
@@ -53,8 +54,8 @@ interface Charge {
 
 /**
  * Request budgets: per key (RATE_LIMIT, or the key's own), and in front of them, for keys on the
- * default limit, one per client address (every key from it) and one per account (all its
- * keys), so that many keys multiply neither budget. A key an operator gave its own limit
+ * default limit, one per client address (every key from it; an IPv6 address by its /64,
+ * ./address.ts) and one per account (all its keys), so that many keys multiply neither budget. A key an operator gave its own limit
  * (`campus keys issue --rate-limit`; account-held keys cannot have one) is counted against that
  * limit alone. The three are spent at once (one round trip to Redis); a request refused by any
  * of them spends nothing of the others, and the answer names the budget that refused it.
@@ -93,7 +94,7 @@ export class KeyRateLimiter {
   private chargesOf(ctx: AppContext, payer: Payer): Charge[] {
     const own: Charge = { budget: this.budgetFor('default', payer.rateLimit ?? this.defaultLimit), key: payer.id };
     if (!this.aggregates || payer.rateLimit) return [own];
-    const charges: Charge[] = [{ budget: this.budgetFor('address', this.aggregates.address), key: ctx.ip }];
+    const charges: Charge[] = [{ budget: this.budgetFor('address', this.aggregates.address), key: addressKey(ctx.ip) }];
     if (payer.ownerAccountId !== null)
       charges.push({ budget: this.budgetFor('account', this.aggregates.account), key: String(payer.ownerAccountId) });
     charges.push(own);
@@ -206,13 +207,13 @@ export function rateLimit(limiter: KeyRateLimiter): AppMiddleware {
 
 /**
  * Spends one request of the client address's budget, for endpoints without a key (the public
- * project list, issue 25): the same budgets, headers and 304 refund as a key's (`rateLimit`),
- * counted per address under a prefix of their own.
+ * project list): the same budgets, headers and 304 refund as a key's (`rateLimit`), counted per
+ * address (an IPv6 address by its /64, ./address.ts) under a prefix of their own.
  */
 export function addressRateLimit(limiter: KeyRateLimiter, limit: Limit): AppMiddleware {
   return async (ctx, next) => {
     // Its own limit: counted against that alone, as a key with its own limit is.
-    const payer: Payer = { id: `address:${ctx.ip}`, rateLimit: limit, ownerAccountId: null };
+    const payer: Payer = { id: `address:${addressKey(ctx.ip)}`, rateLimit: limit, ownerAccountId: null };
     await limiter.consume(ctx, payer);
     await next();
     if (ctx.status === 304) await limiter.refund(ctx, payer);
@@ -245,9 +246,10 @@ export function costCharge(limiter: KeyRateLimiter, costPerPoint: number): (ctx:
 }
 
 /**
- * Failed authentications per client address (API_KEY_FAILURE_LIMIT): past the limit the
- * address's failing requests are answered 429 instead of 401 until the window ends (a valid key
- * from it is still served: src/http/api-key.ts), so guessing keys gets no answers.
+ * Failed authentications per client address (API_KEY_FAILURE_LIMIT; an IPv6 address by its /64,
+ * ./address.ts): past the limit the address's failing requests are answered 429 instead of 401
+ * until the window ends (a valid key from it is still served: src/http/api-key.ts), so guessing
+ * keys gets no answers.
  */
 export class FailureLimiter {
   private readonly limiter: RateLimiterAbstract;
@@ -259,9 +261,9 @@ export class FailureLimiter {
     this.limiter = createLimiter(limit, `campus:authfail:${limit.points}/${limit.durationSeconds}`, redis);
   }
 
-  /** Throws 429 while `address` has no failures left (asked only of a request that failed). */
+  /** Throws 429 while `address` (counted by its addressKey) has no failures left (asked only of a request that failed). */
   async assertAllowed(address: string): Promise<void> {
-    const state = await this.limiter.get(address).catch(() => null);
+    const state = await this.limiter.get(addressKey(address)).catch(() => null);
     if (state && state.consumedPoints >= this.limit.points) {
       const retryAfter = retryAfterSeconds(state);
       throw new TooManyRequestsError(
@@ -274,6 +276,6 @@ export class FailureLimiter {
   /** Counts one failed authentication of `address`. */
   async recordFailure(address: string): Promise<void> {
     // A store failure must not turn a 401 into a 500: the count is a guard, not the answer.
-    await this.limiter.penalty(address, 1).catch(() => undefined);
+    await this.limiter.penalty(addressKey(address), 1).catch(() => undefined);
   }
 }

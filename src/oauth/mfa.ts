@@ -1,7 +1,7 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { generateSecret, generateURI, verify } from 'otplib';
-import type { RateLimiterAbstract } from 'rate-limiter-flexible';
+import { RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { AccountMfaStore } from '../data/account-mfa.js';
 import type { Database } from '../data/database.js';
 import { limiter } from './throttle.js';
@@ -12,7 +12,11 @@ export const TOTP = { digits: 6, period: 30 } as const;
 const TOLERANCE_SECONDS = 30;
 /** Recovery codes made at enrolment, each good once. */
 export const RECOVERY_CODE_COUNT = 10;
-/** Wrong second factors allowed per account before it waits (the password was right: a guesser has it). */
+/**
+ * Second factors checked per account before it waits (the password was right: a guesser has it).
+ * Each check spends a point before the code is looked at, and a right code gives the account its
+ * points back, so only wrong (or still unanswered) codes count.
+ */
 export const MFA_FAILURE_LIMIT = { points: 5, durationSeconds: 15 * 60 };
 /** The issuer an authenticator app shows beside the account. */
 const ISSUER = 'Campus Data Service';
@@ -43,12 +47,14 @@ export class MfaLimited extends Error {
  * Two-factor sign-in (docs: README "Two-step sign-in"): a TOTP secret (RFC 6238, otplib) per
  * account, sealed with AES-256-GCM under keys derived from the cookie keys (the first seals,
  * every one opens, as OAUTH_COOKIE_KEYS rotate), and recovery codes stored as SHA-256 hashes.
- * A code is accepted once (its time step is remembered); wrong ones are limited per account.
+ * A code is accepted once (its time step is remembered); checks are limited per account, each
+ * spending its point before the code is checked (as the login throttle does: src/oauth/throttle.ts),
+ * so that codes sent at once cannot all pass a read of the count.
  */
 export class MfaService {
   private readonly store: AccountMfaStore;
   private readonly keys: Buffer[];
-  private readonly failures: RateLimiterAbstract;
+  private readonly attempts: RateLimiterAbstract;
 
   constructor(
     db: Database,
@@ -59,7 +65,8 @@ export class MfaService {
     if (cookieKeys.length === 0) throw new Error('no cookie keys: second factors cannot be sealed');
     this.store = new AccountMfaStore(db);
     this.keys = cookieKeys.map((key) => createHash('sha256').update(`campus-mfa:${key}`).digest());
-    this.failures = limiter('campus:mfa:failures', MFA_FAILURE_LIMIT, redis);
+    // The Redis keys keep their name: counts of a running deployment carry over.
+    this.attempts = limiter('campus:mfa:failures', MFA_FAILURE_LIMIT, redis);
   }
 
   async status(accountId: number): Promise<MfaStatus> {
@@ -97,12 +104,11 @@ export class MfaService {
   async confirm(accountId: number, code: string): Promise<readonly string[] | null> {
     const doc = await this.store.find(accountId);
     if (!doc || doc.active) return null;
-    await this.assertNotLimited(accountId);
+    await this.spendAttempt(accountId);
     const step = await this.matchingStep(doc.secret, code.replace(/\s/g, ''));
-    if (step === undefined || !(await this.store.acceptStep(accountId, step, true, this.now()))) {
-      await this.failures.penalty(String(accountId), 1).catch(() => undefined);
-      return null;
-    }
+    if (step === undefined || !(await this.store.acceptStep(accountId, step, true, this.now()))) return null;
+    // Right: its point back (a guesser's earlier wrong codes at the sign-in stay counted).
+    await this.attempts.reward(String(accountId), 1).catch(() => undefined);
     const recoveryCodes = Array.from({ length: RECOVERY_CODE_COUNT }, newRecoveryCode);
     await this.store.setRecovery(accountId, recoveryCodes.map(hashRecoveryCode));
     return recoveryCodes;
@@ -115,7 +121,7 @@ export class MfaService {
   async verify(accountId: number, input: string): Promise<'totp' | 'recovery' | null> {
     const doc = await this.store.find(accountId);
     if (!doc?.active) return null;
-    await this.assertNotLimited(accountId);
+    await this.spendAttempt(accountId);
     const typed = input.replace(/[\s-]/g, '').toLowerCase();
     let proven: 'totp' | 'recovery' | null = null;
     if (/^\d{6}$/.test(typed)) {
@@ -128,11 +134,9 @@ export class MfaService {
     } else if (/^[a-z2-7]{10}$/.test(typed) && (await this.store.spendRecovery(accountId, hashRecoveryCode(typed)))) {
       proven = 'recovery';
     }
-    if (!proven) {
-      await this.failures.penalty(String(accountId), 1).catch(() => undefined);
-      return null;
-    }
-    await this.failures.delete(String(accountId)).catch(() => undefined);
+    if (!proven) return null;
+    // The second factor itself was proven: the account's count starts over.
+    await this.attempts.delete(String(accountId)).catch(() => undefined);
     return proven;
   }
 
@@ -145,10 +149,13 @@ export class MfaService {
     return this.store.delete(accountId);
   }
 
-  private async assertNotLimited(accountId: number): Promise<void> {
-    const state = await this.failures.get(String(accountId));
-    if (state && state.consumedPoints >= MFA_FAILURE_LIMIT.points) {
-      throw new MfaLimited(Math.max(1, Math.ceil(state.msBeforeNext / 1000)));
+  /** Spends one of the account's checks before a code is looked at; MfaLimited when none is left. */
+  private async spendAttempt(accountId: number): Promise<void> {
+    try {
+      await this.attempts.consume(String(accountId));
+    } catch (err) {
+      if (!(err instanceof RateLimiterRes)) throw err;
+      throw new MfaLimited(Math.max(1, Math.ceil(err.msBeforeNext / 1000)));
     }
   }
 

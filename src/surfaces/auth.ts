@@ -25,6 +25,7 @@ import { accountRoutes } from './accounts/pages.js';
 import { adminRoutes } from './admin/index.js';
 import { SchoolOperations } from './admin/deps.js';
 import { consoleRoutes } from './console/index.js';
+import { consoleRates } from './console/rates.js';
 import type { AppDeps, Surface } from './types.js';
 import { serveAssets } from './web/assets.js';
 import { devCallbackRoutes } from './web/dev-callback.js';
@@ -127,6 +128,7 @@ export async function createAuthSurface(deps: AppDeps): Promise<Surface> {
       signIns: new SignIns(store),
       webhooks,
       proposals,
+      rates: consoleRates(deps.redis),
       now,
     }),
     web.mount(adminRoutes(web), {

@@ -1,10 +1,13 @@
+import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
+import { Redis } from 'ioredis';
 import { generate } from 'otplib';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { CookieJar } from '../helpers/oauth.js';
 import { loadConfig } from '../../src/config/index.js';
 import { AccountService } from '../../src/oauth/accounts.js';
-import { MFA_FAILURE_LIMIT, RECOVERY_CODE_COUNT } from '../../src/oauth/mfa.js';
+import { loadOAuthKeys } from '../../src/oauth/keys.js';
+import { MFA_FAILURE_LIMIT, MfaService, RECOVERY_CODE_COUNT } from '../../src/oauth/mfa.js';
 
 /**
  * Issue 23, item 4, over HTTP as a browser without JavaScript: two-step sign-in (TOTP, RFC 6238)
@@ -15,6 +18,23 @@ import { MFA_FAILURE_LIMIT, RECOVERY_CODE_COUNT } from '../../src/oauth/mfa.js';
 
 const ADMIN = { email: 'mfa-admin@school.test', password: 'an admin pass phrase' };
 const USER = { email: 'mfa-user@school.test', password: 'a user pass phrase' };
+/** Codes sent at once in the burst tests: far more than the account's checks. */
+const BURST = 40;
+
+/**
+ * The machine's Redis (127.0.0.1:6379), under a key prefix of this run's own: a budget read and
+ * spent in two round trips is where codes sent at once could slip through together.
+ */
+async function ownRedis(): Promise<Redis> {
+  const redis = new Redis('redis://127.0.0.1:6379', {
+    keyPrefix: `test:${randomUUID()}:`,
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+  });
+  await redis.connect();
+  return redis;
+}
 
 /** One browser: a cookie jar and a walk through redirects and our forms. */
 class Browser {
@@ -224,6 +244,99 @@ describe('two-step sign-in and the locked admin door', function () {
       expect(limited.html).to.include('틀린 코드가 너무 많습니다');
     } finally {
       await fresh.close();
+    }
+  });
+
+  it(`${BURST} wrong second factors sent at once get ${MFA_FAILURE_LIMIT.points} checks (401) and ${BURST} - ${MFA_FAILURE_LIMIT.points} refusals (429); the right code after them is not checked`, async () => {
+    const redis = await ownRedis();
+    const fresh = await buildTestApp('admin_mfa_burst', { db: t.db, env: { ADMIN_MFA: 'required' }, now, redis });
+    try {
+      const burster = { email: 'mfa-burst@school.test', password: 'a burst pass phrase' };
+      const { id } = await new AccountService(t.db).create({ ...burster, role: 'USER' });
+      const mfa = new MfaService(t.db, (await loadOAuthKeys(fresh.config, t.db)).cookieKeys);
+      const { secret: own } = await mfa.enrol(id, burster.email, { active: true });
+      const browser = new Browser(fresh);
+      // Through the password to the second-factor form, then every code of the burst at once on it.
+      const { html } = await browser.open('/console', burster);
+      const action = /<form method="post" action="([^"]+\/second-factor)"/.exec(html)?.[1] ?? '';
+      const csrf = /name="csrf" value="([^"]+)"/.exec(html)?.[1] ?? '';
+      expect(action).to.match(/^\/v1\/oauth\/interaction\/[^/]+\/second-factor$/);
+      const statuses = await Promise.all(
+        Array.from({ length: BURST }, async () => {
+          const res = await browser.post(action, { csrf, code: '000000', recovery: '' });
+          await res.arrayBuffer();
+          return res.status;
+        }),
+      );
+      expect(statuses.filter((s) => s === 401)).to.have.length(MFA_FAILURE_LIMIT.points);
+      expect(statuses.filter((s) => s === 429)).to.have.length(BURST - MFA_FAILURE_LIMIT.points);
+      // The right code now: refused without being checked (its time step is not taken).
+      const right = await browser.post(action, { csrf, code: await codeFor(own), recovery: '' });
+      expect(right.status).to.equal(429);
+      expect(Number(right.headers.get('retry-after'))).to.be.within(
+        MFA_FAILURE_LIMIT.durationSeconds - 60,
+        MFA_FAILURE_LIMIT.durationSeconds,
+      );
+      expect(await right.text()).to.include('틀린 코드가 너무 많습니다');
+      expect((await t.db.models.accountMfa.findOne({ _id: id }).lean())?.lastStep).to.equal(0);
+    } finally {
+      await fresh.close();
+      redis.disconnect();
+    }
+  });
+
+  it('a right code gives the account its checks back: after 4 wrong and the right one, 5 more wrong are checked', async () => {
+    const fresh = await buildTestApp('admin_mfa_reward', { db: t.db, env: { ADMIN_MFA: 'required' }, now });
+    try {
+      const owner = { email: 'mfa-reward@school.test', password: 'a reward pass phrase' };
+      const { id } = await new AccountService(t.db).create({ ...owner, role: 'USER' });
+      const { secret: own } = await new MfaService(t.db, (await loadOAuthKeys(fresh.config, t.db)).cookieKeys).enrol(id, owner.email, {
+        active: true,
+      });
+      const wrong = async () => (await new Browser(fresh).open('/console', owner, async () => '000000')).res.status;
+      const before: number[] = [];
+      for (let i = 0; i < MFA_FAILURE_LIMIT.points - 1; i++) before.push(await wrong());
+      expect(before).to.deep.equal(Array(MFA_FAILURE_LIMIT.points - 1).fill(401));
+      offsetMs += 30_000;
+      expect((await new Browser(fresh).open('/console', owner, () => codeFor(own))).res.status).to.equal(200);
+      const after: number[] = [];
+      for (let i = 0; i < MFA_FAILURE_LIMIT.points + 1; i++) after.push(await wrong());
+      expect(after).to.deep.equal([...Array(MFA_FAILURE_LIMIT.points).fill(401), 429]);
+    } finally {
+      await fresh.close();
+    }
+  });
+
+  it(`enrolment spends the same way: ${BURST} wrong confirmation codes at once get ${MFA_FAILURE_LIMIT.points} checks (422), the rest 429`, async () => {
+    const redis = await ownRedis();
+    const fresh = await buildTestApp('admin_mfa_confirm_burst', { db: t.db, env: { ADMIN_MFA: 'required' }, now, redis });
+    try {
+      const enroller = { email: 'mfa-enrol-burst@school.test', password: 'an enrolling pass phrase' };
+      const { id } = await new AccountService(t.db).create({ ...enroller, role: 'USER' });
+      const browser = new Browser(fresh);
+      expect((await browser.open('/console/account', enroller)).res.status).to.equal(200);
+      const csrf = await browser.csrfOf('/console/account');
+      const started = await browser.post('/console/account/second-factor', { csrf });
+      const uri = /href="(otpauth:\/\/totp\/[^"]+)"/.exec(await started.text())?.[1]?.replaceAll('&amp;', '&') ?? '';
+      const own = new URL(uri).searchParams.get('secret') ?? '';
+      const statuses = await Promise.all(
+        Array.from({ length: BURST }, async () => {
+          const res = await browser.post('/console/account/second-factor/confirm', { csrf, code: '000000' });
+          await res.arrayBuffer();
+          return res.status;
+        }),
+      );
+      expect(statuses.filter((s) => s === 422)).to.have.length(MFA_FAILURE_LIMIT.points);
+      expect(statuses.filter((s) => s === 429)).to.have.length(BURST - MFA_FAILURE_LIMIT.points);
+      const right = await browser.post('/console/account/second-factor/confirm', { csrf, code: await codeFor(own) });
+      expect(right.status).to.equal(429);
+      expect(Number(right.headers.get('retry-after'))).to.be.within(1, MFA_FAILURE_LIMIT.durationSeconds);
+      const stored = await t.db.models.accountMfa.findOne({ _id: id }).lean();
+      expect(stored?.active).to.equal(false);
+      expect(stored?.lastStep).to.equal(0);
+    } finally {
+      await fresh.close();
+      redis.disconnect();
     }
   });
 

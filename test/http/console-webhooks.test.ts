@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { Webhook } from 'standardwebhooks';
 import { ApiKeyService } from '../../src/data/api-keys.js';
 import { MAX_WEBHOOKS_PER_ACCOUNT } from '../../src/data/webhooks.js';
+import { WEBHOOK_SEND_LIMIT } from '../../src/limits.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { createAccount, signInToConsole, type ConsoleSession } from '../helpers/oauth.js';
 import { TestReceiver } from '../helpers/receiver.js';
@@ -96,6 +97,35 @@ describe('developer console: /console/webhooks', function () {
     const deleted = await a.post(`${location}/delete`, { confirm: 'yes' });
     expect(deleted.res.headers.get('location')).to.equal('/console/webhooks');
     expect((await a.get(location)).res.status).to.equal(404);
+  });
+
+  it(`test events and redeliveries together: at most ${WEBHOOK_SEND_LIMIT.points} a minute per account, then 429 with Retry-After on the webhook's page`, async () => {
+    const carol = { email: 'hooks.carol@school.test', password: 'carol tests everything' };
+    await createAccount(t.db, carol.email, carol.password);
+    const c = await signInToConsole(t, carol);
+    const csrf = await c.csrf();
+    const location = (await c.post('/console/webhooks', { url: receiver.url, events: ['club.*'] }, csrf)).res.headers.get('location') ?? '';
+    const received = receiver.received.length;
+    const tests = WEBHOOK_SEND_LIMIT.points - 3;
+    for (let i = 0; i < tests; i++) expect((await c.post(`${location}/test`, {}, csrf)).res.status).to.equal(303);
+    const deliveryId = /\/deliveries\/([^/]+)\/redeliver/.exec((await c.get(location)).html)?.[1] ?? '';
+    const redelivered = await Promise.all(
+      Array.from({ length: 6 }, () => c.post(`${location}/deliveries/${deliveryId}/redeliver`, {}, csrf)),
+    );
+    expect(redelivered.map((r) => r.res.status).sort()).to.deep.equal([303, 303, 303, 429, 429, 429]);
+    const refused = await c.post(`${location}/test`, {}, csrf);
+    expect(refused.res.status).to.equal(429);
+    const wait = Number(refused.res.headers.get('retry-after'));
+    expect(wait).to.be.within(1, WEBHOOK_SEND_LIMIT.durationSeconds);
+    expect(refused.html).to.include(`테스트 이벤트와 다시 보내기는 합쳐서 1분에 10번까지입니다. ${wait}초 뒤에 다시 보내세요.`);
+    expect(refused.html).to.include('id="webhook-id"');
+    const english = await c.post(`${location}/test?lang=en`, {}, csrf);
+    expect(english.res.status).to.equal(429);
+    expect(english.html).to.match(/At most 10 test events and deliveries sent again, together, every minute\. Try again in \d+ seconds?\./);
+    // Only the sends let through reached the receiver; another account still sends.
+    expect(receiver.received.length - received).to.equal(WEBHOOK_SEND_LIMIT.points);
+    const other = (await b.post('/console/webhooks', { url: receiver.url, events: ['club.*'] })).res.headers.get('location') ?? '';
+    expect((await b.post(`${other}/test`, {})).res.status).to.equal(303);
   });
 
   it('refuses a bad address, no event type, and an eleventh webhook, at their fields (422)', async () => {

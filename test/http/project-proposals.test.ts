@@ -6,6 +6,7 @@ import { expectOk } from '../helpers/expect.js';
 import { eventually } from '../helpers/receiver.js';
 import { buildClub, buildProject, buildStudent, insertSchool, issueKey } from '../helpers/factories.js';
 import { createAccount, signInToConsole, type ConsoleSession } from '../helpers/oauth.js';
+import { MAX_PENDING_PROPOSALS } from '../../src/limits.js';
 
 /**
  * Issue 25, item 3: a student proposes a new project or a change to one they take part in
@@ -54,6 +55,8 @@ describe('project proposals: /console/projects, /admin/proposals, campus project
       students: [
         buildStudent({ _id: 1, name: '김학생', email: 'kim@gsm.hs.kr', grade: 2, classNum: 1, number: 1, majorClubId: 10 }),
         buildStudent({ _id: 2, name: '이학생', email: 'lee@gsm.hs.kr', grade: 2, classNum: 1, number: 2 }),
+        buildStudent({ _id: 3, name: '박학생', email: 'park@gsm.hs.kr', grade: 2, classNum: 1, number: 3 }),
+        buildStudent({ _id: 4, name: '최학생', email: 'choi@gsm.hs.kr', grade: 2, classNum: 1, number: 4 }),
       ],
       clubs: [buildClub({ _id: 10, name: 'Robotics', type: 'MAJOR_CLUB', leaderId: 1 })],
       projects: [
@@ -210,5 +213,46 @@ describe('project proposals: /console/projects, /admin/proposals, campus project
     const page = await teacher.get('/console/projects');
     expect(page.html).to.include('프로젝트 제안은 학생만 할 수 있습니다');
     expect((await teacher.post('/console/projects/new', { name: 'X', status: 'ACTIVE' })).res.status).to.equal(403);
+  });
+
+  it(`at most ${MAX_PENDING_PROPOSALS} proposals of a student wait at once: the next is 422 naming the cap, a decision makes room`, async () => {
+    const park = await signInToConsole(t, await account('park'), '/console/projects');
+    const csrf = await park.csrf();
+    const propose = (name: string) => park.post('/console/projects/new', { name, status: 'ACTIVE' }, csrf);
+    for (let i = 1; i <= MAX_PENDING_PROPOSALS; i++) expect((await propose(`Park idea ${i}`)).res.status).to.equal(303);
+    const over = await propose('Park idea 6');
+    expect(over.res.status).to.equal(422);
+    expect(over.html).to.include('검토를 기다리는 제안이 이미 5개입니다 (한 번에 5개까지). 관리자가 하나를 수락하거나 거절한 뒤 보내세요.');
+    expect(over.html).to.include('value="Park idea 6"');
+    const english = await park.post('/console/projects/new?lang=en', { name: 'Park idea 6', status: 'ACTIVE' }, csrf);
+    expect(english.res.status).to.equal(422);
+    expect(english.html).to.include('You already have 5 proposals waiting for a decision (the most at once).');
+    const pending = await t.db.models.projectProposals.find({ proposerAccountId: ids['park'], state: 'PENDING' }).lean();
+    expect(pending.map((p) => (p.proposed as { name: string }).name).sort()).to.deep.equal([1, 2, 3, 4, 5].map((i) => `Park idea ${i}`));
+    expect((await park.get('/console/projects?lang=ko')).html).to.include(
+      '검토를 기다리는 제안은 한 번에 5개까지 둘 수 있습니다 (지금 5개).',
+    );
+    // Refused by an admin: room for one more.
+    expect((await admin.post(`/admin/proposals/${pending[0]?._id ?? ''}/refuse`, { reason: 'One at a time' })).res.status).to.equal(303);
+    expect((await propose('Park idea 6')).res.status).to.equal(303);
+    expect((await propose('Park idea 7')).res.status).to.equal(422);
+  });
+
+  it('proposals sent at once cannot pass the cap together (counted again once stored)', async () => {
+    const choi = await signInToConsole(t, await account('choi'), '/console/projects');
+    const csrf = await choi.csrf();
+    const sent = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => choi.post('/console/projects/new', { name: `Choi idea ${i}`, status: 'ACTIVE' }, csrf)),
+    );
+    const statuses = sent.map((r) => r.res.status);
+    expect(
+      statuses.every((s) => s === 303 || s === 422),
+      String(statuses),
+    ).to.equal(true);
+    const stored = await t.db.models.projectProposals.countDocuments({ proposerAccountId: ids['choi'], state: 'PENDING' });
+    expect(stored).to.equal(statuses.filter((s) => s === 303).length);
+    expect(stored).to.be.at.most(MAX_PENDING_PROPOSALS);
+    // Their audit records are the stored proposals' only.
+    expect(await t.db.models.accessAudit.countDocuments({ action: 'PROJECT_PROPOSED', actorEmail: 'choi@gsm.hs.kr' })).to.equal(stored);
   });
 });

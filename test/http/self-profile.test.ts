@@ -3,6 +3,7 @@ import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { buildClub, buildStudent, insertSchool, issueKey } from '../helpers/factories.js';
 import { authorize, CookieJar, createAccount, createClient, signInToConsole, type ConsoleSession } from '../helpers/oauth.js';
 import { COOKIE_NAMES } from '../../src/oauth/constants.js';
+import { PROFILE_SAVE_LIMIT } from '../../src/limits.js';
 
 /**
  * Issue 25, items 1 and 4 over HTTP: a student edits their own record in /console/profile through
@@ -16,14 +17,19 @@ describe('my profile and my sign-ins (/console/profile, /console/sessions)', fun
   let key: string;
   const mina = { email: 'mina@school.test', password: 'mina reads at night' };
   const teacher = { email: 'kim@school.test', password: 'kim teaches maths' };
+  const jun = { email: 'jun@school.test', password: 'jun saves too often' };
   let m: ConsoleSession;
 
   before(async () => {
     t = await buildTestApp('self_profile');
     await insertSchool(t.db, {
       clubs: [buildClub({ _id: 1, name: 'SW 동아리', type: 'MAJOR_CLUB' })],
-      students: [buildStudent({ _id: 7, email: mina.email, name: '이민아', specialty: 'Backend', githubId: 'mina' })],
+      students: [
+        buildStudent({ _id: 7, email: mina.email, name: '이민아', specialty: 'Backend', githubId: 'mina' }),
+        buildStudent({ _id: 8, email: jun.email, name: '박준', grade: 2, classNum: 1, number: 2 }),
+      ],
     });
+    await createAccount(t.db, jun.email, jun.password);
     await createAccount(t.db, mina.email, mina.password);
     await createAccount(t.db, teacher.email, teacher.password);
     key = await issueKey(t.db, { scopes: ['STUDENT_READ'] });
@@ -90,6 +96,26 @@ describe('my profile and my sign-ins (/console/profile, /console/sessions)', fun
       expect(page.res.status).to.equal(200);
       expect(page.html).to.include('학생 정보가 연결되어 있지 않습니다');
       expect((await k.post('/console/profile', { specialty: 'x' })).res.status).to.equal(403);
+    });
+
+    it(`at most ${PROFILE_SAVE_LIMIT.points} saves a minute per account: of 15 sent at once the rest are 429 with Retry-After, the form keeping what was typed; another account still saves`, async () => {
+      const j = await signInToConsole(t, jun, '/console/profile');
+      const csrf = await j.csrf();
+      const sent = await Promise.all(Array.from({ length: 15 }, (_, i) => j.post('/console/profile', { specialty: `Try ${i}` }, csrf)));
+      const statuses = sent.map((s) => s.res.status);
+      expect(statuses.filter((s) => s === 303)).to.have.length(PROFILE_SAVE_LIMIT.points);
+      expect(statuses.filter((s) => s === 429)).to.have.length(15 - PROFILE_SAVE_LIMIT.points);
+      const refused = sent.find((s) => s.res.status === 429);
+      const wait = Number(refused?.res.headers.get('retry-after'));
+      expect(wait).to.be.within(1, PROFILE_SAVE_LIMIT.durationSeconds);
+      expect(refused?.html).to.include(`저장은 1분에 10번까지입니다. ${wait}초 뒤에 다시 저장하세요.`);
+      expect(refused?.html).to.match(/name="specialty"[^>]*value="Try \d+"|value="Try \d+"[^>]*name="specialty"/);
+      const english = await j.post('/console/profile?lang=en', { specialty: 'Later' }, csrf);
+      expect(english.res.status).to.equal(429);
+      expect(english.html).to.match(/At most 10 saves every minute\. Save again in \d+ seconds?\./);
+      // Nothing of the refused saves was written: the batches of this student are the saves let through.
+      expect(await t.db.models.auditBatches.countDocuments({ actorEmail: jun.email })).to.equal(PROFILE_SAVE_LIMIT.points);
+      expect((await m.post('/console/profile', { specialty: 'Security', githubId: 'mina' })).res.status).to.equal(303);
     });
   });
 

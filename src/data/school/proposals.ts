@@ -6,6 +6,7 @@ import type { ProjectDoc } from '../models/project.model.js';
 import type { ProjectProposalDoc, ProposalState } from '../models/project-proposal.model.js';
 import type { SchoolSnapshot } from '../read-model.js';
 import { ConflictError, ForbiddenError, NotFoundError } from '../../errors/index.js';
+import { MAX_PENDING_PROPOSALS } from '../../limits.js';
 import type { ProjectPatch } from './operations.js';
 import type { Actor, Issue } from './types.js';
 import { SchoolWriter, checkProject, type WriterClock } from './writes.js';
@@ -27,6 +28,13 @@ export type ProposalOutcome =
 /** A proposal that is not waiting any more (accepted or refused meanwhile): 409. */
 export class ProposalDecidedError extends ConflictError {}
 
+/** The proposer has MAX_PENDING_PROPOSALS waiting already: 409, naming the cap. */
+export class TooManyPendingProposalsError extends ConflictError {
+  constructor() {
+    super(`At most ${MAX_PENDING_PROPOSALS} proposals of an account may wait for a decision at once; wait until one is decided.`);
+  }
+}
+
 /**
  * Issue 25: students propose projects and changes to the projects they take part in; admins (or
  * the operator) accept or refuse them. A proposal is checked when made with the admin project
@@ -42,7 +50,8 @@ export class ProjectProposals {
 
   /**
    * A student's proposal: of a new project (`projectId` null; the student is among its
-   * participants), or of a change to a project whose participants include the student.
+   * participants), or of a change to a project whose participants include the student. At most
+   * MAX_PENDING_PROPOSALS of an account wait at once (TooManyPendingProposalsError).
    */
   async propose(
     proposer: { readonly accountId: number; readonly email: string },
@@ -51,6 +60,7 @@ export class ProjectProposals {
     const school = await this.db.school.snapshot();
     const student = school.studentByEmail(proposer.email);
     if (!student) throw new ForbiddenError('Only students propose projects: no student has the email of this account.');
+    if ((await this.pendingOf(proposer.accountId)) >= MAX_PENDING_PROPOSALS) throw new TooManyPendingProposalsError();
     if (input.projectId !== null && !(school.projects.get(input.projectId)?.participantIds ?? []).includes(student._id))
       throw new NotFoundError('You take part in no project with this id.');
     const participants =
@@ -76,6 +86,12 @@ export class ProjectProposals {
       createdAt: this.clock.now(),
     };
     const saved = await this.insert(doc);
+    // Counted again once stored, so that proposals sent at once cannot pass the cap together (as
+    // src/oauth/clients.ts createOwned does for apps): of those past it, each takes itself back.
+    if ((await this.pendingOf(proposer.accountId)) > MAX_PENDING_PROPOSALS) {
+      await this.db.models.projectProposals.deleteOne({ _id: saved._id });
+      throw new TooManyPendingProposalsError();
+    }
     await new AccessAudit(this.db).record(
       { kind: 'ACCOUNT', id: proposer.accountId, email: proposer.email },
       { action: 'PROJECT_PROPOSED', target: proposalTarget(saved), detail: { projectId: input.projectId, proposed } },
@@ -94,6 +110,11 @@ export class ProjectProposals {
     if (filter.state) query['state'] = filter.state;
     if (filter.proposerAccountId !== undefined) query['proposerAccountId'] = filter.proposerAccountId;
     return this.db.models.projectProposals.find(query).sort({ createdAt: -1, _id: -1 }).lean<ProjectProposalDoc[]>();
+  }
+
+  /** How many proposals of the account wait for a decision. */
+  pendingOf(accountId: number): Promise<number> {
+    return this.db.models.projectProposals.countDocuments({ proposerAccountId: accountId, state: 'PENDING' });
   }
 
   async get(id: string): Promise<ProjectProposalDoc> {

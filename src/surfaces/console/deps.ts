@@ -9,6 +9,7 @@ import type { SignIns } from '../../oauth/sign-ins.js';
 import type { Web } from '../web/web.js';
 import type { ProjectProposals } from '../../data/school/proposals.js';
 import type { ManualDeps } from '../../events/delivery.js';
+import type { ConsoleRates } from './rates.js';
 
 /**
  * What the developer console's pages are given (src/surfaces/auth.ts builds it): the services
@@ -30,5 +31,7 @@ export interface ConsoleDeps {
   readonly webhooks: ManualDeps;
   /** Issue 25: a student's project proposals (/console/projects). */
   readonly proposals: ProjectProposals;
+  /** Actions counted per account: profile saves, webhook sends (./rates.ts). */
+  readonly rates: ConsoleRates;
   readonly now: () => Date;
 }

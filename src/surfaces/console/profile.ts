@@ -1,6 +1,7 @@
 import { fieldLabel, labelOf, MAJOR_LABELS, ROLE_LABELS, SEX_LABELS, type Lang } from '../../data/school/labels.js';
 import { studentFieldValues, writeOwnFields, type StudentSelfField } from '../../data/school/student-fields.js';
 import { NotFoundError } from '../../errors/index.js';
+import { PROFILE_SAVE_LIMIT } from '../../limits.js';
 import { studentRecord } from '../../data/school/student-record.js';
 import { csrfField, errorSummary, facts, type FieldError } from '../web/components.js';
 import { html } from '../web/html.js';
@@ -77,7 +78,7 @@ export const myProfile: Handler<ConsoleDeps> = async (req, deps) => profilePage(
 /**
  * POST /console/profile: the editable fields through the one write path, with the student's
  * account as the actor. A field the student may not edit is refused (422, named at the form),
- * and nothing is written.
+ * and nothing is written. At most PROFILE_SAVE_LIMIT saves per account (429 with Retry-After).
  */
 export const saveProfile: Handler<ConsoleDeps> = async (req, deps) => {
   const { t, lang } = req;
@@ -90,6 +91,19 @@ export const saveProfile: Handler<ConsoleDeps> = async (req, deps) => {
     ),
   );
   const values = { ...studentFieldValues(student, fields), ...pick(posted, fields) };
+  const wait = await deps.rates.profileSaves.spend(account._id);
+  if (wait !== undefined) {
+    req.ctx.set('Retry-After', String(wait));
+    req.ctx.state.log.warn({ event: 'profile.limited', accountId: account._id }, 'profile save refused: too many saves');
+    const { points, durationSeconds } = PROFILE_SAVE_LIMIT;
+    // Not a field's problem: said above the form (the summary lists it unlinked).
+    return profilePage(
+      req,
+      deps,
+      { values, errors: [{ field: 'profile', message: t.myProfile.tooOften(points, durationSeconds, wait) }] },
+      429,
+    );
+  }
   const refused = Object.keys(posted).filter((name) => !(fields as readonly string[]).includes(name));
   if (refused.length > 0) {
     const errors = refused.map((name) => ({ field: name, message: t.myProfile.notEditable(fieldLabel(name, lang)) }));

@@ -4,8 +4,15 @@ import type { StudentDoc } from '../../data/models/student.model.js';
 import type { SchoolSnapshot } from '../../data/read-model.js';
 import { CLUB_STATUS_LABELS, PROJECT_STATUS_LABELS, labelOf } from '../../data/school/labels.js';
 import { issueMessage } from '../../data/school/messages.js';
-import { MAX_PROPOSAL_TEXT, projectFormValues, type ProposedProject } from '../../data/school/proposals.js';
+import {
+  MAX_PROPOSAL_TEXT,
+  projectFormValues,
+  TooManyPendingProposalsError,
+  type ProposalOutcome,
+  type ProposedProject,
+} from '../../data/school/proposals.js';
 import { NotFoundError } from '../../errors/index.js';
+import { MAX_PENDING_PROPOSALS } from '../../limits.js';
 import { projectForm } from '../admin/projects.js';
 import { formLabel, formValues } from '../admin/ui.js';
 import { csrfField, errorSummary, field, linkButton, select, table, textArea, when, type FieldError } from '../web/components.js';
@@ -57,6 +64,7 @@ export const myProjects: Handler<ConsoleDeps> = async (req, deps) => {
       </section>
       <section aria-labelledby="proposals">
         <h2 id="proposals">${p.proposals}</h2>
+        <p class="hint">${p.pendingCap(MAX_PENDING_PROPOSALS, proposals.filter((proposal) => proposal.state === 'PENDING').length)}</p>
         ${table(t, {
           columns: p.proposalColumns,
           rows: proposals,
@@ -116,10 +124,24 @@ export const sendProposal: Handler<ConsoleDeps> = async (req, deps) => {
   if (form.ok && form.value.note.length > MAX_PROPOSAL_TEXT) errors = [{ field: 'note', message: p.noteTooLong }];
   if (form.ok && errors.length === 0) {
     const { note, ...proposed } = form.value;
-    const outcome = await deps.proposals.propose(
-      { accountId: account.accountId, email: account.email },
-      { projectId: project?._id ?? null, proposed, note: note || null },
-    );
+    let outcome: ProposalOutcome;
+    try {
+      outcome = await deps.proposals.propose(
+        { accountId: account.accountId, email: account.email },
+        { projectId: project?._id ?? null, proposed, note: note || null },
+      );
+    } catch (err) {
+      if (!(err instanceof TooManyPendingProposalsError)) throw err;
+      // Not a field's problem: said above the form (the summary lists it unlinked).
+      return proposalPage(
+        req,
+        school,
+        project,
+        formValues(req),
+        [{ field: 'proposals', message: p.tooManyPending(MAX_PENDING_PROPOSALS) }],
+        422,
+      );
+    }
     if (outcome.ok) {
       req.ctx.state.log.info({ event: 'console.project_proposed', proposalId: outcome.proposal._id }, 'project proposed');
       return redirect(PATH, { kind: 'ok', text: p.sent });

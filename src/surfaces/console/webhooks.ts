@@ -3,6 +3,7 @@ import { ConflictError, NotFoundError } from '../../errors/index.js';
 import { MAX_WEBHOOKS_PER_ACCOUNT, parseEventTypes, type DeliveryDoc, type WebhookActor, type WebhookDoc } from '../../data/webhooks.js';
 import { redeliver, sendTestEvent } from '../../events/delivery.js';
 import { checkTargetUrl, MAX_URL_LENGTH, UnsafeTargetError } from '../../events/targets.js';
+import { WEBHOOK_SEND_LIMIT } from '../../limits.js';
 import { choices, csrfField, errorSummary, facts, field, table, when, type FieldError } from '../web/components.js';
 import { list, text, ticked } from '../web/forms.js';
 import { html, type Html } from '../web/html.js';
@@ -147,7 +148,14 @@ function deliveriesTable(req: PageRequest, deps: ConsoleDeps, hook: WebhookDoc, 
   });
 }
 
-async function detailPage(req: PageRequest, deps: ConsoleDeps, hook: WebhookDoc, errors: FieldError[] = []): Promise<Outcome> {
+/** A webhook's page; with `refused`, a send refused for the account's rate (429), said at the top. */
+async function detailPage(
+  req: PageRequest,
+  deps: ConsoleDeps,
+  hook: WebhookDoc,
+  errors: FieldError[] = [],
+  refused?: string,
+): Promise<Outcome> {
   const { t } = req;
   const w = t.console.webhooks;
   const deliveries = await deps.webhooks.store.deliveriesOf(hook._id, actorOf(req));
@@ -159,7 +167,8 @@ async function detailPage(req: PageRequest, deps: ConsoleDeps, hook: WebhookDoc,
     </form>`;
   return page(
     hook.url,
-    html`<p><a href="/console/webhooks">← ${w.back}</a></p>
+    html`${refused ? html`<p class="flash error" role="alert">${refused}</p>` : ''}
+      <p><a href="/console/webhooks">← ${w.back}</a></p>
       <div class="card">
         ${facts([
           [w.id, html`<code id="webhook-id">${hook._id}</code>`],
@@ -195,15 +204,30 @@ async function detailPage(req: PageRequest, deps: ConsoleDeps, hook: WebhookDoc,
           <div class="actions"><button type="submit" class="danger">${w.delete}</button></div>
         </form>
       </section>`,
-    errors.length > 0 ? 422 : 200,
+    refused ? 429 : errors.length > 0 ? 422 : 200,
   );
 }
 
 export const webhookDetail: Handler<ConsoleDeps> = async (req, deps) => detailPage(req, deps, await ownWebhook(req, deps));
 
+/**
+ * Spends one of the account's webhook sends (a test event or a redelivery, WEBHOOK_SEND_LIMIT
+ * together): undefined when the send may go, else the webhook's page again, 429 with Retry-After.
+ */
+async function refusedSend(req: PageRequest, deps: ConsoleDeps, hook: WebhookDoc): Promise<Outcome | undefined> {
+  const wait = await deps.rates.webhookSends.spend(req.account?.accountId ?? 0);
+  if (wait === undefined) return undefined;
+  req.ctx.set('Retry-After', String(wait));
+  req.ctx.state.log.warn({ event: 'console.webhook_send_limited', webhook: hook._id }, 'webhook send refused: too many sends');
+  const { points, durationSeconds } = WEBHOOK_SEND_LIMIT;
+  return detailPage(req, deps, hook, [], req.t.console.webhooks.sendsTooOften(points, durationSeconds, wait));
+}
+
 export const testWebhook: Handler<ConsoleDeps> = async (req, deps) => {
   const hook = await ownWebhook(req, deps);
   const w = req.t.console.webhooks;
+  const refused = await refusedSend(req, deps, hook);
+  if (refused) return refused;
   const { attempt } = await sendTestEvent(deps.webhooks, hook._id, actorOf(req));
   return redirect(
     `/console/webhooks/${hook._id}`,
@@ -218,6 +242,8 @@ export const redeliverWebhook: Handler<ConsoleDeps> = async (req, deps) => {
   const w = req.t.console.webhooks;
   const deliveryId = req.param('deliveryId');
   if (!deliveryId.startsWith(`${hook._id}-`)) throw new NotFoundError('No such delivery.');
+  const refused = await refusedSend(req, deps, hook);
+  if (refused) return refused;
   const { attempt } = await redeliver(deps.webhooks, deliveryId, actorOf(req));
   return redirect(
     `/console/webhooks/${hook._id}`,

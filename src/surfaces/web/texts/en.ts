@@ -5,6 +5,7 @@ import { CODE_DIGITS, CODE_LIFETIME_SECONDS } from '../../../oauth/email-codes.j
 import { PASSWORD_LENGTH } from '../../../oauth/password-policy.js';
 import { plural, type PluralForms } from '../../../plural.js';
 import type { Texts } from './ko.js';
+import { windowEn } from './time.js';
 import { webhooksEn } from './webhooks.js';
 import { adminProposalsEn, consoleProjectsEn } from './proposals.js';
 
@@ -259,6 +260,8 @@ export const en: Texts = {
     saved: 'Saved. The data API shows it at once.',
     unchanged: 'Nothing changed.',
     notEditable: (field: string) => `${field}: you cannot edit this field yourself`,
+    tooOften: (max: number, windowSeconds: number, retryAfterSeconds: number) =>
+      `At most ${count(max, { one: '# save', other: '# saves' })} every ${windowEn(windowSeconds)}. Save again in ${count(retryAfterSeconds, { one: '# second', other: '# seconds' })}.`,
     none: 'none',
   },
   dataUpdate: {

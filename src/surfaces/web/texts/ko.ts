@@ -8,6 +8,7 @@ import { PASSWORD_LENGTH } from '../../../oauth/password-policy.js';
 import type { SelfServiceProblem } from '../../../oauth/self-service.js';
 import type { AccountRuleProblem } from '../../../oauth/accounts.js';
 import type { ApprovalState } from '../../../data/accounts.js';
+import { windowKo } from './time.js';
 import { webhooksKo } from './webhooks.js';
 import { adminProposalsKo, consoleProjectsKo } from './proposals.js';
 
@@ -261,6 +262,8 @@ export const ko = {
     saved: '저장했습니다. 데이터 API에 바로 반영됩니다.',
     unchanged: '바뀐 것이 없습니다.',
     notEditable: (field: string) => `${field}: 직접 고칠 수 없는 항목입니다`,
+    tooOften: (max: number, windowSeconds: number, retryAfterSeconds: number) =>
+      `저장은 ${windowKo(windowSeconds)}에 ${n(max)}번까지입니다. ${n(retryAfterSeconds)}초 뒤에 다시 저장하세요.`,
     none: '없음',
   },
   dataUpdate: {

@@ -36,6 +36,10 @@ export const consoleProjectsKo = {
   submit: '제안 보내기',
   back: '내 프로젝트',
   sent: '제안을 보냈습니다. 관리자가 검토하면 여기에 결과가 보입니다.',
+  pendingCap: (max: number, pending: number) =>
+    `검토를 기다리는 제안은 한 번에 ${n(max, 'ko-KR')}개까지 둘 수 있습니다 (지금 ${n(pending, 'ko-KR')}개).`,
+  tooManyPending: (max: number) =>
+    `검토를 기다리는 제안이 이미 ${n(max, 'ko-KR')}개입니다 (한 번에 ${n(max, 'ko-KR')}개까지). 관리자가 하나를 수락하거나 거절한 뒤 보내세요.`,
 };
 
 export const consoleProjectsEn: typeof consoleProjectsKo = {
@@ -66,6 +70,10 @@ export const consoleProjectsEn: typeof consoleProjectsKo = {
   submit: 'Send the proposal',
   back: 'My projects',
   sent: 'Proposal sent. Its outcome shows here once an administrator has looked at it.',
+  pendingCap: (max: number, pending: number) =>
+    `At most ${n(max, 'en-US')} of your proposals can wait for a decision at once (${n(pending, 'en-US')} waiting now).`,
+  tooManyPending: (max: number) =>
+    `You already have ${n(max, 'en-US')} proposals waiting for a decision (the most at once). Send this one after an administrator has accepted or refused one.`,
 };
 
 export const adminProposalsKo = {

@@ -1,4 +1,6 @@
 import type { DeliveryState, WebhookState } from '../../../data/webhooks.js';
+import { plural } from '../../../plural.js';
+import { windowEn, windowKo } from './time.js';
 
 /*
  * The developer console's webhook pages (src/surfaces/console/webhooks.ts), Korean and English.
@@ -46,6 +48,8 @@ export const webhooksKo = {
   testHint: 'webhook.test 이벤트를 지금 한 번 보냅니다. 서명과 주소를 확인할 때 쓰세요.',
   sent: '보냈습니다. 받는 쪽이 2xx로 답했습니다.',
   notSent: (response: string) => `받는 쪽이 받지 않았습니다: ${response}`,
+  sendsTooOften: (max: number, windowSeconds: number, retryAfterSeconds: number) =>
+    `테스트 이벤트와 다시 보내기는 합쳐서 ${windowKo(windowSeconds)}에 ${n(max, 'ko-KR')}번까지입니다. ${n(retryAfterSeconds, 'ko-KR')}초 뒤에 다시 보내세요.`,
   pause: '멈추기',
   resume: '다시 시작',
   pauseHint: '멈춘 동안의 이벤트는 변경 피드에 30일 동안 남고, 다시 시작하면 차례로 보냅니다.',
@@ -118,6 +122,8 @@ export const webhooksEn: WebhookTexts = {
   testHint: 'Sends one webhook.test event now, to check the address and the signature.',
   sent: 'Sent: the receiver answered 2xx.',
   notSent: (response: string) => `The receiver did not accept it: ${response}`,
+  sendsTooOften: (max: number, windowSeconds: number, retryAfterSeconds: number) =>
+    `At most ${n(max, 'en-US')} test events and deliveries sent again, together, every ${windowEn(windowSeconds)}. Try again in ${plural('en-US', retryAfterSeconds, { one: '# second', other: '# seconds' })}.`,
   pause: 'Pause',
   resume: 'Resume',
   pauseHint: 'Events of the pause stay in the change feed for 30 days and are sent in order when you resume.',
