@@ -893,6 +893,7 @@ export const en: Texts = {
         not_pending: 'That sign-up is not waiting for approval.',
         confirm_admin: 'Tick the box to give the ADMIN or ROOT role.',
         own_account: 'You cannot disable or delete your own account.',
+        changed: 'Another administrator changed this account meanwhile; look at it again, then retry.',
       },
       confirmAdmin: 'Confirm giving administrator rights',
       rootOnly: 'Only a ROOT may change this',
@@ -904,6 +905,7 @@ export const en: Texts = {
         state: 'State',
         active: 'Active',
         own: 'This is your own account. Another administrator can disable or delete it.',
+        rootOnly: 'Only a root administrator may disable, reset the password of or delete an ADMIN or ROOT account.',
         actions: 'Manage',
         disable: 'Disable',
         disableHint:

@@ -886,6 +886,7 @@ export const ko = {
         not_pending: '승인을 기다리는 신청이 아닙니다.',
         confirm_admin: '관리자(ADMIN)나 최고 관리자(ROOT) 역할을 주려면 확인란을 선택하세요.',
         own_account: '자신의 계정은 사용 중지하거나 삭제할 수 없습니다.',
+        changed: '그사이 다른 관리자가 이 계정을 바꿨습니다. 계정을 다시 확인한 뒤 시도하세요.',
       } as Record<AccountRuleProblem, string>,
       confirmAdmin: '관리자 권한 부여 확인',
       rootOnly: '최고 관리자만 바꿀 수 있음',
@@ -897,6 +898,7 @@ export const ko = {
         state: '상태',
         active: '사용 중',
         own: '자신의 계정입니다. 사용 중지나 삭제는 다른 관리자가 할 수 있습니다.',
+        rootOnly: '관리자(ADMIN)와 최고 관리자(ROOT) 계정은 최고 관리자만 사용 중지, 비밀번호 재설정, 삭제할 수 있습니다.',
         actions: '관리',
         disable: '사용 중지',
         disableHint:
