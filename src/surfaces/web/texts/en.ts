@@ -440,7 +440,7 @@ export const en: Texts = {
       registerButton: 'Register',
       state: 'State',
       approvalHint:
-        'An app that asks for any of student:read, self:read, club:read or project:read is in testing until an admin approves it: only you can sign in to it.',
+        'An app that asks for any of student:read, self:read, club:read or project:read is in testing until an admin approves it: only you can sign in to it. An approved app that adds such a scope or a redirect address is in testing again until it is approved again.',
       registered: 'The app has been registered.',
       secretLabel: 'Client secret (client_secret)',
       clientId: 'Client ID (client_id)',
@@ -450,6 +450,8 @@ export const en: Texts = {
       edit: 'Settings',
       save: 'Save',
       saved: 'The settings have been saved.',
+      backInReview:
+        'The settings have been saved. A new redirect address or a scope that needs approval puts the app back in testing: until the school approves it again, only you can sign in to it.',
       rotate: 'Issue a new secret',
       rotateHint: 'The previous secret stops working at once. Update it on your app’s server too.',
       rotated: 'A new secret has been issued.',

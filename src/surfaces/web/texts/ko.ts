@@ -436,7 +436,7 @@ export const ko = {
       registerButton: '등록하기',
       state: '상태',
       approvalHint:
-        'student:read, self:read, club:read, project:read 중 하나라도 요청하는 앱은 관리자가 승인할 때까지 시험 중입니다: 만든 사람만 로그인할 수 있습니다.',
+        'student:read, self:read, club:read, project:read 중 하나라도 요청하는 앱은 관리자가 승인할 때까지 시험 중입니다: 만든 사람만 로그인할 수 있습니다. 승인된 앱도 이런 권한이나 리디렉션 주소를 새로 더하면 다시 승인을 받을 때까지 시험 중입니다.',
       registered: '앱을 등록했습니다.',
       secretLabel: '클라이언트 비밀 값 (client_secret)',
       clientId: '클라이언트 ID (client_id)',
@@ -446,6 +446,8 @@ export const ko = {
       edit: '설정 바꾸기',
       save: '저장',
       saved: '설정을 저장했습니다.',
+      backInReview:
+        '설정을 저장했습니다. 새 리디렉션 주소나 승인이 필요한 권한이 생겨 앱이 다시 시험 중입니다: 학교가 다시 승인할 때까지 만든 사람만 로그인할 수 있습니다.',
       rotate: '비밀 값 다시 발급',
       rotateHint: '새 비밀 값을 발급하면 이전 값은 바로 멈춥니다. 앱 서버의 값을 함께 바꾸세요.',
       rotated: '새 비밀 값을 발급했습니다.',
