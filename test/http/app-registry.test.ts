@@ -251,6 +251,25 @@ describe('the app registry: testing, approval, disabling, reserved names', () =>
     const resumed = await browse(refused.location.href, jar);
     expect(resumed.status).to.equal(303);
     expect(resumed.location?.searchParams.get('code')).to.be.a('string');
+
+    // Back in testing between the consent page and its answer: the answer is refused too.
+    const asked = await authorize(t, { ...request, scope: 'self:read club:read' }, OTHER, { jar, stopOn: 200 });
+    expect(asked.pages.at(-1)).to.include('name="decision"');
+    await owner.post(`/console/apps/${id}`, {
+      name: 'Reading log',
+      serviceName: '',
+      redirectUris: `${CALLBACK}\nhttps://reading.example/cb`,
+      scopes: ['self:read', 'club:read'],
+    });
+    const html = asked.pages.at(-1) ?? '';
+    const answer = await fetch(new URL(/<form method="post" action="([^"]+)"/.exec(html)?.[1] ?? '', t.url), {
+      method: 'POST',
+      headers: { cookie: jar.header(), 'content-type': 'application/x-www-form-urlencoded', origin: t.url },
+      body: new URLSearchParams({ csrf: /name="csrf" value="([^"]+)"/.exec(html)?.[1] ?? '', decision: 'allow' }).toString(),
+      redirect: 'manual',
+    });
+    expect(answer.status).to.equal(403);
+    expect(await answer.text()).to.include('Reading log 앱은 아직 학교의 승인을 받지 않았습니다.');
   });
 
   it('a new redirect address sends an approved app back to review: in testing, said in the console, listed in /admin/apps', async () => {
