@@ -53,7 +53,7 @@ export type AccountRuleProblem = 'unknown_account' | 'own_role' | 'root_only' | 
 /** Who decides: a signed-in admin, or the operator at the `campus` command. */
 export type AccountActor = AccountPrincipal | 'CLI';
 
-/** The roles whose giving is a confirmed action (issue 22: making anyone ADMIN is a ROOT's confirmed action). */
+/** The roles whose giving is a confirmed action: making anyone ADMIN or ROOT is a ROOT's confirmed action. */
 const CONFIRMED_ROLES: readonly AccountRole[] = ['ADMIN', 'ROOT'];
 
 /** An admin's change the rules refuse (403); `problem` names the rule. */

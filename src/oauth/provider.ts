@@ -191,7 +191,7 @@ function resourceServer(ctx: KoaContextWithOIDC, resource: string, client: Clien
 /**
  * oidc-provider's prompts (login, then consent) with ours between them: an app that does not
  * admit the signed-in account, then a data update the school asks of the signed-in student
- * (issue 25). A prompt's checks run on every authorization request, a session that would skip
+ * (src/data/update-requests.ts). A prompt's checks run on every authorization request, a session that would skip
  * the login page included, so single sign-on and an earlier consent cannot pass them. Not
  * requestable: an app cannot ask for them with `prompt=`.
  */

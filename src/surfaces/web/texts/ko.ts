@@ -889,7 +889,7 @@ export const ko = {
         confirm_admin: '관리자(ADMIN)나 최고 관리자(ROOT) 역할을 주려면 확인란을 선택하세요.',
         own_account: '자신의 계정은 사용 중지하거나 삭제할 수 없습니다.',
         changed: '그사이 다른 관리자가 이 계정을 바꿨습니다. 계정을 다시 확인한 뒤 시도하세요.',
-      } as Record<AccountRuleProblem, string>,
+      } satisfies Record<AccountRuleProblem, string>,
       confirmAdmin: '관리자 권한 부여 확인',
       rootOnly: '최고 관리자만 바꿀 수 있음',
       disabledTag: '사용 중지',
