@@ -117,19 +117,28 @@ export class AccountStore {
     return result.matchedCount === 1;
   }
 
-  async updateRole(id: number, role: AccountRole, now = new Date()): Promise<boolean> {
-    const result = await this.db.models.accounts.updateOne({ _id: id }, { $set: { role, updatedAt: now } });
+  /**
+   * Gives the account `role`, only while its role is still `from` (the role the rule was checked
+   * against, src/auth/policy.ts accountChangeRefusal); false when it is gone or its role moved meanwhile.
+   */
+  async updateRole(id: number, from: AccountRole, role: AccountRole, now = new Date()): Promise<boolean> {
+    const result = await this.db.models.accounts.updateOne({ _id: id, role: from }, { $set: { role, updatedAt: now } });
     return this.changed(id, result.matchedCount === 1);
   }
 
-  /** Records an admin's decision on a teacher's sign-up, and the role it gives; false unless it was PENDING. */
+  /**
+   * Records an admin's decision on a teacher's sign-up, and the role it gives; false unless it is
+   * PENDING and its role is still `from` (the role the rule was checked against: a ROOT may have
+   * made it ADMIN meanwhile, and an approval must not turn that ADMIN into a TEACHER).
+   */
   async decideApproval(
     id: number,
+    from: AccountRole,
     decision: { approval: 'APPROVED' | 'REJECTED'; role: AccountRole; by: number | null; now?: Date },
   ): Promise<boolean> {
     const now = decision.now ?? new Date();
     const result = await this.db.models.accounts.updateOne(
-      { _id: id, approval: 'PENDING' },
+      { _id: id, role: from, approval: 'PENDING' },
       {
         $set: { approval: decision.approval, role: decision.role, approvalDecidedAt: now, approvalDecidedBy: decision.by, updatedAt: now },
       },
@@ -139,11 +148,13 @@ export class AccountStore {
 
   /**
    * Disables (`state` given: when and by whom) or re-enables (null) an account; false when nothing
-   * changed. Moves the `oauth` version naming the account, so userinfo and the token endpoint see
+   * changed (it already was, or, with `from`, its role is no longer the one the rule was checked
+   * against). Moves the `oauth` version naming the account, so userinfo and the token endpoint see
    * it at once everywhere (its grants and tokens too: they name their account).
    */
-  async setDisabled(id: number, state: { at: Date; by: number | null } | null): Promise<boolean> {
-    const filter = state ? { _id: id, disabledAt: null } : { _id: id, disabledAt: { $ne: null } };
+  async setDisabled(id: number, state: { at: Date; by: number | null } | null, from?: AccountRole): Promise<boolean> {
+    const role = from === undefined ? {} : { role: from };
+    const filter = state ? { _id: id, ...role, disabledAt: null } : { _id: id, ...role, disabledAt: { $ne: null } };
     const result = await this.db.models.accounts.updateOne(filter, {
       $set: { disabledAt: state?.at ?? null, disabledBy: state?.by ?? null, updatedAt: state?.at ?? new Date() },
     });

@@ -1,4 +1,5 @@
 import type { AccountPrincipal } from '../auth/principal.js';
+import { accountChangeRefusal, type AccountAction, type AccountActorStanding, type AccountRefusal } from '../auth/policy.js';
 import {
   AccountStore,
   ACCOUNT_ROLES,
@@ -43,14 +44,17 @@ export interface DeletedAccount {
   clients: number;
 }
 
-/** Why an admin's change of an account is refused. */
-export type AccountRuleProblem = 'unknown_account' | 'own_role' | 'root_only' | 'not_pending' | 'confirm_admin' | 'own_account';
+/**
+ * Why an admin's change of an account is refused; `changed`: the account changed between the
+ * reading the rule was checked against and the write (another admin's change meanwhile).
+ */
+export type AccountRuleProblem = 'unknown_account' | 'own_role' | 'root_only' | 'not_pending' | 'confirm_admin' | 'own_account' | 'changed';
 
 /** Who decides: a signed-in admin, or the operator at the `campus` command. */
 export type AccountActor = AccountPrincipal | 'CLI';
 
-/** The roles only a ROOT may give or take (issue 22: making anyone ADMIN is a ROOT's confirmed action). */
-const ROOT_GIVES: readonly AccountRole[] = ['ADMIN', 'ROOT'];
+/** The roles whose giving is a confirmed action: making anyone ADMIN or ROOT is a ROOT's confirmed action. */
+const CONFIRMED_ROLES: readonly AccountRole[] = ['ADMIN', 'ROOT'];
 
 /** An admin's change the rules refuse (403); `problem` names the rule. */
 export class AccountRuleError extends ForbiddenError {
@@ -96,7 +100,7 @@ export class AccountService {
     if (!(await verifyPassword(existing.passwordHash, input.password))) {
       await this.store.updatePassword(existing._id, await hashPassword(input.password));
     }
-    if (existing.role !== input.role) await this.store.updateRole(existing._id, input.role);
+    if (existing.role !== input.role) await this.store.updateRole(existing._id, existing.role, input.role);
     return this.summarize({ ...existing, role: input.role });
   }
 
@@ -143,12 +147,13 @@ export class AccountService {
   }
 
   /**
-   * An admin (or the operator) deletes an account from the admin console: the rules of
-   * `setDisabled` (not one's own; ADMIN and ROOT accounts only by a ROOT), then `delete`.
+   * An admin (or the operator) deletes an account from the admin console: the rule of every
+   * account change (src/auth/policy.ts: not one's own; ADMIN and ROOT accounts only by a ROOT),
+   * then `delete`.
    */
   async deleteAs(actor: AccountActor, id: number): Promise<DeletedAccount> {
     const doc = await this.mustFind(id);
-    checkActsOn(actor, doc, 'delete');
+    checkAccountChange(actor, doc, 'delete');
     return this.delete(String(doc._id), accessActor(actor));
   }
 
@@ -159,7 +164,7 @@ export class AccountService {
    * account), and its API keys stop at the data API; all at once, in every process (the `oauth`
    * and `keys` versions move: src/data/versions.ts, version-bus.ts). Nothing is deleted, so
    * re-enabled, its tokens and keys work again. Not one's own account; an ADMIN's or ROOT's only
-   * by a ROOT. In the access log.
+   * by a ROOT (src/auth/policy.ts), its role as read still its role when written. In the access log.
    */
   async setDisabled(
     actor: AccountActor,
@@ -168,9 +173,13 @@ export class AccountService {
   ): Promise<{ account: AccountSummary; changed: boolean }> {
     const doc = typeof idOrEmail === 'number' ? await this.mustFind(idOrEmail) : await this.store.findByEmail(idOrEmail);
     if (!doc) throw new AccountRuleError(`No account ${idOrEmail}.`, 'unknown_account');
-    checkActsOn(actor, doc, disabled ? 'disable' : 'enable');
+    const action = disabled ? 'disable' : 'enable';
+    checkAccountChange(actor, doc, action);
     const at = new Date();
-    const changed = await this.store.setDisabled(doc._id, disabled ? { at, by: actor === 'CLI' ? null : actor.accountId } : null);
+    const state = disabled ? { at, by: actor === 'CLI' ? null : actor.accountId } : null;
+    const changed = await this.store.setDisabled(doc._id, state, doc.role);
+    // Nothing written: it already was so, unless its role moved since it was read.
+    if (!changed && (await this.store.findById(doc._id))?.role !== doc.role) throw await this.missedWrite(actor, doc._id, action);
     // Keys follow the account's state even when it did not change (a repeat mends a half-done one).
     await setOwnerDisabled(this.db, doc._id, disabled);
     if (disabled) await new OAuthStore(this.db).revokeKindOf('Session', String(doc._id));
@@ -192,9 +201,9 @@ export class AccountService {
 
   /**
    * An admin changes an account's role. Nobody changes their own role (an admin cannot lock
-   * themselves out by mistake); only a ROOT gives or takes ADMIN and ROOT, and giving either is
-   * confirmed (`confirmed`: the console's tick, or the command's --confirm). Each change is in
-   * the access log.
+   * themselves out by mistake); only a ROOT gives or takes ADMIN and ROOT (src/auth/policy.ts,
+   * checked against the role as read, which the write requires to be still the account's), and
+   * giving either is confirmed (`confirmed`: the console's tick). Each change is in the access log.
    */
   async changeRole(
     actor: AccountPrincipal,
@@ -204,13 +213,11 @@ export class AccountService {
   ): Promise<{ before: AccountSummary; after: AccountSummary }> {
     const doc = await this.mustFind(id);
     const target = checkRole(role);
-    if (doc._id === actor.accountId) throw new AccountRuleError('You cannot change your own role.', 'own_role');
+    checkAccountChange(actor, doc, 'change-role', target);
     if (target === doc.role) return { before: await this.summarize(doc), after: await this.summarize(doc) };
-    if ((ROOT_GIVES.includes(target) || ROOT_GIVES.includes(doc.role)) && actor.role !== 'ROOT')
-      throw new AccountRuleError('Only a ROOT account may give or take the ADMIN and ROOT roles.', 'root_only');
-    if (ROOT_GIVES.includes(target) && options.confirmed !== true)
+    if (CONFIRMED_ROLES.includes(target) && options.confirmed !== true)
       throw new AccountRuleError(`Giving ${target} is a confirmed action: confirm it to go on.`, 'confirm_admin');
-    await this.store.updateRole(doc._id, target);
+    if (!(await this.store.updateRole(doc._id, doc.role, target))) throw await this.missedWrite(actor, doc._id, 'change-role', target);
     await new AccessAudit(this.db).record(accessActor(actor), {
       action: 'ROLE_CHANGED',
       target: { kind: 'ACCOUNT', id: String(doc._id), label: doc.email },
@@ -222,22 +229,40 @@ export class AccountService {
   /**
    * An admin (or the operator) decides a teacher's sign-up: approval makes the account TEACHER
    * (a teacher is not an administrator: issue 22), rejection leaves its role as it is. Only a
-   * PENDING sign-up is decided; the decision is in the access log.
+   * PENDING sign-up is decided, by the rule of every account change (src/auth/policy.ts): an
+   * account a ROOT made ADMIN meanwhile is a ROOT's to decide, and the write requires the role
+   * the rule saw, so an approval racing that promotion is refused instead of demoting the ADMIN.
+   * The decision is in the access log.
    */
   async decideTeacher(actor: AccountActor, idOrEmail: number | string, approve: boolean): Promise<AccountSummary> {
     const doc = typeof idOrEmail === 'number' ? await this.mustFind(idOrEmail) : await this.store.findByEmail(idOrEmail);
     if (!doc) throw new AccountRuleError(`No account ${idOrEmail}.`, 'unknown_account');
-    if (actor !== 'CLI' && doc._id === actor.accountId) throw new AccountRuleError('You cannot decide on your own sign-up.', 'own_role');
     const role: AccountRole = approve ? 'TEACHER' : doc.role;
+    checkAccountChange(actor, doc, 'decide-sign-up', approve ? role : undefined);
+    if (doc.approval !== 'PENDING') throw notPending(doc);
     const approval = approve ? 'APPROVED' : 'REJECTED';
-    if (!(await this.store.decideApproval(doc._id, { approval, role, by: actor === 'CLI' ? null : actor.accountId })))
-      throw new AccountRuleError(`Account ${doc.email} is not waiting for approval.`, 'not_pending');
+    if (!(await this.store.decideApproval(doc._id, doc.role, { approval, role, by: actor === 'CLI' ? null : actor.accountId })))
+      throw await this.missedWrite(actor, doc._id, 'decide-sign-up', approve ? role : undefined);
     await new AccessAudit(this.db).record(accessActor(actor), {
       action: approve ? 'TEACHER_APPROVED' : 'TEACHER_REFUSED',
       target: { kind: 'ACCOUNT', id: String(doc._id), label: doc.email },
       detail: { name: doc.name ?? null, department: doc.department ?? null, from: doc.role, to: role },
     });
     return this.summarize({ ...doc, role, approval });
+  }
+
+  /**
+   * Why a write conditional on the account as read matched nothing, read again: it is gone, it is
+   * no longer a PENDING sign-up, the rule refuses it as it is now (a ROOT made it ADMIN meanwhile),
+   * or it changed otherwise meanwhile.
+   */
+  private async missedWrite(actor: AccountActor, id: number, action: AccountAction, giving?: AccountRole): Promise<AccountRuleError> {
+    const now = await this.store.findById(id);
+    if (!now) return new AccountRuleError(`No account ${id}.`, 'unknown_account');
+    const refusal = accountChangeRefusal(actorStanding(actor), { id: now._id, role: now.role }, giving);
+    if (refusal) return refusalError(refusal, action);
+    if (action === 'decide-sign-up' && now.approval !== 'PENDING') return notPending(now);
+    return new AccountRuleError(`Account ${now.email} changed meanwhile; look at it again.`, 'changed');
   }
 
   private async mustFind(id: number): Promise<AccountDoc> {
@@ -279,15 +304,49 @@ export class AccountService {
   }
 }
 
+/** How the refusals name each account change. */
+const ACTION_WORDS: Record<AccountAction, string> = {
+  'change-role': 'change the role of',
+  'decide-sign-up': 'decide the sign-up of',
+  disable: 'disable',
+  enable: 'enable',
+  delete: 'delete',
+  'reset-password': 'send a password reset to',
+  'remove-factor': 'remove the second factor of',
+};
+
+/** The rule's judgement on an actor, from the pages' principal or the operator's command. */
+export function actorStanding(actor: AccountActor): AccountActorStanding {
+  return actor === 'CLI' ? 'CLI' : { id: actor.accountId, role: actor.role };
+}
+
 /**
- * Who may disable, enable or delete an account (issue 25): nobody their own (an admin cannot lock
- * themselves out by mistake); an ADMIN's or ROOT's only a ROOT (as with their roles).
+ * Throws when the rule of every account change (src/auth/policy.ts, accountChangeRefusal) refuses
+ * `actor` doing `action` to the account as read (`giving`: the role the change gives).
  */
-function checkActsOn(actor: AccountActor, doc: AccountDoc, what: 'disable' | 'enable' | 'delete'): void {
-  if (actor === 'CLI') return;
-  if (doc._id === actor.accountId) throw new AccountRuleError(`You cannot ${what} your own account.`, 'own_account');
-  if (ROOT_GIVES.includes(doc.role) && actor.role !== 'ROOT')
-    throw new AccountRuleError(`Only a ROOT account may ${what} an ADMIN or ROOT account.`, 'root_only');
+export function checkAccountChange(actor: AccountActor, doc: AccountDoc, action: AccountAction, giving?: AccountRole): void {
+  const refusal = accountChangeRefusal(actorStanding(actor), { id: doc._id, role: doc.role }, giving);
+  if (refusal) throw refusalError(refusal, action);
+}
+
+/**
+ * The one place a refusal of the rule becomes the error the pages and the command show: its
+ * problem code (the pages word it, src/surfaces/web/texts/ko.ts `admin.accounts.problems`) and a
+ * sentence naming the action. One's own role or sign-up is `own_role`, the rest of one's own
+ * account `own_account`.
+ */
+function refusalError(refusal: AccountRefusal, action: AccountAction): AccountRuleError {
+  const words = ACTION_WORDS[action];
+  if (refusal === 'own_account')
+    return new AccountRuleError(
+      `You cannot ${words} your own account.`,
+      action === 'change-role' || action === 'decide-sign-up' ? 'own_role' : 'own_account',
+    );
+  return new AccountRuleError(`Only a ROOT account may ${words} an ADMIN or ROOT account, or give either role.`, 'root_only');
+}
+
+function notPending(doc: AccountDoc): AccountRuleError {
+  return new AccountRuleError(`Account ${doc.email} is not waiting for approval.`, 'not_pending');
 }
 
 /** The access log's actor for an account's action or the command's. */

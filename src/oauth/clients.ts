@@ -8,6 +8,7 @@ import { SCOPES_NEEDING_APPROVAL } from './login-scopes.js';
 import { AccessAudit, type AccessAction, type AccessActor } from '../data/access-audit.js';
 import { hashClientSecret, newClientSecret } from './secrets.js';
 import { BadRequestError } from '../errors/index.js';
+import type { AppStanding } from '../auth/policy.js';
 
 /** Client metadata property (extraClientMetadata) that marks first-party clients. */
 export const FIRST_PARTY = 'first_party';
@@ -216,16 +217,25 @@ export class ClientService implements ClientDirectory {
     return summarize(await this.mustFind(id, options));
   }
 
+  /**
+   * Changes a client. An account's app that was approved goes back to review (its approval is
+   * cleared: in testing again when its scopes need approval, src/oauth/login-scopes.ts) when the
+   * change reaches past what was approved: a scope needing approval it did not ask for, or a
+   * redirect address it did not have (codes would go somewhere the school never saw). Its name,
+   * service name, post-logout addresses (they receive no code or token) and fewer scopes or
+   * addresses keep the approval.
+   */
   async update(id: string, changes: UpdateClientInput, options: ClientOwnerOption = {}): Promise<ClientSummary> {
     const existing = await this.mustFind(id, options);
     if (existing.ownerAccountId != null) await this.checkNotReserved([changes.name ?? '', changes.serviceName ?? '']);
-    // An approved app that starts asking for data it was not approved for is in testing again.
+    const redirectUris = changes.redirectUris === undefined ? undefined : this.checkRedirectUris(changes.redirectUris);
     const widened =
       changes.scopes !== undefined && changes.scopes.some((s) => SCOPES_NEEDING_APPROVAL.includes(s) && !existing.scopes.includes(s));
+    const redirected = redirectUris !== undefined && redirectUris.some((uri) => !existing.redirectUris.includes(uri));
     const updated = await this.store.update(id, {
-      ...(widened && existing.ownerAccountId != null ? { approvedAt: null, approvedBy: null } : {}),
+      ...((widened || redirected) && existing.ownerAccountId != null ? { approvedAt: null, approvedBy: null } : {}),
       ...(changes.name !== undefined ? { name: checkName(changes.name) } : {}),
-      ...(changes.redirectUris !== undefined ? { redirectUris: this.checkRedirectUris(changes.redirectUris) } : {}),
+      ...(redirectUris !== undefined ? { redirectUris } : {}),
       ...(changes.postLogoutRedirectUris !== undefined
         ? { postLogoutRedirectUris: this.checkPostLogoutRedirectUris(changes.postLogoutRedirectUris) }
         : {}),
@@ -296,6 +306,15 @@ export class ClientService implements ClientDirectory {
     if (!updated) throw unknownClient(id);
     if (doc.disabledAt) await this.logged(actor, 'APP_ENABLED', doc, { from: 'disabled', to: stateOf(updated) });
     return { before: summarize(doc), after: summarize(updated) };
+  }
+
+  /**
+   * The app as the authorization rules see it now (src/auth/policy.ts, appAdmits), read at every
+   * authorization that has a signed-in account (src/oauth/provider.ts); undefined when there is none.
+   */
+  async standing(id: string): Promise<AppStanding | undefined> {
+    const doc = await this.store.find(id);
+    return doc ? { ownerAccountId: doc.ownerAccountId ?? null, state: stateOf(doc) } : undefined;
   }
 
   /** Whether the app exists and is not disabled (userinfo asks it of every token). */

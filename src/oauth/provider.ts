@@ -33,6 +33,7 @@ import {
 } from './constants.js';
 import type { OAuthKeys, SigningAlg } from './keys.js';
 import { clientSecretMatches } from './secrets.js';
+import { appAdmits } from '../auth/policy.js';
 
 export interface ProviderDeps {
   readonly config: Config;
@@ -49,6 +50,8 @@ export interface ProviderDeps {
 
 /** The interaction prompt of a data update asked at sign-in (src/surfaces/web/login.ts shows its page). */
 export const DATA_UPDATE_PROMPT = 'data_update';
+/** The interaction prompt of an app that does not admit the signed-in account (src/surfaces/web/login.ts answers it 403). */
+export const APP_ADMISSION_PROMPT = 'app_admission';
 
 /** The pages of the end_session_endpoint and the errors that cannot go back to an app. */
 export interface ProviderPages {
@@ -186,15 +189,29 @@ function resourceServer(ctx: KoaContextWithOIDC, resource: string, client: Clien
 }
 
 /**
- * oidc-provider's prompts (login, then consent) with ours between them: a data update the school
- * asks of the signed-in student (issue 25). A prompt's checks run on every authorization request,
- * a session that would skip the login page included, so single sign-on cannot pass it; it is
- * satisfied once the student's answer is stored (the request no longer names them) or the
- * request is withdrawn. Not requestable: an app cannot ask for it with `prompt=`.
+ * oidc-provider's prompts (login, then consent) with ours between them: an app that does not
+ * admit the signed-in account, then a data update the school asks of the signed-in student
+ * (src/data/update-requests.ts). A prompt's checks run on every authorization request, a session that would skip
+ * the login page included, so single sign-on and an earlier consent cannot pass them. Not
+ * requestable: an app cannot ask for them with `prompt=`.
  */
 function interactionPrompts(deps: ProviderDeps): ReturnType<typeof interactionPolicy.base> {
   const { Prompt, Check, base } = interactionPolicy;
   const prompts = base();
+  // A testing app admits only its owner, at every authorization (src/auth/policy.ts appAdmits):
+  // someone who consented while it was active stops here once it is back in testing. Never
+  // satisfied by the person; with prompt=none the app gets access_denied.
+  const appAdmission = new Prompt(
+    { name: APP_ADMISSION_PROMPT, requestable: false },
+    new Check('app_not_admitting', 'the app admits only its owner until the school approves it', 'access_denied', async (ctx) => {
+      const accountId = ctx.oidc.session?.accountId;
+      const clientId = ctx.oidc.client?.clientId;
+      if (!accountId || !/^\d+$/.test(accountId) || !clientId) return Check.NO_NEED_TO_PROMPT;
+      const app = await deps.clients.standing(clientId);
+      return app && !appAdmits(app, Number(accountId)) ? Check.REQUEST_PROMPT : Check.NO_NEED_TO_PROMPT;
+    }),
+  );
+  // Satisfied once the student's answer is stored (the request no longer names them) or the request is withdrawn.
   const dataUpdate = new Prompt(
     { name: DATA_UPDATE_PROMPT, requestable: false },
     new Check('data_update_requested', 'the school asks the student to check their details', async (ctx) => {
@@ -204,6 +221,7 @@ function interactionPrompts(deps: ProviderDeps): ReturnType<typeof interactionPo
     }),
   );
   prompts.add(dataUpdate, 1);
+  prompts.add(appAdmission, 1);
   return prompts;
 }
 

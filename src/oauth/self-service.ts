@@ -14,6 +14,7 @@ import {
   AccountService,
   MAX_EMAIL_LENGTH,
   accessActor,
+  checkAccountChange,
   isEmail,
   type AccountActor,
   type AccountSummary,
@@ -247,6 +248,8 @@ export class SelfService {
   async sendPasswordReset(actor: AccountActor, accountId: number): Promise<{ email: string; expiresInSeconds: number }> {
     const account = await this.store.findById(accountId);
     if (!account) throw new AccountRuleError(`No account ${accountId}.`, 'unknown_account');
+    // The rule of every account change (src/auth/policy.ts): not one's own; an ADMIN's or ROOT's only by a ROOT.
+    checkAccountChange(actor, account, 'reset-password');
     const sender = actor === 'CLI' ? 'cli' : `admin:${actor.accountId}`;
     const { code } = await this.issue('reset', account.email, sender);
     await this.deps.mailer.send(

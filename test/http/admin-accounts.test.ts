@@ -3,6 +3,7 @@ import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { expectEnvelope, expectOk } from '../helpers/expect.js';
 import { authorize, createAccount, createClient, postJson, REDIRECT_URI, signInToConsole, type ConsoleSession } from '../helpers/oauth.js';
 import { TestMailServer } from '../helpers/smtp.js';
+import { AccountStore } from '../../src/data/accounts.js';
 import { ApiKeyService } from '../../src/data/api-keys.js';
 import { hashPassword } from '../../src/oauth/secrets.js';
 
@@ -154,6 +155,90 @@ describe('admin console: accounts and API keys of every user', function () {
     // The list offers no role form on one's own row.
     const list = await admin.get(`/admin/accounts?q=admin@`);
     expect(list.html).not.to.include(`action="/admin/accounts/${ids['admin']}/role"`);
+  });
+
+  it('an approval is judged on the account as it is: a sign-up a ROOT made ADMIN meanwhile is a ROOT’s to decide, and stays ADMIN', async () => {
+    await account('promoted', 'USER', { name: '최선생', department: '영어과' });
+    await root.post(`/admin/accounts/${ids['promoted']}/role`, { role: 'ADMIN', confirm: 'yes' });
+    expect(await t.db.models.accounts.findOne({ _id: ids['promoted'] }).lean()).to.deep.include({ role: 'ADMIN', approval: 'PENDING' });
+
+    for (const decision of ['approve', 'reject']) {
+      const refused = await admin.post(`/admin/accounts/${ids['promoted']}/approval`, {
+        decision,
+        back: '/admin/accounts?approval=PENDING',
+      });
+      expect(refused.res.status).to.equal(303);
+      expect(refused.res.headers.get('location')).to.equal('/admin/accounts?approval=PENDING');
+      expect(flashOf((await admin.get('/admin/accounts')).html)).to.equal(
+        '최고 관리자(ROOT) 역할은 최고 관리자 계정만 주거나 뺄 수 있습니다.',
+      );
+    }
+    expect(await t.db.models.accounts.findOne({ _id: ids['promoted'] }).lean()).to.deep.include({
+      role: 'ADMIN',
+      approval: 'PENDING',
+      approvalDecidedBy: null,
+    });
+    expect(await t.db.models.accessAudit.countDocuments({ targetId: String(ids['promoted']), action: /^TEACHER_/ })).to.equal(0);
+    // The list offers an ADMIN neither a role form nor approval buttons on that row.
+    const list = await admin.get('/admin/accounts?q=promoted@');
+    expect(list.html).to.include('최고 관리자만 바꿀 수 있음').and.not.include(`action="/admin/accounts/${ids['promoted']}/approval"`);
+    expect((await root.get('/admin/accounts?q=promoted@')).html).to.include(`action="/admin/accounts/${ids['promoted']}/approval"`);
+  });
+
+  it('the write requires the role the rule was checked against (a promotion between the reading and the write is not undone)', async () => {
+    await account('raced', 'USER', { name: '정선생', department: '국어과' });
+    const store = new AccountStore(t.db);
+    // Read as USER; a ROOT makes it ADMIN before the approval is written.
+    await t.db.models.accounts.updateOne({ _id: ids['raced'] }, { $set: { role: 'ADMIN' } });
+    expect(
+      await store.decideApproval(ids['raced'] ?? 0, 'USER', { approval: 'APPROVED', role: 'TEACHER', by: ids['admin'] ?? 0 }),
+    ).to.equal(false);
+    expect(await store.updateRole(ids['raced'] ?? 0, 'USER', 'TEACHER')).to.equal(false);
+    expect(await store.setDisabled(ids['raced'] ?? 0, { at: new Date(), by: ids['admin'] ?? 0 }, 'USER')).to.equal(false);
+    expect(await t.db.models.accounts.findOne({ _id: ids['raced'] }).lean()).to.deep.include({
+      role: 'ADMIN',
+      approval: 'PENDING',
+      disabledAt: null,
+    });
+    expect(await store.decideApproval(ids['raced'] ?? 0, 'ADMIN', { approval: 'REJECTED', role: 'ADMIN', by: ids['root'] ?? 0 })).to.equal(
+      true,
+    );
+  });
+
+  it('an ADMIN’s account is a ROOT’s to disable, enable, reset or delete; an ADMIN is refused each, and nothing happens', async () => {
+    const other = await account('colleague', 'ADMIN');
+    const path = `/admin/accounts/${ids['colleague']}`;
+    const page = await admin.get(path);
+    expect(page.html)
+      .to.include('관리자(ADMIN)와 최고 관리자(ROOT) 계정은 최고 관리자만 사용 중지, 비밀번호 재설정, 삭제할 수 있습니다.')
+      .and.not.include(`action="${path}/disable"`)
+      .and.not.include(`action="${path}/reset"`)
+      .and.not.include(`action="${path}/delete"`);
+    const mailsBefore = mail.mails.length;
+    for (const [action, fields] of [
+      ['disable', {}],
+      ['reset', {}],
+      ['delete', { confirm: 'yes' }],
+    ] as const) {
+      const refused = await admin.post(`${path}/${action}`, fields);
+      expect(refused.res.status, action).to.equal(303);
+      expect(refused.res.headers.get('location'), action).to.equal(path);
+      expect(flashOf((await admin.get(path)).html), action).to.equal('최고 관리자(ROOT) 역할은 최고 관리자 계정만 주거나 뺄 수 있습니다.');
+    }
+    expect(await t.db.models.accounts.findOne({ _id: ids['colleague'] }).lean()).to.deep.include({ role: 'ADMIN', disabledAt: null });
+    expect(mail.mails.slice(mailsBefore).filter((m) => m.to.includes(other.email))).to.deep.equal([]);
+    expect(await t.db.models.accessAudit.countDocuments({ targetId: String(ids['colleague']) })).to.equal(0);
+
+    // Disabled by a ROOT, it is not an ADMIN's to enable either.
+    await root.post(`${path}/disable`, {});
+    await admin.post(`${path}/enable`, {});
+    expect(flashOf((await admin.get(path)).html)).to.equal('최고 관리자(ROOT) 역할은 최고 관리자 계정만 주거나 뺄 수 있습니다.');
+    expect((await t.db.models.accounts.findOne({ _id: ids['colleague'] }).lean())?.disabledAt).to.be.instanceOf(Date);
+    // A ROOT sends the reset (the same rule allows it).
+    const sent = await root.post(`${path}/reset`, {});
+    expect(sent.res.status).to.equal(303);
+    expect(flashOf((await root.get(path)).html)).to.equal('colleague@gsm.hs.kr(으)로 비밀번호 재설정 코드를 보냈습니다.');
+    expect((await mail.waitFor(other.email)).subject).to.include('비밀번호 재설정 코드');
   });
 
   it('keys of every user: search by owner email, extend, revoke', async () => {

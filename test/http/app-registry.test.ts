@@ -5,7 +5,7 @@ import { hashPassword } from '../../src/oauth/secrets.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { expectOAuthError } from '../helpers/expect.js';
 import { buildStudent, insertSchool } from '../helpers/factories.js';
-import { authorize, createClient, postJson, signInToConsole, type ConsoleSession } from '../helpers/oauth.js';
+import { authorize, CookieJar, createClient, postJson, signInToConsole, type ConsoleSession } from '../helpers/oauth.js';
 
 /**
  * The app registry (issue 22): /admin/apps lists every app with owner, type, scopes, redirects,
@@ -186,5 +186,123 @@ describe('the app registry: testing, approval, disabling, reserved names', () =>
 
   it('only ADMIN and ROOT open it', async () => {
     expect((await owner.get('/admin/apps')).res.status).to.equal(403);
+  });
+
+  /** Registers an app of the owner asking for `scopes` and has the admin approve it; its id. */
+  async function approvedApp(name: string, scopes: string[]): Promise<string> {
+    const created = await owner.post('/console/apps', { name, redirectUris: CALLBACK, type: 'confidential', scopes });
+    const id = /<code id="client-id">([^<]+)<\/code>/.exec(await follow(owner, created.res))?.[1] ?? '';
+    await admin.post(`/admin/apps/${id}`, { action: 'approve', back: '/admin/apps' });
+    expect((await owner.get(`/console/apps/${id}`)).html).to.include('data-state="active"');
+    return id;
+  }
+
+  /** Follows our own redirects from `url` with the jar, as a browser would; the last answer. */
+  async function browse(url: string, jar: CookieJar): Promise<{ status: number; location: URL | null }> {
+    let next = url;
+    for (let hop = 0; hop < 8; hop++) {
+      const res = await fetch(next, { headers: { cookie: jar.header() }, redirect: 'manual' });
+      jar.store(res);
+      await res.arrayBuffer();
+      const location = res.headers.get('location');
+      if (!location) return { status: res.status, location: null };
+      const target = new URL(location, next);
+      if (target.origin !== t.url) return { status: res.status, location: target };
+      next = target.href;
+    }
+    throw new Error('too many redirects');
+  }
+
+  it('a testing app admits only its owner at every authorization: neither single sign-on nor a consent given while it was active lets another in', async () => {
+    const id = await approvedApp('Reading log', ['self:read']);
+    const request = { client_id: id, redirect_uri: CALLBACK, response_type: 'code', state: 's', scope: 'self:read' };
+    const jar = new CookieJar();
+    const consented = await authorize(t, request, OTHER, { jar });
+    expect(consented.code).to.be.a('string');
+    // Single sign-on with the grant: straight back to the app, no page.
+    const silent = await authorize(t, request, OTHER, { jar });
+    expect(silent.code).to.be.a('string');
+    expect(silent.pages).to.deep.equal([]);
+
+    // The owner widens its scopes: back in testing.
+    await owner.post(`/console/apps/${id}`, {
+      name: 'Reading log',
+      serviceName: '',
+      redirectUris: CALLBACK,
+      scopes: ['self:read', 'club:read'],
+    });
+    expect((await owner.get(`/console/apps/${id}`)).html).to.include('data-state="testing"');
+    const refused = await authorize(t, request, OTHER, { jar, stopOn: 403 });
+    expect(refused.code).to.equal(null);
+    expect(refused.statuses).to.deep.equal([303, 403]);
+    expect(refused.pages).to.have.length(1);
+    expect(refused.pages[0]).to.include('학교의 승인을 기다리는 앱').and.include('Reading log 앱은 아직 학교의 승인을 받지 않았습니다.');
+    // Asked not to show a page (prompt=none), the app hears access_denied, and gets no code.
+    const none = await authorize(t, { ...request, prompt: 'none' }, OTHER, { jar });
+    expect(none.location.origin + none.location.pathname).to.equal(CALLBACK);
+    expect(none.location.searchParams.get('error')).to.equal('access_denied');
+    expect(none.code).to.equal(null);
+    // Its owner still signs in.
+    const own = await authorize(t, { ...request, scope: 'self:read club:read' }, OWNER);
+    expect(own.code).to.be.a('string');
+
+    // Approved again meanwhile, the same sign-in goes on from the page it stopped at.
+    await admin.post(`/admin/apps/${id}`, { action: 'approve', back: '/admin/apps' });
+    const resumed = await browse(refused.location.href, jar);
+    expect(resumed.status).to.equal(303);
+    expect(resumed.location?.searchParams.get('code')).to.be.a('string');
+
+    // Back in testing between the consent page and its answer: the answer is refused too.
+    const asked = await authorize(t, { ...request, scope: 'self:read club:read' }, OTHER, { jar, stopOn: 200 });
+    expect(asked.pages.at(-1)).to.include('name="decision"');
+    await owner.post(`/console/apps/${id}`, {
+      name: 'Reading log',
+      serviceName: '',
+      redirectUris: `${CALLBACK}\nhttps://reading.example/cb`,
+      scopes: ['self:read', 'club:read'],
+    });
+    const html = asked.pages.at(-1) ?? '';
+    const answer = await fetch(new URL(/<form method="post" action="([^"]+)"/.exec(html)?.[1] ?? '', t.url), {
+      method: 'POST',
+      headers: { cookie: jar.header(), 'content-type': 'application/x-www-form-urlencoded', origin: t.url },
+      body: new URLSearchParams({ csrf: /name="csrf" value="([^"]+)"/.exec(html)?.[1] ?? '', decision: 'allow' }).toString(),
+      redirect: 'manual',
+    });
+    expect(answer.status).to.equal(403);
+    expect(await answer.text()).to.include('Reading log 앱은 아직 학교의 승인을 받지 않았습니다.');
+  });
+
+  it('a new redirect address sends an approved app back to review: in testing, said in the console, listed in /admin/apps', async () => {
+    const id = await approvedApp('Homework board', ['self:read']);
+    const path = `/console/apps/${id}`;
+    const form = { name: 'Homework board', serviceName: '', redirectUris: CALLBACK, scopes: ['self:read'] };
+    // A new name or service name keeps the approval.
+    const renamed = await owner.post(path, { ...form, name: 'Homework board 2', serviceName: '숙제 게시판' });
+    expect(await follow(owner, renamed.res))
+      .to.include('설정을 저장했습니다.')
+      .and.include('data-state="active"');
+
+    const moved = await owner.post(path, { ...form, name: 'Homework board 2', redirectUris: `${CALLBACK}\nhttps://elsewhere.example/cb` });
+    expect(moved.res.status).to.equal(303);
+    expect(await follow(owner, moved.res))
+      .to.include(
+        '설정을 저장했습니다. 새 리디렉션 주소나 승인이 필요한 권한이 생겨 앱이 다시 시험 중입니다: 학교가 다시 승인할 때까지 만든 사람만 로그인할 수 있습니다.',
+      )
+      .and.include('data-state="testing"');
+    expect(await t.db.models.oauthClients.findOne({ _id: id }).lean()).to.deep.include({ approvedAt: null, approvedBy: null });
+    expect((await admin.get('/admin/apps?state=testing')).html)
+      .to.include('Homework board 2')
+      .and.include('https://elsewhere.example/cb');
+    const refused = await authorize(t, { client_id: id, redirect_uri: CALLBACK, response_type: 'code', state: 's' }, OTHER, {
+      stopOn: 403,
+    });
+    expect(refused.code).to.equal(null);
+
+    // Approved with the new address, dropping one keeps the approval.
+    await admin.post(`/admin/apps/${id}`, { action: 'approve', back: '/admin/apps' });
+    const narrowed = await owner.post(path, { ...form, name: 'Homework board 2' });
+    expect(await follow(owner, narrowed.res))
+      .to.include('설정을 저장했습니다.')
+      .and.include('data-state="active"');
   });
 });

@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { NotFoundError } from '../../errors/index.js';
 import { ACCOUNT_ROLES, APPROVAL_STATES, type AccountRole } from '../../data/accounts.js';
-import { AccountRuleError, type AccountSummary } from '../../oauth/accounts.js';
+import { accountChangeRefusal, type AccountRefusal } from '../../auth/policy.js';
+import type { AccountPrincipal } from '../../auth/principal.js';
+import { AccountRuleError, actorStanding, type AccountSummary } from '../../oauth/accounts.js';
 import { SelfServiceError } from '../../oauth/self-service.js';
 import { approvalMail } from '../../oauth/mail-texts.js';
 import {
@@ -29,10 +31,18 @@ const LIST = '/admin/accounts';
 
 const roleForm = z.object({ role: oneOf(ACCOUNT_ROLES), back: text(), confirm: ticked() });
 
+/**
+ * What the rule of account changes (src/auth/policy.ts) says of the signed-in admin acting on
+ * `account` (`giving`: the role the change gives). The pages offer only what it allows; the
+ * service checks it again against the account as it is when it writes.
+ */
+function refusalFor(actor: AccountPrincipal, account: AccountSummary, giving?: AccountRole): AccountRefusal | null {
+  return accountChangeRefusal(actorStanding(actor), account, giving);
+}
+
 /** The roles an admin may give from the list: a ROOT any; an ADMIN only USER and TEACHER (issue 22). */
-function givableRoles(req: PageRequest, current: AccountRole): readonly AccountRole[] {
-  if (req.account?.role === 'ROOT') return ACCOUNT_ROLES;
-  return ACCOUNT_ROLES.filter((r) => r === current || r === 'USER' || r === 'TEACHER');
+function givableRoles(actor: AccountPrincipal, account: AccountSummary): readonly AccountRole[] {
+  return ACCOUNT_ROLES.filter((r) => r === account.role || refusalFor(actor, account, r) === null);
 }
 const approvalForm = z.object({ decision: oneOf(['approve', 'reject'] as const), back: text() });
 
@@ -103,15 +113,18 @@ export const accountList: Handler<AdminDeps> = async (req, deps) => {
 /** An account's actions in the list: its role, and a waiting teacher's approval (none on one's own row). */
 function actions(req: PageRequest, account: AccountSummary, back: string) {
   const a = req.t.admin.accounts;
-  if (account.id === req.account?.accountId) return '—';
-  // An ADMIN's or ROOT's role is a ROOT's to change.
-  if (req.account?.role !== 'ROOT' && (account.role === 'ADMIN' || account.role === 'ROOT')) return a.rootOnly;
+  const actor = req.account;
+  if (!actor) return '—';
+  const refusal = refusalFor(actor, account);
+  if (refusal === 'own_account') return '—';
+  // An ADMIN's or ROOT's role (and sign-up) is a ROOT's to change.
+  if (refusal === 'root_only') return a.rootOnly;
   return html`<form method="post" action="${LIST}/${account.id}/role" class="inline">
       ${csrfField(req.csrf)}
       <input type="hidden" name="back" value="${back}" />
       <label class="visually-hidden" for="role-${account.id}">${a.roleLabel(account.email)}</label>
       <select id="role-${account.id}" name="role">
-        ${givableRoles(req, account.role).map(
+        ${givableRoles(actor, account).map(
           (r) => html`<option value="${r}" ${account.role === r ? html`selected` : ''}>${req.t.roles[r]}</option>`,
         )}
       </select>
@@ -189,8 +202,9 @@ export const decideTeacher: Handler<AdminDeps> = async (req, deps) => {
 
 /**
  * GET /admin/accounts/:id (issue 25): one account, and what staff do for it: disable or enable
- * it, send it a password-reset code, delete it (confirmed). The rules (not one's own; an ADMIN's
- * or ROOT's only by a ROOT) are AccountService's.
+ * it, send it a password-reset code, delete it (confirmed). The rule (not one's own; an ADMIN's
+ * or ROOT's only by a ROOT) is src/auth/policy.ts's: the page offers what it allows, and
+ * AccountService checks it again when it writes.
  */
 export const accountDetail: Handler<AdminDeps> = async (req, deps) => accountPage(req, deps, await findAccount(req, deps), []);
 
@@ -205,7 +219,7 @@ function accountPage(req: PageRequest, deps: AdminDeps, account: AccountSummary,
   const a = t.admin.accounts;
   const d = a.detail;
   const path = `${LIST}/${account.id}`;
-  const own = account.id === req.account?.accountId;
+  const refusal = req.account ? refusalFor(req.account, account) : 'own_account';
   const state = account.disabledAt ? html`<span class="tag">${a.disabledTag}</span> ${when(deps, t, account.disabledAt)}` : d.active;
   return page(
     d.title(account.email),
@@ -224,38 +238,40 @@ function accountPage(req: PageRequest, deps: AdminDeps, account: AccountSummary,
         ])}
       </section>
       ${
-        own
+        refusal === 'own_account'
           ? html`<p class="hint">${d.own}</p>`
-          : html`<section class="card" aria-labelledby="account-actions">
-              <h2 id="account-actions">${d.actions}</h2>
-              <form method="post" action="${path}/${account.disabledAt ? 'enable' : 'disable'}">
-                ${csrfField(req.csrf)}
-                <p class="hint">${account.disabledAt ? d.enableHint : d.disableHint}</p>
-                <div class="actions">
-                  <button type="submit" class="${account.disabledAt ? '' : 'secondary'}">
-                    ${account.disabledAt ? d.enable : d.disable}
-                  </button>
-                </div>
-              </form>
-              <form method="post" action="${path}/reset">
-                ${csrfField(req.csrf)}
-                <p class="hint">${d.resetHint}</p>
-                <div class="actions"><button type="submit" class="secondary">${d.reset}</button></div>
-              </form>
-              <form method="post" action="${path}/delete">
-                ${csrfField(req.csrf)}
-                <fieldset>
-                  <legend>${d.delete}</legend>
-                  <p class="hint" id="delete-hint">${d.deleteHint}</p>
-                  <label class="check" for="confirm"
-                    ><input id="confirm" type="checkbox" name="confirm" value="yes" required aria-describedby="delete-hint" />
-                    ${t.kit.confirm}</label
-                  >
-                  <div class="actions"><button type="submit" class="danger">${d.delete}</button></div>
-                </fieldset>
-              </form>
-              <p><a href="${withQuery('/admin/audit', { log: 'access', target: account.email })}">${d.history}</a></p>
-            </section>`
+          : refusal === 'root_only'
+            ? html`<p class="hint">${d.rootOnly}</p>`
+            : html`<section class="card" aria-labelledby="account-actions">
+                <h2 id="account-actions">${d.actions}</h2>
+                <form method="post" action="${path}/${account.disabledAt ? 'enable' : 'disable'}">
+                  ${csrfField(req.csrf)}
+                  <p class="hint">${account.disabledAt ? d.enableHint : d.disableHint}</p>
+                  <div class="actions">
+                    <button type="submit" class="${account.disabledAt ? '' : 'secondary'}">
+                      ${account.disabledAt ? d.enable : d.disable}
+                    </button>
+                  </div>
+                </form>
+                <form method="post" action="${path}/reset">
+                  ${csrfField(req.csrf)}
+                  <p class="hint">${d.resetHint}</p>
+                  <div class="actions"><button type="submit" class="secondary">${d.reset}</button></div>
+                </form>
+                <form method="post" action="${path}/delete">
+                  ${csrfField(req.csrf)}
+                  <fieldset>
+                    <legend>${d.delete}</legend>
+                    <p class="hint" id="delete-hint">${d.deleteHint}</p>
+                    <label class="check" for="confirm"
+                      ><input id="confirm" type="checkbox" name="confirm" value="yes" required aria-describedby="delete-hint" />
+                      ${t.kit.confirm}</label
+                    >
+                    <div class="actions"><button type="submit" class="danger">${d.delete}</button></div>
+                  </fieldset>
+                </form>
+                <p><a href="${withQuery('/admin/audit', { log: 'access', target: account.email })}">${d.history}</a></p>
+              </section>`
       }`,
     status,
   );
@@ -291,11 +307,12 @@ export const sendReset: Handler<AdminDeps> = async (req, deps) => {
   const account = await findAccount(req, deps);
   const actor = req.account;
   if (!actor) return redirect(LIST, { kind: 'error', text: a.problems.unknown_account });
-  if (actor.accountId === account.id) return redirect(`${LIST}/${account.id}`, { kind: 'error', text: a.problems.own_account });
   try {
     await deps.selfService.sendPasswordReset(actor, account.id);
     return redirect(`${LIST}/${account.id}`, { kind: 'ok', text: a.detail.resetSent(account.email) });
   } catch (err) {
+    // The rule of account changes refuses it (one's own; an ADMIN's or ROOT's by an ADMIN).
+    if (err instanceof AccountRuleError) return redirect(`${LIST}/${account.id}`, { kind: 'error', text: a.problems[err.problem] });
     // The email's code budget is spent (a code was sent moments ago): said, and nothing sent.
     if (!(err instanceof SelfServiceError)) throw err;
     return redirect(`${LIST}/${account.id}`, { kind: 'error', text: a.detail.resetRefused });

@@ -261,12 +261,17 @@ export const updateApp: Handler<ConsoleDeps> = async (req, deps) => {
   const app = await ownApp(req, deps);
   const values = { ...appForm.parse(req.form), type: app.type };
   try {
-    await deps.clients.update(
+    const updated = await deps.clients.update(
       app.id,
       { name: values.name, serviceName: values.serviceName, redirectUris: lines(values.redirectUris), scopes: values.scopes },
       owner(req),
     );
-    return redirect(`/console/apps/${app.id}`, { kind: 'ok', text: req.t.console.apps.saved });
+    // A new redirect address or scope needing approval sends an approved app back to review (ClientService.update): said.
+    const backInReview = app.state === 'active' && updated.state === 'testing';
+    return redirect(`/console/apps/${app.id}`, {
+      kind: 'ok',
+      text: backInReview ? req.t.console.apps.backInReview : req.t.console.apps.saved,
+    });
   } catch (err) {
     if (!(err instanceof ClientValidationError)) throw err;
     return detailPage(req, deps, app, values, [problemError(req.t, err)]);

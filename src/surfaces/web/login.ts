@@ -13,7 +13,8 @@ import { SelfServiceError, type SelfService } from '../../oauth/self-service.js'
 import type { AccountDoc } from '../../data/accounts.js';
 import { LRUCache } from 'lru-cache';
 import type { LoginThrottle } from '../../oauth/throttle.js';
-import { DATA_UPDATE_PROMPT } from '../../oauth/provider.js';
+import { APP_ADMISSION_PROMPT, DATA_UPDATE_PROMPT } from '../../oauth/provider.js';
+import { appAdmits } from '../../auth/policy.js';
 import type { Database } from '../../data/database.js';
 import { studentFieldValues } from '../../data/school/student-fields.js';
 import type { UpdateRequests } from '../../data/update-requests.js';
@@ -111,12 +112,16 @@ function loginStep(step: Step) {
 const showInteraction: Step = async (req, deps, interaction) => {
   const names = await clientNamesOf(deps.provider, interaction);
   if (interaction.prompt.name === 'login') return loginForm(req, names, { email: '', remember: false }, []);
+  if (interaction.prompt.name === APP_ADMISSION_PROMPT) {
+    // Approved meanwhile (another tab, a reload): the sign-in goes on, and the provider asks the rule again.
+    if (await admitted(deps, interaction)) return finish(req.ctx, deps.provider, {}, true);
+    return awaitingApproval(req, names);
+  }
   if (interaction.prompt.name === 'consent') {
     const account = await deps.accounts.findById(Number(interaction.session?.accountId));
     if (!account) throw new LoginExpired();
-    const maker = await makerOf(deps, interaction);
-    if (maker.testing && maker.ownerId !== account._id) return awaitingApproval(req, names);
-    return consentForm(req, names, account.email, requestedScopes(interaction), maker);
+    if (!(await admitted(deps, interaction))) return awaitingApproval(req, names);
+    return consentForm(req, names, account.email, requestedScopes(interaction), await makerOf(deps, interaction));
   }
   if (interaction.prompt.name === DATA_UPDATE_PROMPT) return dataUpdateStep(req, deps, interaction, undefined);
   throw new LoginExpired();
@@ -204,6 +209,16 @@ async function makerOf(deps: LoginDeps, interaction: Interaction): Promise<Maker
     ownerIsStudent: owner ? (await deps.accounts.summarize(owner)).isStudent : false,
     testing: app.state === 'testing',
   };
+}
+
+/**
+ * Whether the app admits the signed-in account now (src/auth/policy.ts appAdmits): a testing app
+ * only its owner. The provider asks it at every authorization (APP_ADMISSION_PROMPT); the consent
+ * page asks again, as the app may have gone back to testing since the prompt was chosen.
+ */
+async function admitted(deps: LoginDeps, interaction: Interaction): Promise<boolean> {
+  const app = await deps.clients.standing(String(interaction.params['client_id'] ?? ''));
+  return app !== undefined && appAdmits(app, Number(interaction.session?.accountId));
 }
 
 /** A testing app refuses everyone but its owner (issue 22): a page, 403, nothing granted. */
@@ -537,9 +552,7 @@ function secondFactorForm(req: PageRequest, recovery: boolean, errors: FieldErro
 
 const submitConsent: Step = async (req, deps, interaction) => {
   if (interaction.prompt.name !== 'consent') throw new LoginExpired();
-  const maker = await makerOf(deps, interaction);
-  if (maker.testing && String(maker.ownerId) !== interaction.session?.accountId)
-    return awaitingApproval(req, await clientNamesOf(deps.provider, interaction));
+  if (!(await admitted(deps, interaction))) return awaitingApproval(req, await clientNamesOf(deps.provider, interaction));
   if (req.form['decision'] !== 'allow')
     return finish(req.ctx, deps.provider, { error: 'access_denied', error_description: 'the user denied the request' }, false);
   const grantId = await grantRequested(deps.provider, interaction);

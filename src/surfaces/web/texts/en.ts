@@ -453,7 +453,7 @@ export const en: Texts = {
       registerButton: 'Register',
       state: 'State',
       approvalHint:
-        'An app that asks for any of student:read, self:read, club:read or project:read is in testing until an admin approves it: only you can sign in to it.',
+        'An app that asks for any of student:read, self:read, club:read or project:read is in testing until an admin approves it: only you can sign in to it. An approved app that adds such a scope or a redirect address is in testing again until it is approved again.',
       registered: 'The app has been registered.',
       secretLabel: 'Client secret (client_secret)',
       clientId: 'Client ID (client_id)',
@@ -463,6 +463,8 @@ export const en: Texts = {
       edit: 'Settings',
       save: 'Save',
       saved: 'The settings have been saved.',
+      backInReview:
+        'The settings have been saved. A new redirect address or a scope that needs approval puts the app back in testing: until the school approves it again, only you can sign in to it.',
       rotate: 'Issue a new secret',
       rotateHint: 'The previous secret stops working at once. Update it on your app’s server too.',
       rotated: 'A new secret has been issued.',
@@ -906,6 +908,7 @@ export const en: Texts = {
         not_pending: 'That sign-up is not waiting for approval.',
         confirm_admin: 'Tick the box to give the ADMIN or ROOT role.',
         own_account: 'You cannot disable or delete your own account.',
+        changed: 'Another administrator changed this account meanwhile; look at it again, then retry.',
       },
       confirmAdmin: 'Confirm giving administrator rights',
       rootOnly: 'Only a ROOT may change this',
@@ -917,6 +920,7 @@ export const en: Texts = {
         state: 'State',
         active: 'Active',
         own: 'This is your own account. Another administrator can disable or delete it.',
+        rootOnly: 'Only a root administrator may disable, reset the password of or delete an ADMIN or ROOT account.',
         actions: 'Manage',
         disable: 'Disable',
         disableHint:

@@ -448,7 +448,7 @@ export const ko = {
       registerButton: '등록하기',
       state: '상태',
       approvalHint:
-        'student:read, self:read, club:read, project:read 중 하나라도 요청하는 앱은 관리자가 승인할 때까지 시험 중입니다: 만든 사람만 로그인할 수 있습니다.',
+        'student:read, self:read, club:read, project:read 중 하나라도 요청하는 앱은 관리자가 승인할 때까지 시험 중입니다: 만든 사람만 로그인할 수 있습니다. 승인된 앱도 이런 권한이나 리디렉션 주소를 새로 더하면 다시 승인을 받을 때까지 시험 중입니다.',
       registered: '앱을 등록했습니다.',
       secretLabel: '클라이언트 비밀 값 (client_secret)',
       clientId: '클라이언트 ID (client_id)',
@@ -458,6 +458,8 @@ export const ko = {
       edit: '설정 바꾸기',
       save: '저장',
       saved: '설정을 저장했습니다.',
+      backInReview:
+        '설정을 저장했습니다. 새 리디렉션 주소나 승인이 필요한 권한이 생겨 앱이 다시 시험 중입니다: 학교가 다시 승인할 때까지 만든 사람만 로그인할 수 있습니다.',
       rotate: '비밀 값 다시 발급',
       rotateHint: '새 비밀 값을 발급하면 이전 값은 바로 멈춥니다. 앱 서버의 값을 함께 바꾸세요.',
       rotated: '새 비밀 값을 발급했습니다.',
@@ -898,7 +900,8 @@ export const ko = {
         not_pending: '승인을 기다리는 신청이 아닙니다.',
         confirm_admin: '관리자(ADMIN)나 최고 관리자(ROOT) 역할을 주려면 확인란을 선택하세요.',
         own_account: '자신의 계정은 사용 중지하거나 삭제할 수 없습니다.',
-      } as Record<AccountRuleProblem, string>,
+        changed: '그사이 다른 관리자가 이 계정을 바꿨습니다. 계정을 다시 확인한 뒤 시도하세요.',
+      } satisfies Record<AccountRuleProblem, string>,
       confirmAdmin: '관리자 권한 부여 확인',
       rootOnly: '최고 관리자만 바꿀 수 있음',
       disabledTag: '사용 중지',
@@ -909,6 +912,7 @@ export const ko = {
         state: '상태',
         active: '사용 중',
         own: '자신의 계정입니다. 사용 중지나 삭제는 다른 관리자가 할 수 있습니다.',
+        rootOnly: '관리자(ADMIN)와 최고 관리자(ROOT) 계정은 최고 관리자만 사용 중지, 비밀번호 재설정, 삭제할 수 있습니다.',
         actions: '관리',
         disable: '사용 중지',
         disableHint:
