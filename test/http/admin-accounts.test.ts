@@ -116,18 +116,18 @@ describe('admin console: accounts and API keys of every user', function () {
     expect((await t.db.models.accounts.findOne({ _id: ids['dev'] }).lean())?.role).to.equal('TEACHER');
     await admin.post(`/admin/accounts/${ids['dev']}/role`, { role: 'ADMIN', confirm: 'yes' });
     expect(flashOf((await admin.get('/admin/accounts')).html)).to.equal(
-      '최고 관리자(ROOT) 역할은 최고 관리자 계정만 주거나 뺄 수 있습니다.',
+      '관리자(ADMIN)·최고 관리자(ROOT) 계정과 그 역할은 최고 관리자만 다룰 수 있습니다.',
     );
     expect((await t.db.models.accounts.findOne({ _id: ids['dev'] }).lean())?.role).to.equal('TEACHER');
     const adminList = await admin.get('/admin/accounts?q=dev@');
     expect(adminList.html).not.to.include('<option value="ADMIN"').and.not.include('관리자 권한 부여 확인');
     await admin.post(`/admin/accounts/${ids['dev']}/role`, { role: 'ROOT' });
     expect(flashOf((await admin.get('/admin/accounts')).html)).to.equal(
-      '최고 관리자(ROOT) 역할은 최고 관리자 계정만 주거나 뺄 수 있습니다.',
+      '관리자(ADMIN)·최고 관리자(ROOT) 계정과 그 역할은 최고 관리자만 다룰 수 있습니다.',
     );
     await admin.post(`/admin/accounts/${ids['root']}/role`, { role: 'USER' });
     expect(flashOf((await admin.get('/admin/accounts')).html)).to.equal(
-      '최고 관리자(ROOT) 역할은 최고 관리자 계정만 주거나 뺄 수 있습니다.',
+      '관리자(ADMIN)·최고 관리자(ROOT) 계정과 그 역할은 최고 관리자만 다룰 수 있습니다.',
     );
     await admin.post(`/admin/accounts/${ids['admin']}/role`, { role: 'USER' });
     expect(flashOf((await admin.get('/admin/accounts')).html)).to.equal('자신의 역할이나 신청은 바꿀 수 없습니다.');
@@ -170,7 +170,7 @@ describe('admin console: accounts and API keys of every user', function () {
       expect(refused.res.status).to.equal(303);
       expect(refused.res.headers.get('location')).to.equal('/admin/accounts?approval=PENDING');
       expect(flashOf((await admin.get('/admin/accounts')).html)).to.equal(
-        '최고 관리자(ROOT) 역할은 최고 관리자 계정만 주거나 뺄 수 있습니다.',
+        '관리자(ADMIN)·최고 관리자(ROOT) 계정과 그 역할은 최고 관리자만 다룰 수 있습니다.',
       );
     }
     expect(await t.db.models.accounts.findOne({ _id: ids['promoted'] }).lean()).to.deep.include({
@@ -223,7 +223,9 @@ describe('admin console: accounts and API keys of every user', function () {
       const refused = await admin.post(`${path}/${action}`, fields);
       expect(refused.res.status, action).to.equal(303);
       expect(refused.res.headers.get('location'), action).to.equal(path);
-      expect(flashOf((await admin.get(path)).html), action).to.equal('최고 관리자(ROOT) 역할은 최고 관리자 계정만 주거나 뺄 수 있습니다.');
+      expect(flashOf((await admin.get(path)).html), action).to.equal(
+        '관리자(ADMIN)·최고 관리자(ROOT) 계정과 그 역할은 최고 관리자만 다룰 수 있습니다.',
+      );
     }
     expect(await t.db.models.accounts.findOne({ _id: ids['colleague'] }).lean()).to.deep.include({ role: 'ADMIN', disabledAt: null });
     expect(mail.mails.slice(mailsBefore).filter((m) => m.to.includes(other.email))).to.deep.equal([]);
@@ -232,7 +234,9 @@ describe('admin console: accounts and API keys of every user', function () {
     // Disabled by a ROOT, it is not an ADMIN's to enable either.
     await root.post(`${path}/disable`, {});
     await admin.post(`${path}/enable`, {});
-    expect(flashOf((await admin.get(path)).html)).to.equal('최고 관리자(ROOT) 역할은 최고 관리자 계정만 주거나 뺄 수 있습니다.');
+    expect(flashOf((await admin.get(path)).html)).to.equal(
+      '관리자(ADMIN)·최고 관리자(ROOT) 계정과 그 역할은 최고 관리자만 다룰 수 있습니다.',
+    );
     expect((await t.db.models.accounts.findOne({ _id: ids['colleague'] }).lean())?.disabledAt).to.be.instanceOf(Date);
     // A ROOT sends the reset (the same rule allows it).
     const sent = await root.post(`${path}/reset`, {});

@@ -316,7 +316,7 @@ describe('two-step sign-in and the locked admin door', function () {
       const browser = new Browser(fresh);
       expect((await browser.open('/console/account', enroller)).res.status).to.equal(200);
       const csrf = await browser.csrfOf('/console/account');
-      const started = await browser.post('/console/account/second-factor', { csrf });
+      const started = await browser.post('/console/account/second-factor', { csrf, mfaPassword: enroller.password });
       const uri = /href="(otpauth:\/\/totp\/[^"]+)"/.exec(await started.text())?.[1]?.replaceAll('&amp;', '&') ?? '';
       const own = new URL(uri).searchParams.get('secret') ?? '';
       const statuses = await Promise.all(

@@ -904,7 +904,7 @@ export const en: Texts = {
       problems: {
         unknown_account: 'There is no such account.',
         own_role: 'You cannot change your own role or sign-up.',
-        root_only: 'Only a root administrator may give or take the ROOT role.',
+        root_only: 'Only a root administrator (ROOT) may act on ADMIN and ROOT accounts or give their roles.',
         not_pending: 'That sign-up is not waiting for approval.',
         confirm_admin: 'Tick the box to give the ADMIN or ROOT role.',
         own_account: 'You cannot disable or delete your own account.',

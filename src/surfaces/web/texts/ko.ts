@@ -896,7 +896,7 @@ export const ko = {
       problems: {
         unknown_account: '그 계정이 없습니다.',
         own_role: '자신의 역할이나 신청은 바꿀 수 없습니다.',
-        root_only: '최고 관리자(ROOT) 역할은 최고 관리자 계정만 주거나 뺄 수 있습니다.',
+        root_only: '관리자(ADMIN)·최고 관리자(ROOT) 계정과 그 역할은 최고 관리자만 다룰 수 있습니다.',
         not_pending: '승인을 기다리는 신청이 아닙니다.',
         confirm_admin: '관리자(ADMIN)나 최고 관리자(ROOT) 역할을 주려면 확인란을 선택하세요.',
         own_account: '자신의 계정은 사용 중지하거나 삭제할 수 없습니다.',
