@@ -9,7 +9,7 @@ import { requireTls, trustForwardingFrom } from './http/tls.js';
 import { createAuthSurface } from './surfaces/auth.js';
 import { createDataSurface } from './surfaces/data.js';
 import { createUserinfoSurface } from './surfaces/userinfo.js';
-import { SURFACE_NAMES, type AppDeps, type Surface, type SurfaceName } from './surfaces/types.js';
+import { SURFACE_NAMES, type AppDeps, type PageRoute, type Surface, type SurfaceName } from './surfaces/types.js';
 
 export type { AppDeps } from './surfaces/types.js';
 
@@ -19,6 +19,8 @@ export interface App {
   callback(): ReturnType<Koa['callback']>;
   /** Stops background work of every surface (the HTTP server is closed by its owner). */
   close(): Promise<void>;
+  /** Every page route of the app with the rule that guards it (tests walk them). */
+  readonly pages: readonly PageRoute[];
 }
 
 export interface AppOptions {
@@ -79,6 +81,7 @@ export async function createApp(appDeps: AppDeps, options: AppOptions = {}): Pro
   return {
     koa,
     callback: () => koa.callback(),
+    pages: surfaces.flatMap((surface) => surface.pages ?? []),
     close: async () => {
       for (const surface of surfaces) await surface.close();
       metrics.close();

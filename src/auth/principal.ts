@@ -1,6 +1,6 @@
 import type { AccountRole, ApiScope } from '../data/__generated__/enums.js';
 import { ForbiddenError, UnauthorizedError } from '../errors/index.js';
-import { isStaffRole, STAFF_ROLES, type AccountStanding } from './policy.js';
+import { holdsStaffPrivilege, isStaffRole, STAFF_ROLES, type AccountStanding, type PolicySettings, type SignInProof } from './policy.js';
 
 /**
  * Who is calling, and the one place that decides what they may do. Used by the HTTP middleware
@@ -37,6 +37,21 @@ export interface AccountPrincipal {
    * rule of GraphQL and the pages rest on it, not on the role alone.
    */
   readonly staff: boolean;
+}
+
+/**
+ * The principal of a person signed in to our pages: their account as it is now, and the staff
+ * privilege this sign-in holds (src/auth/policy.ts, holdsStaffPrivilege).
+ */
+export function accountPrincipal(standing: AccountStanding, email: string, proof: SignInProof, settings: PolicySettings): AccountPrincipal {
+  return {
+    kind: 'account',
+    accountId: standing.id,
+    email,
+    role: standing.role,
+    standing,
+    staff: holdsStaffPrivilege(standing, proof, settings),
+  };
 }
 
 /**

@@ -159,6 +159,7 @@ export async function createAuthSurface(deps: AppDeps): Promise<Surface> {
       await handle(ctx.req, ctx.res);
     },
     boundary: web.boundary(),
+    pages: web.mounted,
     close: async () => {
       clearInterval(sweeper);
       await mailer.close();

@@ -4,6 +4,7 @@ import type { Database } from '../data/database.js';
 import type { Logger } from '../logger.js';
 import type { AppMiddleware } from '../http/context.js';
 import type { AppMetrics } from '../http/metrics.js';
+import type { PageRule } from '../auth/policy.js';
 
 /** Everything the app is built from; main.ts opens these, tests build their own. */
 export interface AppDeps {
@@ -27,7 +28,16 @@ export interface Surface {
    * envelope: the web layer's HTML error pages (src/surfaces/web/web.ts, `boundary`).
    */
   readonly boundary?: AppMiddleware;
+  /** Every page route the surface mounted, with the rule that guards it (src/surfaces/web/web.ts). */
+  readonly pages?: readonly PageRoute[];
   close(): Promise<void>;
+}
+
+/** A mounted page route and its rule (src/auth/policy.ts, PAGE_RULES). */
+export interface PageRoute {
+  readonly method: 'GET' | 'POST';
+  readonly path: string;
+  readonly rule: PageRule;
 }
 
 export type SurfaceName = 'data' | 'auth' | 'userinfo';

@@ -1,8 +1,8 @@
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
 import compose from 'koa-compose';
-import type { AccountPrincipal } from '../../auth/principal.js';
-import { holdsStaffPrivilege, isStaffRole, pageRefusal, STAFF_ROLES, type PageRule } from '../../auth/policy.js';
+import { accountPrincipal, type AccountPrincipal } from '../../auth/principal.js';
+import { isStaffRole, pageRefusal, STAFF_ROLES, type PageRule, type SignInProof } from '../../auth/policy.js';
 import type { Config } from '../../config/index.js';
 import { AccountStore } from '../../data/accounts.js';
 import type { Database } from '../../data/database.js';
@@ -19,6 +19,7 @@ import { html, type Html } from './html.js';
 import { chooseLang, otherLangHref, type Lang } from './lang.js';
 import { multipartForm, uploadOf } from './multipart.js';
 import type { Outcome, PageRequest, RouteTable } from './routes.js';
+import type { PageRoute } from '../types.js';
 import { CookieSealer } from './seal.js';
 import { Sessions, type WebSession } from './session.js';
 import { standingOf } from '../../data/standing.js';
@@ -72,7 +73,7 @@ export class Web {
   private readonly grants: OAuthStore;
   private readonly db: Database;
   /** Every route mounted, with the rule that guards it (the route walk of the tests reads it). */
-  readonly mounted: { readonly method: 'GET' | 'POST'; readonly path: string; readonly rule: PageRule }[] = [];
+  readonly mounted: PageRoute[] = [];
   /** The language chosen for each request, so the shell and the page never disagree. */
   private readonly chosen = new WeakMap<object, Lang>();
 
@@ -135,15 +136,7 @@ export class Web {
     const account = (await this.grants.find('Grant', session.grantId)) ? await this.accounts.findById(session.accountId) : null;
     if (!account || account.disabledAt) return undefined;
     const factor = isStaffRole(account.role) || account.role === 'TEACHER' ? await this.hasSecondFactor(account._id) : false;
-    const standing = standingOf(account, factor);
-    ctx.state.account = {
-      kind: 'account',
-      accountId: account._id,
-      email: account.email,
-      role: account.role,
-      standing,
-      staff: holdsStaffPrivilege(standing, proofOf(session), this.config.policy),
-    };
+    ctx.state.account = accountPrincipal(standingOf(account, factor), account.email, proofOf(session), this.config.policy);
     return ctx.state.account;
   }
 
@@ -333,6 +326,6 @@ export class Web {
 }
 
 /** What a sign-in of our pages proved, as the privilege rules read it. */
-function proofOf(session: WebSession): { secondFactor: boolean; authTime: number | undefined } {
+function proofOf(session: WebSession): SignInProof {
   return { secondFactor: session.mfa === true, authTime: session.authTime };
 }
