@@ -155,9 +155,14 @@ const schoolJobSchema = new Schema(
     /** The preview the apply answered (JSON text), once DONE. */
     result: { type: String, default: null },
     error: { type: String, default: null },
-    /** The process running it: a RUNNING job whose process is gone was interrupted. */
+    /**
+     * The process running it (src/data/process-identity.ts): a RUNNING job whose process is gone
+     * from this pid namespace, or whose heartbeat stopped, was interrupted.
+     */
     pid: { type: Number, required: true },
     host: { type: String, required: true },
+    pidSpace: { type: String, default: null },
+    pidStart: { type: String, default: null },
     startedAt: { type: Date, required: true },
     updatedAt: { type: Date, required: true },
   },

@@ -3,7 +3,7 @@ import type { Collection, Document } from 'mongodb';
 import { AppError, ServiceUnavailableError } from '../../errors/index.js';
 import type { Database } from '../database.js';
 import { isDatabaseUnreachable, isDuplicateKey } from '../errors.js';
-import { Lease, describeHolder, isAbandoned, type LeaseDoc } from '../lease.js';
+import { Lease, describeHolder, isAbandoned } from '../lease.js';
 import type { AuditBatchDoc, AuditEntryDoc } from '../models/audit.model.js';
 import { dropEvents, planEvents, pruneEvents, takeSequence, writeEvents } from './events.js';
 import { SchoolState, normalizeClub, normalizeProject, normalizeStudent, rememberHighestIds } from './state.js';
@@ -86,17 +86,13 @@ function entries(db: Database): Collection<JournalEntry> {
   return db.client.db().collection<JournalEntry>(db.models.auditEntries.collection.collectionName);
 }
 
-function meta(db: Database): Collection<LeaseDoc> {
-  return db.client.db().collection<LeaseDoc>('meta');
-}
-
 /**
  * Runs `work` holding the school write lease (one writer at a time across every instance and the
  * `campus` command), after undoing any change a dead writer left half-applied. A lease whose
- * holder died is taken over at once when it ran on this machine, else after LEASE_TTL_MS.
+ * holder died is taken over at once when it ran in this pid namespace, else after LEASE_TTL_MS.
  */
 export async function withSchoolLock<T>(db: Database, work: () => Promise<T>, waitMs = LOCK_WAIT_MS): Promise<T> {
-  const lease = await Lease.acquire(meta(db), LOCK_ID, { waitMs });
+  const lease = await Lease.acquire(db.client.db(), LOCK_ID, { waitMs });
   if (!lease) throw new WriteBusyError();
   try {
     await recoverInterrupted(db, lease, 'before its own change');
@@ -119,10 +115,10 @@ export async function settleSchool(db: Database, waitMs = SETTLE_WAIT_MS, when =
   const recovered: string[] = [];
   for (let pause = 20; ; pause = Math.min(pause * 2, 250)) {
     if (!(await hasUnsettledBatch(db))) return recovered;
-    const held = await Lease.read(meta(db), LOCK_ID);
+    const held = await Lease.read(db.client.db(), LOCK_ID);
     if (!held || isAbandoned(held)) {
       // Whoever takes the lease first recovers; the others then find nothing left to do.
-      const lease = await Lease.acquire(meta(db), LOCK_ID, { waitMs: Math.max(0, deadline - Date.now()) });
+      const lease = await Lease.acquire(db.client.db(), LOCK_ID, { waitMs: Math.max(0, deadline - Date.now()) });
       if (lease) {
         try {
           recovered.push(...(await recoverInterrupted(db, lease, when)));
