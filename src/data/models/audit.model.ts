@@ -38,6 +38,12 @@ const auditBatchSchema = new Schema(
     /** The sequence numbers of its change-feed events (src/data/school/events.ts), deleted if it rolls back. */
     eventFirst: { type: Number, default: null },
     eventLast: { type: Number, default: null },
+    /**
+     * The write lease's fencing token (src/data/lease.ts) of whoever may settle it: its writer's,
+     * until a recoverer writes its own there before rolling it back, so a writer that stalled
+     * past its lease cannot mark it APPLIED afterwards (docs/school-writes.md).
+     */
+    fence: { type: Number, default: null },
   },
   { versionKey: false, collection: 'audit_batches' },
 );
