@@ -3,7 +3,7 @@ import type { Database } from './database.js';
 import type { NeisDataset } from './models/neis-state.model.js';
 import { segmentsWithin } from './neis-segments.js';
 import { NeisStore } from './neis.js';
-import { withSchoolLock } from './school/engine.js';
+import { assertLeaseHeld, withSchoolLock } from './school/engine.js';
 import { takeSequence, writeEvents } from './school/events.js';
 
 /*
@@ -63,8 +63,11 @@ export async function recordNeisEvent(
   at: Date,
 ): Promise<void> {
   if (change.dates.length === 0) return;
-  await withSchoolLock(db, async () => {
+  await withSchoolLock(db, async (lease) => {
+    // Numbered under the lease, so written only while it is still this process's.
+    await assertLeaseHeld(lease);
     const first = await takeSequence(db, 1);
+    await assertLeaseHeld(lease);
     await writeEvents(
       db,
       [

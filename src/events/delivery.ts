@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import type { Collection } from 'mongodb';
 import type { Database } from '../data/database.js';
-import { Lease, type LeaseDoc } from '../data/lease.js';
+import { Lease } from '../data/lease.js';
 import { eventVisible, events, toChangeEvent, type ChangeEvent } from '../data/school/events.js';
 import { CursorExpiredError, readChanges } from '../data/school/feed.js';
 import {
@@ -24,8 +23,8 @@ import type { TargetPolicy } from './targets.js';
  * The delivery of webhooks inside `campus serve` (issue 24; README "Webhooks"). Every
  * `POLL_MS` the worker looks for active webhooks that are due; for each, it takes the lease
  * `webhook:<id>` (src/data/lease.ts: it expires when its holder stops renewing it, and is taken at
- * once from a process of this machine that is gone, so a `kill -9` loses nothing and holds
- * nothing), then reads the feed after the webhook's cursor exactly as GET /v1/changes would for
+ * once from a process of this machine and container that is gone, so a `kill -9` loses nothing
+ * and holds nothing), then reads the feed after the webhook's cursor exactly as GET /v1/changes would for
  * its owner's keys (readChanges, src/data/school/feed.ts), keeps the types the webhook asked for,
  * and sends them one at a time, in order. A 2xx moves the cursor past the event; anything else
  * records the attempt and waits per the retry schedule, the same event first again (at least
@@ -53,10 +52,6 @@ export interface DeliveryDeps {
   /** Where the owner manages webhooks (the developer console). */
   readonly consoleUrl: string;
   readonly now?: () => Date;
-}
-
-function leases(db: Database): Collection<LeaseDoc> {
-  return db.client.db().collection<LeaseDoc>('meta');
 }
 
 /** The body every delivery sends: the event exactly as the feed shows it. */
@@ -111,7 +106,7 @@ export class WebhookDelivery {
 
   private async underLease(id: string): Promise<void> {
     // No wait: a webhook another process holds is that process's to deliver.
-    const lease = await Lease.acquire(leases(this.deps.db), `webhook:${id}`, { waitMs: 0 }).catch(() => null);
+    const lease = await Lease.acquire(this.deps.db.client.db(), `webhook:${id}`, { waitMs: 0 }).catch(() => null);
     if (!lease) return;
     try {
       await this.drain(id);

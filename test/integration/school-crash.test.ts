@@ -8,6 +8,7 @@ import { openDatabase, type Database } from '../../src/data/database.js';
 import { freePort } from '../../src/data/embedded/index.js';
 import type { AuditBatchDoc } from '../../src/data/models/audit.model.js';
 import type { StudentDoc } from '../../src/data/models/student.model.js';
+import { Lease } from '../../src/data/lease.js';
 import { exportSchoolData } from '../../src/data/school/export.js';
 import { seedDemoSchool } from '../../src/data/seed/demo.js';
 import type { TestApp } from '../helpers/app.js';
@@ -22,7 +23,9 @@ import { createAccount, signInToConsole } from '../helpers/oauth.js';
  * (CAMPUS_TEST_PAUSE_AFTER makes the writer stop after N records: src/data/school/engine.ts).
  * After each, a restarted service answers the school as it was before the batch or as it is
  * after it, never a mix; no two enrolled students share a student number; the audit log shows the
- * batch as interrupted and rolled back, by whom; and the next import succeeds within 10 s.
+ * batch as interrupted and rolled back, by whom; and the next import succeeds within 10 s. And a
+ * writer that does not die but freezes (SIGSTOP) past its lease, and wakes after another took the
+ * lease over: it commits nothing (docs/school-writes.md, "The write lease and its fencing token").
  */
 
 const STUDENTS = 1000;
@@ -346,6 +349,67 @@ describe('school writes survive kill -9 (issue 28)', function () {
         await again.process.stop();
       }
     }
+  });
+
+  it('a writer frozen past its lease (SIGSTOP at 440 of 1,000 records) is fenced out: the next import takes the lease over once it expires, rolls the frozen batch back and commits; the frozen writer, resumed, commits nothing and fails saying the lease was lost', async () => {
+    const school = await db.models.students.find({}).lean<StudentDoc[]>();
+    const current = school[0]?.specialty?.split(' ')[0] ?? '';
+    const [frozenTag, takerTag] = ['frozen', 'taker'];
+    const frozenPath = join(dir, `${frozenTag}.csv`);
+    const takerPath = join(dir, `${takerTag}.csv`);
+    writeFileSync(frozenPath, specialtyFile(exported, frozenTag));
+    writeFileSync(takerPath, specialtyFile(exported, takerTag));
+    const started = new Date();
+
+    const frozen = await startPaused({ MONGODB_URI: db.uri }, ['import', 'students', frozenPath, '--apply'], 440);
+    let frozenStderr = '';
+    frozen.stderr.on('data', (c: Buffer) => (frozenStderr += c.toString()));
+    const frozenExit = new Promise<number | null>((done) => frozen.once('exit', (code) => done(code)));
+    // Frozen whole, as a stopped container or a long pause freezes it: it renews its lease no more.
+    frozen.kill('SIGSTOP');
+    await new Promise((r) => setTimeout(r, 200));
+    const lease = await Lease.read(db.client.db(), 'school-write-lock');
+    expect(lease?.token, 'the frozen writer holds the lease').to.be.a('number');
+    try {
+      // The next import waits out the lease (its holder's process exists, so it is not taken over at
+      // once), rolls the frozen batch back, and applies its own file.
+      const taker = await runCampus({ MONGODB_URI: db.uri }, ['import', 'students', takerPath, '--apply']);
+      expect(taker.code, taker.stderr).to.equal(0);
+      const batch = await interruptedBatch(db, `${frozenTag}.csv`, started);
+      expect(batch).to.include({ status: 'ROLLED_BACK', action: 'IMPORT', interrupted: true, records: STUDENTS });
+      expect(batch.recoveredBy).to.match(/^campus import before its own change \(pid \d+ on .+\)$/);
+      expect(batch.recoveredAt?.getTime() ?? 0, 'taken over once the lease expired, not before').to.be.at.least(
+        lease?.expiresAt.getTime() ?? Infinity,
+      );
+      expect(batch.fence, 'claimed by the new holder').to.be.above(lease?.token ?? Infinity);
+    } finally {
+      frozen.kill('SIGCONT');
+    }
+
+    // The frozen writer wakes up and goes on from record 440: the lease is no longer its own.
+    frozen.kill('SIGUSR2');
+    expect(await frozenExit).to.equal(1);
+    expect(frozenStderr).to.include(
+      'campus: The write lease was lost: this writer went longer than the lease lasts without renewing it (it stalled, or the database was away) and another process may hold it now, so the change was not committed. Try again.\n',
+    );
+    const students = await db.models.students.find({}).lean<StudentDoc[]>();
+    expect(students).to.have.length(STUDENTS);
+    expect(whichSchool(students, current, takerTag), "the taker's school, none of the frozen writer's records").to.equal('new');
+    expect(students.filter((s) => s.specialty?.startsWith(`${frozenTag} `))).to.deep.equal([]);
+    expect(duplicateStudentNumbers(students)).to.deep.equal([]);
+    const batches = await db.models.auditBatches
+      .find({ at: { $gte: started } }, { _id: 0, source: 1, status: 1, interrupted: 1 })
+      .sort({ at: 1 })
+      .lean();
+    expect(batches).to.deep.equal([
+      { source: `${frozenTag}.csv`, status: 'ROLLED_BACK', interrupted: true },
+      { source: `${takerTag}.csv`, status: 'APPLIED', interrupted: false },
+    ]);
+    // Its audit entries say rolled back, every one (none says applied).
+    const frozenBatch = (await interruptedBatch(db, `${frozenTag}.csv`, started))._id;
+    expect(await db.models.auditEntries.countDocuments({ batchId: frozenBatch, status: 'ROLLED_BACK' })).to.equal(STUDENTS);
+    expect(await db.models.auditEntries.countDocuments({ batchId: frozenBatch, status: { $ne: 'ROLLED_BACK' } })).to.equal(0);
+    expect(await Lease.read(db.client.db(), 'school-write-lock'), 'no lease left behind').to.equal(null);
   });
 
   it('kill -9 of the database during an apply, at 440 and 1,000 records: `campus db` exits 1 saying so, the service answers 503, then recovers the batch and serves the old school; the next import succeeds within 10 s', async function () {

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import ExcelJS from 'exceljs';
 import type { Database } from '../../src/data/database.js';
+import { withSchoolLock } from '../../src/data/school/engine.js';
 import { exportSchoolData } from '../../src/data/school/export.js';
 import { applyImport, commitPlan, planImport, previewImport } from '../../src/data/school/import.js';
 import { issueMessage } from '../../src/data/school/messages.js';
@@ -284,7 +285,7 @@ describe('school data: spreadsheet import and export', function () {
     const before = await snapshot();
     const version = (await db.versions.readFresh()).data;
     let error: unknown;
-    await commitPlan(db, CLI_ACTOR, plan, 'IMPORT', now).catch((err: unknown) => (error = err));
+    await withSchoolLock(db, (lease) => commitPlan(db, lease, CLI_ACTOR, plan, 'IMPORT', now)).catch((err: unknown) => (error = err));
     expect((error as { status?: number }).status).to.equal(409);
     expect((error as Error).message).to.match(
       /^The change was not applied: a record clashed with one written meanwhile.*nothing changed\.$/,

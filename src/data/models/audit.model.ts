@@ -38,6 +38,12 @@ const auditBatchSchema = new Schema(
     /** The sequence numbers of its change-feed events (src/data/school/events.ts), deleted if it rolls back. */
     eventFirst: { type: Number, default: null },
     eventLast: { type: Number, default: null },
+    /**
+     * The write lease's fencing token (src/data/lease.ts) of whoever may settle it: its writer's,
+     * until a recoverer writes its own there before rolling it back, so a writer that stalled
+     * past its lease cannot mark it APPLIED afterwards (docs/school-writes.md).
+     */
+    fence: { type: Number, default: null },
   },
   { versionKey: false, collection: 'audit_batches' },
 );
@@ -155,9 +161,14 @@ const schoolJobSchema = new Schema(
     /** The preview the apply answered (JSON text), once DONE. */
     result: { type: String, default: null },
     error: { type: String, default: null },
-    /** The process running it: a RUNNING job whose process is gone was interrupted. */
+    /**
+     * The process running it (src/data/process-identity.ts): a RUNNING job whose process is gone
+     * from this pid namespace, or whose heartbeat stopped, was interrupted.
+     */
     pid: { type: Number, required: true },
     host: { type: String, required: true },
+    pidSpace: { type: String, default: null },
+    pidStart: { type: String, default: null },
     startedAt: { type: Date, required: true },
     updatedAt: { type: Date, required: true },
   },

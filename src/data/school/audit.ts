@@ -120,7 +120,7 @@ export async function undoBatch(
   batchId: string,
   now: Date,
 ): Promise<{ batchId: string | null; issues: Issue[] }> {
-  return withSchoolLock(db, async () => {
+  return withSchoolLock(db, async (lease) => {
     const batch = await findBatch(db, batchId);
     if (!batch) return { batchId: null, issues: [{ field: 'batchId', code: 'NOT_FOUND', params: { entity: 'batch', id: batchId } }] };
     if (batch.status === 'SUPERSEDED') return { batchId: null, issues: [await supersededIssue(db, batch)] };
@@ -156,6 +156,7 @@ export async function undoBatch(
     if (problems.length > 0) return { batchId: null, issues: problems };
     const undoId = await commitBatch(
       db,
+      lease,
       { actor, action: 'UNDO', summary: `undo of ${batch.summary}`, source: batch.source ?? null, changes: state.diffs(), undoes: batchId },
       { now, highestIds: state.highestIds() },
     );

@@ -3,7 +3,7 @@ import type { Collection, Document } from 'mongodb';
 import { AppError, ServiceUnavailableError } from '../../errors/index.js';
 import type { Database } from '../database.js';
 import { isDatabaseUnreachable, isDuplicateKey } from '../errors.js';
-import { Lease, describeHolder, isAbandoned, type LeaseDoc } from '../lease.js';
+import { Lease, describeHolder, isAbandoned, type LeaseOptions } from '../lease.js';
 import type { AuditBatchDoc, AuditEntryDoc } from '../models/audit.model.js';
 import { dropEvents, planEvents, pruneEvents, takeSequence, writeEvents } from './events.js';
 import { SchoolState, normalizeClub, normalizeProject, normalizeStudent, rememberHighestIds } from './state.js';
@@ -20,6 +20,10 @@ import type { Actor, BatchRequest, DocOf, RecordDiff, SchoolDoc, SchoolEntity, V
  * before-images (ROLLED_BACK). A writer that died half-way leaves an APPLYING batch: whoever comes
  * next (the service at start-up or in the background, a reader, a writer) rolls it back under the
  * lease and marks it interrupted. Readers never serve a batch that has not settled (readSettled).
+ * A writer that stalls past the lease's expiry and wakes after another process took it over is
+ * fenced out: every write here is made only while the lease still carries this writer's token
+ * (assertLeaseHeld), and the batch settles only if it still carries that token, so it commits
+ * nothing and leaves its batch for the new holder to roll back.
  */
 
 /** The `meta` document of the write lease (src/data/lease.ts). */
@@ -54,6 +58,29 @@ export class SchoolUnsettledError extends ServiceUnavailableError {
   }
 }
 
+/**
+ * 409: this writer lost its lease while it wrote (it stalled for longer than the lease lasts: a
+ * long pause, a frozen container, a database away), so it stopped before its change took effect.
+ * What it had written is rolled back by the lease's next holder, as after a crash
+ * (docs/school-writes.md, "The write lease and its fencing token").
+ */
+export class WriteLeaseLostError extends AppError {
+  constructor() {
+    super(
+      'CONFLICT',
+      'The write lease was lost: this writer went longer than the lease lasts without renewing it (it stalled, or the database was away) and another process may hold it now, so the change was not committed. Try again.',
+    );
+  }
+}
+
+/**
+ * The fencing check before a write under the lease (src/data/lease.ts, `stillHeld`): a writer that
+ * lost its lease writes nothing more, and leaves what it wrote as a crash would.
+ */
+export async function assertLeaseHeld(lease: Lease): Promise<void> {
+  if (!(await lease.stillHeld())) throw new WriteLeaseLostError();
+}
+
 /** 409: writing failed (e.g. a record written meanwhile by another program) and everything written was undone. */
 export class WriteRolledBackError extends AppError {
   constructor(cause: unknown) {
@@ -86,21 +113,18 @@ function entries(db: Database): Collection<JournalEntry> {
   return db.client.db().collection<JournalEntry>(db.models.auditEntries.collection.collectionName);
 }
 
-function meta(db: Database): Collection<LeaseDoc> {
-  return db.client.db().collection<LeaseDoc>('meta');
-}
-
 /**
  * Runs `work` holding the school write lease (one writer at a time across every instance and the
  * `campus` command), after undoing any change a dead writer left half-applied. A lease whose
- * holder died is taken over at once when it ran on this machine, else after LEASE_TTL_MS.
+ * holder died is taken over at once when it ran in this pid namespace, else after LEASE_TTL_MS.
+ * `work` gets the lease to pass to commitBatch, which checks it before each write.
  */
-export async function withSchoolLock<T>(db: Database, work: () => Promise<T>, waitMs = LOCK_WAIT_MS): Promise<T> {
-  const lease = await Lease.acquire(meta(db), LOCK_ID, { waitMs });
+export async function withSchoolLock<T>(db: Database, work: (lease: Lease) => Promise<T>, options: LeaseOptions = {}): Promise<T> {
+  const lease = await Lease.acquire(db.client.db(), LOCK_ID, { waitMs: LOCK_WAIT_MS, ...options });
   if (!lease) throw new WriteBusyError();
   try {
     await recoverInterrupted(db, lease, 'before its own change');
-    return await work();
+    return await work(lease);
   } finally {
     await lease.release();
   }
@@ -119,13 +143,16 @@ export async function settleSchool(db: Database, waitMs = SETTLE_WAIT_MS, when =
   const recovered: string[] = [];
   for (let pause = 20; ; pause = Math.min(pause * 2, 250)) {
     if (!(await hasUnsettledBatch(db))) return recovered;
-    const held = await Lease.read(meta(db), LOCK_ID);
+    const held = await Lease.read(db.client.db(), LOCK_ID);
     if (!held || isAbandoned(held)) {
       // Whoever takes the lease first recovers; the others then find nothing left to do.
-      const lease = await Lease.acquire(meta(db), LOCK_ID, { waitMs: Math.max(0, deadline - Date.now()) });
+      const lease = await Lease.acquire(db.client.db(), LOCK_ID, { waitMs: Math.max(0, deadline - Date.now()) });
       if (lease) {
         try {
           recovered.push(...(await recoverInterrupted(db, lease, when)));
+        } catch (err) {
+          // This reader stalled and lost the lease: its new holder recovers, and the loop looks again.
+          if (!(err instanceof WriteLeaseLostError)) throw err;
         } finally {
           await lease.release();
         }
@@ -179,9 +206,16 @@ export async function hasUnsettledBatch(db: Database): Promise<boolean> {
   return (await batches(db).findOne({ status: 'APPLYING' }, { projection: { _id: 1 } })) !== null;
 }
 
-/** Journals and applies a planned change; returns its batch id (null when nothing changes). Call under the lock. */
+/**
+ * Journals and applies a planned change; returns its batch id (null when nothing changes). Call
+ * under the lock, with its lease: every write below is made only while the lease is still this
+ * writer's (assertLeaseHeld), and the batch settles only if no recoverer claimed it meanwhile, so
+ * a writer that stalled past the lease's expiry commits nothing (WriteLeaseLostError) and leaves
+ * what it wrote as a crash would, for the lease's new holder to roll back.
+ */
 export async function commitBatch(
   db: Database,
+  lease: Lease,
   request: BatchRequest,
   options: { now?: Date; highestIds?: Record<SchoolEntity, number>; onProgress?: ApplyHooks['onWritten'] } = {},
 ): Promise<string | null> {
@@ -197,22 +231,28 @@ export async function commitBatch(
     batchId,
     at,
   );
+  await assertLeaseHeld(lease);
   const first = await takeSequence(db, planned.length);
-  await journalBatch(db, request, at, { batchId, eventFirst: first, eventLast: first + planned.length - 1 });
+  await journalBatch(db, request, at, { batchId, eventFirst: first, eventLast: first + planned.length - 1, lease });
   try {
-    await applyDiffs(db, request.changes, options.onProgress ? { onWritten: options.onProgress } : {});
-    if (options.highestIds) await rememberHighestIds(db, options.highestIds);
-    await writeEntries(db, batchId, request, at, 'APPLIED');
+    await applyDiffs(db, lease, request.changes, options.onProgress ? { onWritten: options.onProgress } : {});
+    if (options.highestIds) {
+      await assertLeaseHeld(lease);
+      await rememberHighestIds(db, options.highestIds);
+    }
+    await writeEntries(db, lease, batchId, request, at, 'APPLIED');
     // The outbox: written before the batch settles, so they commit with it (the APPLIED write
     // below) or are removed with it; the feed never reads them while the batch is APPLYING.
+    await assertLeaseHeld(lease);
     await writeEvents(db, planned, first);
   } catch (err) {
-    await rollBack(db, batchId, request.changes, err);
+    // A writer that lost its lease undoes nothing: the records are the new holder's now.
+    if (err instanceof WriteLeaseLostError) throw err;
+    await rollBack(db, lease, batchId, request.changes, err);
     if (isDatabaseUnreachable(err)) throw err;
     throw new WriteRolledBackError(err);
   }
-  // The batch settles in one write; its journal is then of no more use.
-  await batches(db).updateOne({ _id: batchId }, { $set: { status: 'APPLIED' } });
+  await settle(db, lease, batchId);
   await dropJournal(db, batchId, Math.ceil(request.changes.length / JOURNAL_CHUNK)).catch(() => {});
   // Events past their retention go as the feed grows, before the version moves, so no cached
   // page of the feed outlives the events it was read from.
@@ -222,22 +262,40 @@ export async function commitBatch(
 }
 
 /**
+ * The batch settles in one write: the moment its change takes effect. Made only while the lease
+ * is this writer's, and only if the batch still carries this writer's token: a recoverer that
+ * took the lease over writes its own into the batch before rolling it back (claimBatch), so a
+ * writer that passed the check just before it froze still cannot mark it APPLIED.
+ */
+async function settle(db: Database, lease: Lease, batchId: string): Promise<void> {
+  await assertLeaseHeld(lease);
+  const settled = await batches(db).updateOne({ _id: batchId, status: 'APPLYING', fence: lease.token }, { $set: { status: 'APPLIED' } });
+  if (settled.matchedCount === 0) throw new WriteLeaseLostError();
+}
+
+/**
  * The write-ahead step: the batch (APPLYING) and its journal, every record's before- and
  * after-image in a few documents of `school_journal` (JOURNAL_CHUNK records each), written before
  * any record is. The journal holds only unsettled batches, so it stays a handful of documents and
  * is read back by `_id` (FerretDB over SQLite filters nothing else in its storage: the audit log's
  * entries, one per record and growing with every change, took seconds to search by batch once a
- * few imports had piled up). Returns the batch id.
+ * few imports had piled up). The batch carries its writer's lease token (`fence`), and each write
+ * is made only while that lease holds. Returns the batch id. (Tests journal a batch without a
+ * lease, as a writer that died right after would leave it.)
  */
 export async function journalBatch(
   db: Database,
   request: BatchRequest,
   at: Date,
-  ids: { batchId?: string; eventFirst?: number; eventLast?: number } = {},
+  ids: { batchId?: string; eventFirst?: number; eventLast?: number; lease?: Lease } = {},
 ): Promise<string> {
   const batchId = ids.batchId ?? randomUUID();
   const actor = actorFields(request.actor);
   const chunks = Math.ceil(request.changes.length / JOURNAL_CHUNK);
+  const fence = async () => {
+    if (ids.lease) await assertLeaseHeld(ids.lease);
+  };
+  await fence();
   await batches(db).insertOne({
     _id: batchId,
     at,
@@ -256,12 +314,14 @@ export async function journalBatch(
     journalChunks: chunks,
     eventFirst: ids.eventFirst ?? null,
     eventLast: ids.eventLast ?? null,
+    fence: ids.lease?.token ?? null,
   });
   const docs: JournalChunk[] = [];
   for (let chunk = 0; chunk < chunks; chunk++) {
     const diffs = request.changes.slice(chunk * JOURNAL_CHUNK, (chunk + 1) * JOURNAL_CHUNK);
     docs.push({ _id: `${batchId}:${chunk}`, batchId, chunk, diffs: JSON.stringify(diffs) });
   }
+  await fence();
   await journal(db).insertMany(docs);
   return batchId;
 }
@@ -270,10 +330,12 @@ export async function journalBatch(
  * The audit entries of a batch, one per record with its before- and after-image (what the audit
  * log lists and undo reads), written once the records are: APPLIED, or ROLLED_BACK when the batch
  * was undone. A writer that dies while writing them leaves some behind: they are put right by
- * `_id` (the only filter FerretDB over SQLite serves without reading the whole log).
+ * `_id` (the only filter FerretDB over SQLite serves without reading the whole log). Each write
+ * is made only while `lease` holds.
  */
 async function writeEntries(
   db: Database,
+  lease: Lease,
   batchId: string,
   request: Pick<BatchRequest, 'actor' | 'action' | 'changes'>,
   at: Date,
@@ -284,11 +346,15 @@ async function writeEntries(
   for (let i = 0; i < all.length; i += CHUNK) {
     const chunk = all.slice(i, i + CHUNK);
     try {
+      await assertLeaseHeld(lease);
       await entries(db).insertMany(chunk, { ordered: false });
     } catch (err) {
       if (!isDuplicateKey(err)) throw err;
       // Entries an earlier attempt wrote: say what became of them.
-      for (const entry of chunk) await entries(db).updateOne({ _id: entry._id }, { $set: { status } });
+      for (const entry of chunk) {
+        await assertLeaseHeld(lease);
+        await entries(db).updateOne({ _id: entry._id }, { $set: { status } });
+      }
     }
   }
 }
@@ -322,15 +388,16 @@ function journal(db: Database): Collection<JournalChunk> {
  * so 1,000 `replaceOne` took a minute, while one delete and one insert of 1,000 take well under
  * a second. Between the two, the batch's records are briefly absent: readers never see that,
  * since they do not read a batch that has not settled (settleSchool), and a writer that dies
- * there leaves a journal that puts every record back.
+ * there leaves a journal that puts every record back. Each delete and insert is made only while
+ * `lease` holds: a writer that froze half-way and lost it writes no record more.
  */
-async function applyDiffs(db: Database, diffs: readonly RecordDiff[], hooks: ApplyHooks = {}): Promise<void> {
-  await replaceRecords(db, diffs, (d) => d.after, { ...hooks, pausable: true });
+async function applyDiffs(db: Database, lease: Lease, diffs: readonly RecordDiff[], hooks: ApplyHooks = {}): Promise<void> {
+  await replaceRecords(db, lease, diffs, (d) => d.after, { ...hooks, pausable: true });
 }
 
 /** Puts back each record's before-image (writing an image already in place is harmless, so recovery may run twice). */
-async function restoreBefore(db: Database, diffs: readonly RecordDiff[]): Promise<void> {
-  await replaceRecords(db, diffs, (d) => d.before);
+async function restoreBefore(db: Database, lease: Lease, diffs: readonly RecordDiff[]): Promise<void> {
+  await replaceRecords(db, lease, diffs, (d) => d.before);
 }
 
 /** What a writer is told while it writes (progress) and, in tests, where it pauses (CAMPUS_TEST_PAUSE_AFTER). */
@@ -340,6 +407,7 @@ export interface ApplyHooks {
 
 async function replaceRecords(
   db: Database,
+  lease: Lease,
   diffs: readonly RecordDiff[],
   image: (d: RecordDiff) => SchoolDoc | null,
   hooks: ApplyHooks & { pausable?: boolean } = {},
@@ -353,13 +421,17 @@ async function replaceRecords(
     if (mine.length === 0) continue;
     const records = collection(db, entity);
     const ids = mine.map((d) => d.id);
-    for (let i = 0; i < ids.length; i += ID_CHUNK) await records.deleteMany({ _id: { $in: ids.slice(i, i + ID_CHUNK) } });
+    for (let i = 0; i < ids.length; i += ID_CHUNK) {
+      await assertLeaseHeld(lease);
+      await records.deleteMany({ _id: { $in: ids.slice(i, i + ID_CHUNK) } });
+    }
     const docs = mine.map(image).filter((doc): doc is SchoolDoc => doc !== null);
     for (let i = 0; i < docs.length;) {
       // A chunk ends where a test asked the writer to pause, so the pause falls on that record.
       const end = pauseAt !== null && pauseAt > written && pauseAt < written + CHUNK ? i + pauseAt - written : i + CHUNK;
       const chunk = docs.slice(i, end);
       i += chunk.length;
+      await assertLeaseHeld(lease);
       await records.insertMany(
         chunk.map((doc) => ({ ...doc })),
         { ordered: true },
@@ -390,26 +462,41 @@ async function pauseForTests(written: number): Promise<void> {
   await resumed;
 }
 
+/**
+ * Undoes a batch from its before-images, under `lease` (its own writer's, or a recoverer's that
+ * claimed the batch first): each write is made only while the lease holds, and the batch settles
+ * as ROLLED_BACK only if it still carries that lease's token, so of two processes that each
+ * believe they hold the lease, the one that lost it changes nothing.
+ */
 async function rollBack(
   db: Database,
+  lease: Lease,
   batchId: string,
   diffs: readonly RecordDiff[],
   cause: unknown,
   interruption: Pick<AuditBatchDoc, 'interrupted' | 'recoveredAt' | 'recoveredBy'> | null = null,
 ): Promise<void> {
   try {
-    await restoreBefore(db, diffs);
+    await restoreBefore(db, lease, diffs);
     const batch = await batches(db).findOne({ _id: batchId });
     if (batch) {
       const actor: Actor =
         batch.actorKind === 'CLI' ? { kind: 'CLI' } : { kind: 'ACCOUNT', accountId: batch.actorId ?? 0, email: batch.actorEmail ?? '' };
-      await writeEntries(db, batchId, { actor, action: batch.action, changes: diffs }, batch.at, 'ROLLED_BACK');
+      await writeEntries(db, lease, batchId, { actor, action: batch.action, changes: diffs }, batch.at, 'ROLLED_BACK');
     }
     // Its events go before it settles: no event exists for a change that did not commit.
-    if (batch) await dropEvents(db, { first: batch.eventFirst, last: batch.eventLast });
+    if (batch) {
+      await assertLeaseHeld(lease);
+      await dropEvents(db, { first: batch.eventFirst, last: batch.eventLast });
+    }
     const error = cause instanceof Error ? cause.message.slice(0, 500) : String(cause);
     // The batch settles last: until then a reader finds it APPLYING and recovers or waits.
-    await batches(db).updateOne({ _id: batchId }, { $set: { status: 'ROLLED_BACK', error, ...(interruption ?? {}) } });
+    await assertLeaseHeld(lease);
+    const settled = await batches(db).updateOne(
+      { _id: batchId, fence: lease.token },
+      { $set: { status: 'ROLLED_BACK', error, ...(interruption ?? {}) } },
+    );
+    if (settled.matchedCount === 0) throw new WriteLeaseLostError();
     await dropJournal(db, batchId, batch?.journalChunks ?? 0);
   } finally {
     // Whatever readers saw while it was written is stale now.
@@ -418,25 +505,42 @@ async function rollBack(
 }
 
 /**
+ * A recoverer marks a batch as its own before undoing it: the batch's `fence` becomes the
+ * recoverer's lease token, so its first writer, should it wake up from a stall, can no longer
+ * settle it (settle). False when the batch settled meanwhile (its writer finished just now).
+ */
+async function claimBatch(db: Database, lease: Lease, batchId: string): Promise<boolean> {
+  await assertLeaseHeld(lease);
+  const claimed = await batches(db).updateOne({ _id: batchId, status: 'APPLYING' }, { $set: { fence: lease.token } });
+  return claimed.matchedCount === 1;
+}
+
+/**
  * Rolls back every batch a dead writer left APPLYING, from its journal's before-images, and says
  * so in its batch: interrupted, rolled back, when and by which process. Rolling back (rather than
  * finishing the batches whose after-images were all written) keeps one rule: a batch applies
- * whole under its writer or not at all (docs/school-writes.md). Runs under the lease; returns the
- * ids of the batches it rolled back.
+ * whole under its writer or not at all (docs/school-writes.md). A writer that is not dead but
+ * stalled past its lease's expiry finds, when it wakes, that it no longer holds the lease and
+ * that its batch is claimed: it writes nothing more. Runs under the lease; returns the ids of the
+ * batches it rolled back.
  */
 export async function recoverInterrupted(db: Database, lease: Lease, when: string): Promise<string[]> {
   const stuck = await batches(db).find({ status: 'APPLYING' }).toArray();
+  const recovered: string[] = [];
   for (const batch of stuck) {
+    if (!(await claimBatch(db, lease, batch._id))) continue;
     const diffs = await journaledDiffs(db, batch);
-    await rollBack(db, batch._id, diffs, new Error('interrupted: its writer stopped before it finished'), {
+    await rollBack(db, lease, batch._id, diffs, new Error('interrupted: its writer stopped before it finished'), {
       interrupted: true,
       recoveredAt: new Date(),
       recoveredBy: `${processName()} ${when} (${describeHolder(lease.doc)})`,
     });
+    recovered.push(batch._id);
   }
   // Journals of batches that settled just before their writer stopped (none, almost always).
+  await assertLeaseHeld(lease);
   await journal(db).deleteMany({});
-  return stuck.map((b) => b._id);
+  return recovered;
 }
 
 /** A batch's record changes, from its journal (or, for a batch journaled before `school_journal` existed, from its audit entries). */

@@ -1,4 +1,5 @@
 import type { Database } from '../database.js';
+import type { Lease } from '../lease.js';
 import { isEnrolledRole } from '../models/student.model.js';
 import { formatOf, headerKey, type CellProblem, type Column, type RowDraft } from './columns.js';
 import { commitBatch, fieldChanges, readSettled, withSchoolLock } from './engine.js';
@@ -443,18 +444,19 @@ export async function applyImport(
   bytes: Buffer,
   options: ImportOptions & { onProgress?: ApplyProgress },
 ): Promise<PreviewResult> {
-  return withSchoolLock(db, async () => {
+  return withSchoolLock(db, async (lease) => {
     const plan = await planImport(await SchoolState.load(db), entity, fileName, bytes, options);
-    return commitPlan(db, actor, plan, 'IMPORT', options.now, options.onProgress);
+    return commitPlan(db, lease, actor, plan, 'IMPORT', options.now, options.onProgress);
   });
 }
 
 /** Hears how many of a batch's records are written so far (the console's job page, the command's stderr). */
 export type ApplyProgress = (written: number, total: number) => void;
 
-/** Writes a plan without issues (call under the lock, on a state loaded under it). */
+/** Writes a plan without issues (call under the lock, with its lease, on a state loaded under it). */
 export async function commitPlan(
   db: Database,
+  lease: Lease,
   actor: Actor,
   plan: ImportPlan,
   action: 'IMPORT' | 'ROLLOVER',
@@ -467,6 +469,7 @@ export async function commitPlan(
   const summary = `${action === 'IMPORT' ? 'import' : 'rollover'} ${preview.fileName}: ${c.created} created, ${c.updated} updated, ${c.removed} removed, ${c.unchanged} unchanged`;
   const batchId = await commitBatch(
     db,
+    lease,
     { actor, action, summary, source: preview.fileName, changes: state.diffs() },
     { now, highestIds: state.highestIds(), ...(onProgress ? { onProgress } : {}) },
   );

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { hostname } from 'node:os';
 import { toAppError } from '../errors.js';
 import { outsideRequestBudget } from '../budget.js';
 import type { Database } from '../database.js';
 import { isAbandoned } from '../lease.js';
+import { thisProcess } from '../process-identity.js';
 import type { SchoolJobDoc } from '../models/audit.model.js';
 import type { PreviewResult } from './types.js';
 
@@ -51,8 +51,7 @@ export async function startJob(
     kind: input.kind,
     accountId: input.accountId,
     state: 'RUNNING',
-    pid: process.pid,
-    host: hostname(),
+    ...thisProcess(),
     startedAt: input.now,
     updatedAt: new Date(),
   });
@@ -88,10 +87,15 @@ export async function startJob(
 export async function findJob(db: Database, id: string, accountId: number | null): Promise<SchoolJob | null> {
   const doc = await db.models.schoolJobs.findById(id).lean<SchoolJobDoc>();
   if (!doc || doc.accountId !== accountId) return null;
-  // Its process is gone from this machine, or it stopped renewing its heartbeat (another machine).
+  // Its process is gone from this pid namespace, or it stopped renewing its heartbeat (another machine or container).
   const gone =
     doc.state === 'RUNNING' &&
-    isAbandoned({ pid: doc.pid, host: doc.host, expiresAt: new Date(doc.updatedAt.getTime() + 3 * HEARTBEAT_MS) });
+    isAbandoned({
+      pid: doc.pid,
+      pidSpace: doc.pidSpace ?? null,
+      pidStart: doc.pidStart ?? null,
+      expiresAt: new Date(doc.updatedAt.getTime() + 3 * HEARTBEAT_MS),
+    });
   return {
     id: doc._id,
     kind: doc.kind,

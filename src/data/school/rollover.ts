@@ -225,8 +225,8 @@ export async function applyRollover(
   bytes: Buffer,
   options: RolloverOptions,
 ): Promise<PreviewResult> {
-  return withSchoolLock(db, async () => {
+  return withSchoolLock(db, async (lease) => {
     const plan = await planRollover(await SchoolState.load(db), fileName, bytes);
-    return commitPlan(db, actor, plan, 'ROLLOVER', options.now, options.onProgress);
+    return commitPlan(db, lease, actor, plan, 'ROLLOVER', options.now, options.onProgress);
   });
 }

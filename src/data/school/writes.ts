@@ -116,7 +116,7 @@ export class SchoolWriter {
   }
 
   private run(entity: SchoolEntity, action: AuditAction, step: (state: SchoolState) => StepResult): Promise<WriteOutcome> {
-    return withSchoolLock(this.db, async () => {
+    return withSchoolLock(this.db, async (lease) => {
       const state = await SchoolState.load(this.db);
       const result = step(state);
       if (result.issues.length > 0 || result.id === null) return { id: null, issues: result.issues, batchId: null };
@@ -126,6 +126,7 @@ export class SchoolWriter {
       const record = state.get(entity, result.id) ?? state.before(entity, result.id);
       const batchId = await commitBatch(
         this.db,
+        lease,
         {
           actor: this.actor,
           action,
