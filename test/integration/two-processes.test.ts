@@ -6,6 +6,8 @@ import { testDatabaseUri } from '../helpers/database.js';
 import { buildStudent, insertSchool, issueKey, TEST_POLICY } from '../helpers/factories.js';
 import { authorize, createAccount, createClient, REDIRECT_URI } from '../helpers/oauth.js';
 import { ApiKeyService } from '../../src/data/api-keys.js';
+import { AccountStore } from '../../src/data/accounts.js';
+import { findStanding } from '../../src/data/standing.js';
 import { openDatabase, type Database } from '../../src/data/database.js';
 import { AccountService } from '../../src/oauth/accounts.js';
 import { freePort } from '../../src/data/embedded/index.js';
@@ -189,6 +191,34 @@ describe('two campus serve processes on one database and one Redis', function ()
 
     await new AccountService(db).setDisabled('CLI', user.email, false);
     expect(await statuses()).to.deep.equal([200, 200, 200, 200]);
+  });
+
+  it('a TEACHER lowered to USER elsewhere: its STUDENT_READ key is refused at both processes at once, renewing does not restore it, the TEACHER role back does', async () => {
+    const teacherId = await createAccount(db, 'lowered.teacher@school.test', 'a teacher pass phrase 5');
+    await db.models.accounts.updateOne({ _id: teacherId }, { $set: { role: 'TEACHER' } });
+    const keys = new ApiKeyService(db, TEST_POLICY);
+    const standing = await findStanding(db, teacherId);
+    if (!standing) throw new Error('no standing');
+    // As the developer console asks: the TEACHER row grants STUDENT_READ at once.
+    const { key, summary } = await keys.request(standing, { scopes: ['STUDENT_READ'], label: 'class roster' });
+    const statuses = () =>
+      Promise.all(
+        [a, b].map((server) => fetch(`${server.url}/v1/students?size=1`, { headers: { 'X-API-KEY': key } }).then((r) => r.status)),
+      );
+    expect(await statuses()).to.deep.equal([200, 200]);
+
+    // This test process lowers the role, as an admin at another instance would.
+    await new AccountStore(db).updateRole(teacherId, 'TEACHER', 'USER');
+    const at = Date.now();
+    expect(await statuses()).to.deep.equal([403, 403]);
+    expect(Date.now() - at).to.be.lessThan(AT_ONCE_MS);
+    // Renewing re-reads the rule: the scope stays waiting for an admin, as a USER's would.
+    const renewed = await keys.renew(summary.id);
+    expect([renewed.scopes, renewed.pendingScopes]).to.deep.equal([[], ['STUDENT_READ']]);
+    expect(await statuses()).to.deep.equal([403, 403]);
+    // The TEACHER role back grants what that role grants now.
+    await new AccountStore(db).updateRole(teacherId, 'USER', 'TEACHER');
+    expect(await statuses()).to.deep.equal([200, 200]);
   });
 
   it('shares the Redis rate limit: a key’s budget is spent across both processes', async () => {
