@@ -1,5 +1,6 @@
 import { GraphQLScalarType } from 'graphql';
-import type { ApiScope } from '../../data/__generated__/enums.js';
+import { belongsToOperators } from '../../auth/policy.js';
+import { FEED_SCOPES } from '../../data/event-types.js';
 import type { Resolvers } from '../__generated__/resolvers.js';
 import { readChanges } from '../../data/school/feed.js';
 import { ForbiddenError } from '../../errors/index.js';
@@ -17,9 +18,6 @@ export const JSON_SCALAR = new GraphQLScalarType<unknown, unknown>({
   },
 });
 
-/** The scopes whose events the feed carries (src/data/school/events.ts scopeOfEvent; NEIS: src/data/neis-events.ts). */
-const FEED_SCOPES: readonly ApiScope[] = ['STUDENT_READ', 'CLUB_READ', 'PROJECT_READ', 'NEIS_READ'];
-
 export const changeResolvers: Resolvers = {
   JSON: JSON_SCALAR,
   Query: {
@@ -27,10 +25,12 @@ export const changeResolvers: Resolvers = {
       const scopes = new Set(FEED_SCOPES.filter((scope) => ctx.holdsScope(scope)));
       if (scopes.size === 0) {
         throw new ForbiddenError(
-          'The change feed needs an API key with STUDENT_READ, CLUB_READ, PROJECT_READ or NEIS_READ; it shows the events those scopes allow.',
+          `The change feed needs an API key with any of ${FEED_SCOPES.join(', ')}; it shows the events those scopes allow.`,
         );
       }
-      return readChanges(ctx.db, { after: args.after ?? null, limit: args.limit ?? null, scopes });
+      // The events as this key may see them (presentEvent, src/data/school/events.ts).
+      const subscriber = { scopes, operator: ctx.principal?.kind === 'apiKey' && belongsToOperators(ctx.principal) };
+      return readChanges(ctx.db, { after: args.after ?? null, limit: args.limit ?? null, subscriber });
     },
   },
 };
