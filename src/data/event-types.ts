@@ -25,7 +25,7 @@ export interface PartialView {
   readonly shows: string;
 }
 
-interface EventTypeRow {
+export interface EventTypeRow {
   /** The scope a subscriber needs to receive the event whole. */
   readonly scope: ApiScope;
   /** Who else receives it, and what of it. */
