@@ -196,7 +196,7 @@ describe('GET /v1/changes: each event as its subscriber may see it', function ()
   /** An account of `role` holding one key with `scopes`. */
   async function ownedKey(email: string, role: AccountRole, scopes: ApiScope[]): Promise<string> {
     const account = await new AccountStore(t.db).create({ email, passwordHash: 'x', role });
-    return (await new ApiKeyService(t.db).issue({ scopes, ownerAccountId: account._id })).key;
+    return (await new ApiKeyService(t.db, t.config.policy).issue({ scopes, ownerAccountId: account._id })).key;
   }
 
   before(async () => {

@@ -208,9 +208,9 @@ describe('webhooks: signed, ordered, retried delivery of the change feed', funct
   it("presents each event for its webhook: batch.completed without STUDENT_READ has counts only, and only an operator's webhook sees the actor's account", async () => {
     const accounts = new AccountStore(db);
     const clubApp = await accounts.create({ email: 'club.app@gsm.hs.kr', passwordHash: 'x', role: 'USER' });
-    await new ApiKeyService(db).issue({ scopes: ['CLUB_READ'], ownerAccountId: clubApp._id });
+    await new ApiKeyService(db, TEST_POLICY).issue({ scopes: ['CLUB_READ'], ownerAccountId: clubApp._id });
     const teacher = await accounts.create({ email: 'teacher.hooks@gsm.hs.kr', passwordHash: 'x', role: 'TEACHER' });
-    await new ApiKeyService(db).issue({ scopes: ['STUDENT_READ'], ownerAccountId: teacher._id });
+    await new ApiKeyService(db, TEST_POLICY).issue({ scopes: ['STUDENT_READ'], ownerAccountId: teacher._id });
     const [clubs, students, operator] = [await receiver(), await receiver(), await receiver()];
     const eventTypes = ['batch.completed'];
     const { webhook: clubHook } = await store.create({ ownerAccountId: clubApp._id, url: clubs.url, eventTypes });

@@ -13,6 +13,9 @@ import {
 import { presentEvent, type EventDoc } from '../../src/data/school/events.js';
 import { parseEventTypes, wantsType } from '../../src/data/webhooks.js';
 import { BadRequestError } from '../../src/errors/index.js';
+import { rootFieldRules, UndeclaredAccessError } from '../../src/graphql/access.js';
+import { checkFeedAccess } from '../../src/graphql/resolvers/changes.js';
+import { buildSchema } from '../../src/graphql/schema.js';
 
 /**
  * The one table of event types (src/data/event-types.ts) and the one presenter of an event for a
@@ -148,5 +151,14 @@ describe('unit: the event-type table and the presenter of an event', () => {
     expect(presentEvent(event, subscriber(false, 'CLUB_READ'))?.actor).to.deep.equal({ kind: 'ACCOUNT', accountId: null });
     const byCommand = stored('club.updated', { before: null, after: null }, null);
     expect(presentEvent(byCommand, subscriber(true, 'CLUB_READ'))?.actor).to.deep.equal({ kind: 'CLI', accountId: null });
+  });
+
+  it('GraphQL declares the change feed with the scopes of the table, or the schema does not build', () => {
+    expect(rootFieldRules(buildSchema()).get('Query.changes')).to.deep.equal({ rule: 'DATA', scopes: FEED_SCOPES });
+    const without = new Map([['Query.changes', { rule: 'DATA', scopes: ['STUDENT_READ', 'CLUB_READ', 'PROJECT_READ'] } as const]]);
+    expect(() => checkFeedAccess(without)).to.throw(
+      UndeclaredAccessError,
+      /^Query\.changes: .* must name the scopes of the event-type table/,
+    );
   });
 });

@@ -2,6 +2,7 @@ import { GraphQLScalarType } from 'graphql';
 import { belongsToOperators } from '../../auth/policy.js';
 import { FEED_SCOPES } from '../../data/event-types.js';
 import type { Resolvers } from '../__generated__/resolvers.js';
+import { UndeclaredAccessError, type AccessRule } from '../access.js';
 import { readChanges } from '../../data/school/feed.js';
 import { ForbiddenError } from '../../errors/index.js';
 
@@ -34,3 +35,18 @@ export const changeResolvers: Resolvers = {
     },
   },
 };
+
+/**
+ * Stops the schema build when the scopes `Query.changes` declares (its @access in
+ * schema/changes.graphql) are not the event-type table's (FEED_SCOPES, src/data/event-types.ts):
+ * a type given a new scope, or a scope added to the schema alone, fails at start-up.
+ */
+export function checkFeedAccess(rules: ReadonlyMap<string, AccessRule>): void {
+  const rule = rules.get('Query.changes');
+  const declared = rule?.rule === 'DATA' ? rule.scopes : [];
+  if (declared.join(',') !== FEED_SCOPES.join(',')) {
+    throw new UndeclaredAccessError(
+      `Query.changes: @access(rule: DATA, scopes: [${declared.join(', ')}]) must name the scopes of the event-type table (src/data/event-types.ts), in this order: ${FEED_SCOPES.join(', ')}.`,
+    );
+  }
+}
