@@ -1,19 +1,23 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { EVENT_TYPES, eventTypeRow } from '../src/data/event-types.js';
 import { ENDPOINTS } from '../src/rest/endpoints.js';
 import { buildOpenApiDocument, type JsonSchema, type OpenApiDocument, type ParameterObject } from '../src/rest/openapi.js';
 
 /**
  * `npm run docs`: writes each endpoint's parameter table into README.md, between
  * `<!-- endpoint-table:/v1/... -->` and `<!-- /endpoint-table -->`, from the OpenAPI document
- * (src/rest/openapi.ts), itself built from the endpoint table (src/rest/endpoints.ts). A unit test
- * (test/unit/readme-tables.test.ts) fails when README.md differs from what this writes.
+ * (src/rest/openapi.ts), itself built from the endpoint table (src/rest/endpoints.ts); and the
+ * event types, between `<!-- event-types -->` and `<!-- /event-types -->`, from their table
+ * (src/data/event-types.ts). A unit test (test/unit/readme-tables.test.ts) fails when README.md
+ * differs from what this writes.
  */
 
 const README = fileURLToPath(new URL('../README.md', import.meta.url));
 const TABLE = /(<!-- endpoint-table:(\S+) -->\n)[\s\S]*?(<!-- \/endpoint-table -->)/g;
+const EVENTS = /(<!-- event-types -->\n)[\s\S]*?(<!-- \/event-types -->)/g;
 
-/** README text with every endpoint table rewritten; throws when a row has no table or a table no row. */
+/** README text with every endpoint table and the event-type table rewritten; throws when a row has no table or a table no row. */
 export function renderReadme(
   readme: string,
   document: OpenApiDocument = buildOpenApiDocument(),
@@ -33,7 +37,22 @@ export function renderReadme(
       `README.md has no parameter table for ${missing.join(', ')}: add <!-- endpoint-table:PATH --><!-- /endpoint-table --> to its section`,
     );
   }
-  return rendered;
+  if ((rendered.match(EVENTS) ?? []).length !== 1) {
+    throw new Error('README.md needs exactly one event-type table: <!-- event-types --> and <!-- /event-types --> in its "Events" section');
+  }
+  return rendered.replace(EVENTS, (_whole, open: string, close: string) => `${open}${eventTypeTable()}${close}`);
+}
+
+/** A Markdown table of the event types: type, the scope that receives it (and its lesser form), description. */
+export function eventTypeTable(): string {
+  const rows = EVENT_TYPES.map((type) => {
+    const row = eventTypeRow(type);
+    const partial = row.partial
+      ? `; without it, with ${row.partial.scopes.map((scope) => `\`${scope}\``).join(' or ')}: ${row.partial.shows}`
+      : '';
+    return [`\`${type}\``, `\`${row.scope}\`${partial}`, row.description].map(escapeCell);
+  });
+  return [['Type', 'Scope', 'When, and its `data`'], ['---', '---', '---'], ...rows].map((cells) => `| ${cells.join(' | ')} |\n`).join('');
 }
 
 /** A Markdown table: name, type or values, range, default (or "required"), description. */
@@ -79,11 +98,11 @@ function main(): void {
   const readme = readFileSync(README, 'utf8');
   const rendered = renderReadme(readme);
   if (rendered === readme) {
-    console.log(`README.md: ${ENDPOINTS.length} parameter tables, already up to date.`);
+    console.log(`README.md: ${ENDPOINTS.length} parameter tables and the event-type table, already up to date.`);
     return;
   }
   writeFileSync(README, rendered);
-  console.log(`README.md: ${ENDPOINTS.length} parameter tables written.`);
+  console.log(`README.md: ${ENDPOINTS.length} parameter tables and the event-type table written.`);
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) main();

@@ -125,6 +125,16 @@ export function splitKeyRequest(
   };
 }
 
+/**
+ * Whether a key or a webhook is an operator's: one without an owner account (`campus keys issue`,
+ * `campus webhooks create`, each without --owner). Only an operator's is shown which account made
+ * a change in the change feed (presentEvent, src/data/school/events.ts): an account id is the
+ * OAuth `sub`, and with it an app could tie a person to the records they edited.
+ */
+export function belongsToOperators(holder: { readonly ownerAccountId: number | null }): boolean {
+  return holder.ownerAccountId === null;
+}
+
 /** What a signed-in person proved at their sign-in (the pages' session, src/surfaces/web/session.ts). */
 export interface SignInProof {
   /** The sign-in used a second factor. */

@@ -3,6 +3,7 @@ import type { Collection } from 'mongodb';
 import { BadRequestError, ConflictError, NotFoundError } from '../errors/index.js';
 import type { Database } from './database.js';
 import { deleteMatching } from './delete-matching.js';
+import { EVENT_TYPES } from './event-types.js';
 import { API_SCOPES, type ApiScope } from './models/api-key.model.js';
 import { lastSequence } from './school/events.js';
 
@@ -16,23 +17,6 @@ import { lastSequence } from './school/events.js';
 
 /** Webhooks one account may hold (the operators' webhooks without an owner count as one account). */
 export const MAX_WEBHOOKS_PER_ACCOUNT = 10;
-
-/** Every event type a webhook may ask for (docs/school-writes.md, src/data/school/events.ts). */
-export const EVENT_TYPES = [
-  'student.created',
-  'student.updated',
-  'student.deleted',
-  'club.created',
-  'club.updated',
-  'club.deleted',
-  'project.created',
-  'project.updated',
-  'project.deleted',
-  'batch.completed',
-  'neis.meals.updated',
-  'neis.schedules.updated',
-  'neis.timetables.updated',
-] as const;
 
 /** The type of the event "send a test event" sends (never in the feed). */
 export const TEST_EVENT_TYPE = 'webhook.test';
@@ -132,14 +116,24 @@ export function summarize(doc: WebhookDoc): WebhookSummary {
 }
 
 /**
- * The event types a person wrote (comma- or space-separated): known types, `<kind>.*`, or `*`.
- * Throws a 400 naming the unknown ones.
+ * The groups a webhook may ask for: every prefix of a type of the table (src/data/event-types.ts)
+ * followed by `.*` (`student.*`, `neis.*`, `neis.meals.*`).
+ */
+const EVENT_GROUPS: ReadonlySet<string> = new Set(
+  EVENT_TYPES.flatMap((type) => {
+    const parts = type.split('.');
+    return parts.slice(1).map((_, i) => `${parts.slice(0, i + 1).join('.')}.*`);
+  }),
+);
+
+/**
+ * The event types a person wrote (comma- or space-separated): types of the table
+ * (src/data/event-types.ts), groups such as `student.*`, or `*`. Throws a 400 naming the unknown ones.
  */
 export function parseEventTypes(value: string | readonly string[]): string[] {
   const items = (typeof value === 'string' ? value.split(/[\s,]+/) : [...value]).map((s) => s.trim()).filter(Boolean);
   const known = new Set<string>(EVENT_TYPES);
-  const kinds = new Set(EVENT_TYPES.map((t) => `${t.slice(0, t.lastIndexOf('.'))}.*`));
-  const unknown = items.filter((t) => t !== '*' && !known.has(t) && !kinds.has(t));
+  const unknown = items.filter((t) => t !== '*' && !known.has(t) && !EVENT_GROUPS.has(t));
   if (items.length === 0) throw new BadRequestError(`events: name one or more event types: ${EVENT_TYPES.join(', ')} (or student.*, *).`);
   if (unknown.length > 0)
     throw new BadRequestError(
@@ -148,7 +142,7 @@ export function parseEventTypes(value: string | readonly string[]): string[] {
   return [...new Set(items)];
 }
 
-/** Whether a webhook asking for `patterns` wants an event of `type`. */
+/** Whether a webhook asking for `patterns` (as parseEventTypes takes them) wants an event of `type`. */
 export function wantsType(patterns: readonly string[], type: string): boolean {
   return patterns.some((p) => p === '*' || p === type || (p.endsWith('.*') && type.startsWith(p.slice(0, -1))));
 }

@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
+import { belongsToOperators } from '../auth/policy.js';
 import type { Database } from '../data/database.js';
 import { Lease } from '../data/lease.js';
-import { eventVisible, events, toChangeEvent, type ChangeEvent } from '../data/school/events.js';
+import type { Subscriber } from '../data/event-types.js';
+import { events, presentEvent, type ChangeEvent } from '../data/school/events.js';
 import { CursorExpiredError, readChanges } from '../data/school/feed.js';
 import {
   TEST_EVENT_TYPE,
@@ -25,7 +27,8 @@ import type { TargetPolicy } from './targets.js';
  * `webhook:<id>` (src/data/lease.ts: it expires when its holder stops renewing it, and is taken at
  * once from a process of this machine and container that is gone, so a `kill -9` loses nothing
  * and holds nothing), then reads the feed after the webhook's cursor exactly as GET /v1/changes would for
- * its owner's keys (readChanges, src/data/school/feed.ts), keeps the types the webhook asked for,
+ * its owner's keys (readChanges, src/data/school/feed.ts, each event presented for the webhook by
+ * presentEvent, src/data/school/events.ts), keeps the types the webhook asked for,
  * and sends them one at a time, in order. A 2xx moves the cursor past the event; anything else
  * records the attempt and waits per the retry schedule, the same event first again (at least
  * once, in order). When the schedule is spent the webhook is FAILING and its owner is mailed;
@@ -54,7 +57,7 @@ export interface DeliveryDeps {
   readonly now?: () => Date;
 }
 
-/** The body every delivery sends: the event exactly as the feed shows it. */
+/** The body every delivery sends: the event exactly as the feed shows it to the webhook's subscriber. */
 export function bodyOf(event: ChangeEvent): string {
   return JSON.stringify(event);
 }
@@ -124,10 +127,10 @@ export class WebhookDelivery {
       const webhook = await store.find(id);
       if (!webhook || webhook.state !== 'ACTIVE') return;
       if (webhook.nextAttemptAt && webhook.nextAttemptAt > this.now()) return;
-      const scopes = await store.scopesOf(webhook);
+      const subscriber = await subscriberOf(store, webhook);
       // An owner without a living key sees nothing in the feed: the events wait (30 days) for a key.
-      if (scopes.size === 0) return;
-      const page = await readChanges(this.deps.db, { after: String(webhook.cursor), limit: PAGE, scopes }).catch((err: unknown) => {
+      if (subscriber.scopes.size === 0) return;
+      const page = await readChanges(this.deps.db, { after: String(webhook.cursor), limit: PAGE, subscriber }).catch((err: unknown) => {
         if (err instanceof CursorExpiredError) return null;
         throw err;
       });
@@ -211,6 +214,14 @@ export class WebhookDelivery {
   }
 }
 
+/**
+ * Whom a webhook receives events as: its owner's keys' scopes (WebhookStore.scopesOf), and an
+ * operator's when it has no owner (`campus webhooks create` without --owner).
+ */
+export async function subscriberOf(store: WebhookStore, webhook: WebhookDoc): Promise<Subscriber> {
+  return { scopes: await store.scopesOf(webhook), operator: belongsToOperators(webhook) };
+}
+
 /** 410: the delivery's event cannot be sent again. */
 export class GoneError extends AppError {
   constructor(message: string) {
@@ -264,10 +275,9 @@ async function bodyOfDelivery(deps: ManualDeps, delivery: DeliveryDoc, webhook: 
   if (delivery.eventId == null) return testBody(delivery.messageId, deps.now?.() ?? new Date());
   const doc = await events(deps.db).findOne({ _id: delivery.eventId });
   if (!doc) throw new GoneError(`Event ${delivery.eventId} is no longer kept (the feed keeps 30 days); it cannot be sent again.`);
-  if (!eventVisible(doc.type, await deps.store.scopesOf(webhook))) {
-    throw new GoneError(`The owner's keys no longer allow ${doc.type} events; it is not sent again.`);
-  }
-  return bodyOf(toChangeEvent(doc));
+  const shown = presentEvent(doc, await subscriberOf(deps.store, webhook));
+  if (!shown) throw new GoneError(`The owner's keys no longer allow ${doc.type} events; it is not sent again.`);
+  return bodyOf(shown);
 }
 
 function testBody(id: string, at: Date): string {
@@ -275,10 +285,10 @@ function testBody(id: string, at: Date): string {
     id,
     type: TEST_EVENT_TYPE,
     time: at.toISOString(),
-    actor: { kind: 'CLI' },
+    actor: { kind: 'CLI', accountId: null },
     batchId: null,
     data: { message: '테스트 이벤트입니다. This is a test event.' },
-  });
+  } satisfies ChangeEvent);
 }
 
 /** Sends a `webhook.test` event now (the console's button, `campus webhooks test`), recorded as a delivery of its own. */

@@ -3,7 +3,8 @@ import { fileURLToPath } from 'node:url';
 import { makeExecutableSchema } from '@graphql-tools/schema';
 import { Kind, parse, visit, type DocumentNode, type GraphQLSchema } from 'graphql';
 import { DEFAULT_PAGE, DEFAULT_PAGE_SIZE } from '../limits.js';
-import { guardRootFields } from './access.js';
+import { guardRootFields, rootFieldRules } from './access.js';
+import { checkFeedAccess } from './resolvers/changes.js';
 import { guardFieldScopes } from './field-scopes.js';
 import { resolvers } from './resolvers/index.js';
 
@@ -22,11 +23,14 @@ export function loadTypeDefs(): DocumentNode[] {
 
 /**
  * The executable schema: the type definitions, every resolver, the declared rule of every root
- * field (./access.ts: a root field without one stops the build), and the scope rule of every
+ * field (./access.ts: a root field without one stops the build; the change feed's must name the
+ * event-type table's scopes: ./resolvers/changes.ts checkFeedAccess), and the scope rule of every
  * record's fields.
  */
 export function buildSchema(): GraphQLSchema {
-  return guardFieldScopes(guardRootFields(makeExecutableSchema({ typeDefs: loadTypeDefs(), resolvers })));
+  const schema = guardFieldScopes(guardRootFields(makeExecutableSchema({ typeDefs: loadTypeDefs(), resolvers })));
+  checkFeedAccess(rootFieldRules(schema));
+  return schema;
 }
 
 /**

@@ -1,5 +1,7 @@
+import { belongsToOperators } from '../auth/policy.js';
 import { holdsScope } from '../auth/principal.js';
 import { todayIn } from '../calendar.js';
+import type { ApiScope } from '../data/__generated__/enums.js';
 import type { Database } from '../data/database.js';
 import { BadRequestError } from '../errors/index.js';
 import { createContext } from '../graphql/context.js';
@@ -63,9 +65,7 @@ export function endpointSteps(endpoint: Endpoint, deps: RestDeps): EndpointSteps
     const { variables, key: asked } = variablesOf(
       params ? parse(`${ctx.path}?${ctx.querystring}`, () => ({ ...ctx.query, ...params })) : parse(ctx.querystring, () => ctx.query),
     );
-    // An answer that depends on which of its scopes the key holds is cached per set of them.
-    const held = scopes.length > 1 ? ` ${scopes.filter((scope) => holdsScope(ctx.state.apiKey, scope)).join(',')}` : '';
-    const key = `${asked}${held}`;
+    const key = scopes.length > 1 ? `${asked} ${subscriberKey(ctx, scopes)}` : asked;
     const { data: version } = deps.db.versions.peek() ?? (await deps.db.versions.current());
     return { variables, key, version, answer: deps.cache.get(key, version) };
   };
@@ -106,6 +106,17 @@ export function endpointSteps(endpoint: Endpoint, deps: RestDeps): EndpointSteps
       sendAnswer(ctx, answer, fresh, coded && { ...coded, ...(body ? { body } : {}) });
     },
   };
+}
+
+/**
+ * What an answer that depends on the key is cached per (an endpoint taking several scopes: the
+ * change feed): the scopes it holds, and whether it is an operator's, who is shown which account
+ * made a change (presentEvent, src/data/school/events.ts).
+ */
+function subscriberKey(ctx: AppContext, scopes: readonly ApiScope[]): string {
+  const held = scopes.filter((scope) => holdsScope(ctx.state.apiKey, scope)).join(',');
+  const key = ctx.state.apiKey;
+  return key && belongsToOperators(key) ? `${held} operator` : held;
 }
 
 /** An endpoint's operation variables for a validated query, and the answer's cache key they make. */

@@ -512,7 +512,7 @@ const SCALARS: Readonly<Record<string, JsonSchema>> = {
   JSON: {
     type: 'object',
     description:
-      '{before, after} in the REST shapes (null for the side that does not exist), or for batch.completed {kind, summary, records, counts}.',
+      '{before, after} in the REST shapes (null for the side that does not exist), or for batch.completed {kind, summary, records, counts} (summary null without STUDENT_READ).',
   },
 };
 

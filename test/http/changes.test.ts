@@ -1,6 +1,11 @@
 import { expect } from 'chai';
+import { AccountStore } from '../../src/data/accounts.js';
+import { ApiKeyService } from '../../src/data/api-keys.js';
+import type { ApiScope, AccountRole } from '../../src/data/__generated__/enums.js';
+import { undoBatch } from '../../src/data/school/audit.js';
+import { applyImport } from '../../src/data/school/import.js';
 import { SchoolWriter } from '../../src/data/school/writes.js';
-import { CLI_ACTOR } from '../../src/data/school/types.js';
+import { CLI_ACTOR, type Actor } from '../../src/data/school/types.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { expectEnvelope, expectOk } from '../helpers/expect.js';
 import { buildClub, buildProject, buildStudent, insertSchool, issueKey } from '../helpers/factories.js';
@@ -16,7 +21,7 @@ interface Event {
   id: string;
   type: string;
   time: string;
-  actor: { kind: string; accountId?: number };
+  actor: { kind: string; accountId: number | null };
   batchId: string | null;
   data: { before: Record<string, unknown> | null; after: Record<string, unknown> | null };
 }
@@ -170,6 +175,118 @@ describe('GET /v1/changes', function () {
     expect(op?.parameters.map((p) => p.name)).to.deep.equal(['after', 'limit', 'If-None-Match']);
     expect(Object.keys(op?.responses ?? {})).to.include('410');
     expect(doc.paths['/v1/students']?.get?.responses).not.to.have.property('410');
+  });
+});
+
+describe('GET /v1/changes: each event as its subscriber may see it', function () {
+  this.timeout(120000);
+  let t: TestApp;
+  /** Keys: an operator's (no owner) and an account's with every scope; an account's with CLUB_READ, with STUDENT_READ. */
+  const keys = { operator: '', owned: '', clubs: '', students: '' };
+  const now = new Date('2026-03-02T09:00:00+09:00');
+  const ADMIN: Actor = { kind: 'ACCOUNT', accountId: 7, email: 'admin@school.test' };
+  const feed = async (key: string) =>
+    (
+      await expectOk<{ events: (Omit<Event, 'data'> & { data: unknown })[] }>(
+        await t.request('/v1/changes', { headers: { 'X-API-KEY': key } }),
+      )
+    ).events;
+  const completed = async (key: string) => (await feed(key)).filter((e) => e.type === 'batch.completed');
+
+  /** An account of `role` holding one key with `scopes`. */
+  async function ownedKey(email: string, role: AccountRole, scopes: ApiScope[]): Promise<string> {
+    const account = await new AccountStore(t.db).create({ email, passwordHash: 'x', role });
+    return (await new ApiKeyService(t.db, t.config.policy).issue({ scopes, ownerAccountId: account._id })).key;
+  }
+
+  before(async () => {
+    t = await buildTestApp('changes_subscribers', { surfaces: ['data'] });
+    await insertSchool(t.db, {
+      students: [buildStudent({ _id: 1, name: '홍건우', email: 'gunwoo@gsm.hs.kr', grade: 2, classNum: 3, number: 4, majorClubId: 10 })],
+      clubs: [buildClub({ _id: 10, name: 'Robotics', type: 'MAJOR_CLUB' })],
+    });
+    keys.operator = await issueKey(t.db);
+    keys.owned = await ownedKey('teacher.all@school.test', 'TEACHER', ['STUDENT_READ', 'CLUB_READ', 'PROJECT_READ', 'NEIS_READ']);
+    keys.clubs = await ownedKey('club.app@school.test', 'USER', ['CLUB_READ']);
+    keys.students = await ownedKey('teacher.students@school.test', 'TEACHER', ['STUDENT_READ']);
+    // An administrator's change, then its undo (its summary names the student); then an import (its file's name).
+    const changed = await new SchoolWriter(t.db, ADMIN, { timeZone: 'Asia/Seoul', now: () => now }).updateStudent(1, {
+      dormitoryRoom: 318,
+    });
+    expect((await undoBatch(t.db, ADMIN, changed.batchId ?? '', now)).issues).to.deep.equal([]);
+    const csv = Buffer.from('학생명,학번,이메일,성별,학과,소속\r\n새학생,1101,new.student@gsm.hs.kr,여자,SW개발과,일반학생\r\n');
+    const imported = await applyImport(t.db, CLI_ACTOR, 'STUDENT', '3반-비밀명단.csv', csv, {
+      timeZone: 'Asia/Seoul',
+      now,
+      removeMissing: false,
+    });
+    expect(imported.issues).to.deep.equal([]);
+  });
+  after(async () => {
+    await t.close();
+  });
+
+  it('gives a CLUB_READ key the batch.completed events with counts only: no student name, no file name', async () => {
+    const shown = await completed(keys.clubs);
+    expect(shown.map((e) => e.data)).to.deep.equal([
+      { kind: 'UNDO', summary: null, records: 1, counts: { created: 0, updated: 1, deleted: 0 } },
+      { kind: 'IMPORT', summary: null, records: 1, counts: { created: 1, updated: 0, deleted: 0 } },
+    ]);
+    expect(shown.every((e) => typeof e.batchId === 'string')).to.equal(true);
+    const text = JSON.stringify(shown);
+    for (const secret of ['홍건우', '새학생', '비밀명단', '.csv']) expect(text).not.to.include(secret);
+    // A STUDENT_READ key reads the summaries whole.
+    expect((await completed(keys.students)).map((e) => (e.data as { summary: string }).summary)).to.deep.equal([
+      'undo of UPDATE student #1 홍건우',
+      'import 3반-비밀명단.csv: 1 created, 0 updated, 0 removed, 0 unchanged',
+    ]);
+    // GraphQL presents them the same way.
+    const graphql = await t.request('/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'X-API-KEY': keys.clubs },
+      body: JSON.stringify({ query: '{ changes { events { type data } } }' }),
+    });
+    const body = (await graphql.json()) as { data: { changes: { events: { type: string; data: unknown }[] } } };
+    expect(body.data.changes.events.filter((e) => e.type === 'batch.completed').map((e) => e.data)).to.deep.equal(shown.map((e) => e.data));
+  });
+
+  it("shows the actor's account id to an operator's key only, the field null for an account's key (cached apart)", async () => {
+    const actors = async (key: string) => (await feed(key)).map((e) => [e.type, e.actor.kind, e.actor.accountId]);
+    const byOperator = await actors(keys.operator);
+    expect(byOperator.filter(([, kind]) => kind === 'ACCOUNT').length).to.be.greaterThan(2);
+    expect(byOperator.filter(([, kind]) => kind === 'ACCOUNT').every(([, , id]) => id === 7)).to.equal(true);
+    // The same scopes, an account's key: the same events, no account id (not the operator's cached answer).
+    const byAccount = await actors(keys.owned);
+    expect(byAccount).to.deep.equal(byOperator.map(([type, kind]) => [type, kind, null]));
+    expect(await actors(keys.operator)).to.deep.equal(byOperator);
+    for (const key of [keys.clubs, keys.students]) expect((await actors(key)).every(([, , id]) => id === null)).to.equal(true);
+    const graphql = async (key: string) =>
+      (await (
+        await t.request('/graphql', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'X-API-KEY': key },
+          body: JSON.stringify({ query: '{ changes(limit: 1) { events { actor { kind accountId } } } }' }),
+        })
+      ).json()) as unknown;
+    expect(await graphql(keys.owned)).to.deep.equal({ data: { changes: { events: [{ actor: { kind: 'ACCOUNT', accountId: null } }] } } });
+    expect(await graphql(keys.operator)).to.deep.equal({ data: { changes: { events: [{ actor: { kind: 'ACCOUNT', accountId: 7 } }] } } });
+  });
+
+  it('the OpenAPI document describes actor.accountId as nullable, for operators only', async () => {
+    const res = await t.request('/v1/openapi.json');
+    const text = await res.text();
+    const doc = JSON.parse(text) as {
+      paths: Record<string, { get: { responses: Record<string, { content: Record<string, { schema: unknown }> }> } }>;
+    };
+    const schema = doc.paths['/v1/changes']?.get.responses['200']?.content['application/json']?.schema as {
+      properties: { data: { properties: { events: { items: { properties: { actor: { properties: { accountId: unknown } } } } } } } };
+    };
+    expect(schema.properties.data.properties.events.items.properties.actor.properties.accountId).to.deep.equal({
+      type: ['integer', 'null'],
+      format: 'int64',
+      description:
+        "The administrator's account id, shown only to operator keys (keys without an owner account); null otherwise, and for CLI.",
+    });
   });
 });
 

@@ -1,8 +1,10 @@
 import { expect } from 'chai';
 import { Webhook } from 'standardwebhooks';
 import { ApiKeyService } from '../../src/data/api-keys.js';
+import { EVENT_TYPE_TABLE, EVENT_TYPES, scopesReceiving } from '../../src/data/event-types.js';
 import { MAX_WEBHOOKS_PER_ACCOUNT } from '../../src/data/webhooks.js';
 import { WEBHOOK_SEND_LIMIT } from '../../src/limits.js';
+import { escapeHtml } from '../../src/surfaces/web/html.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { createAccount, signInToConsole, type ConsoleSession } from '../helpers/oauth.js';
 import { TestReceiver } from '../helpers/receiver.js';
@@ -126,6 +128,23 @@ describe('developer console: /console/webhooks', function () {
     expect(receiver.received.length - received).to.equal(WEBHOOK_SEND_LIMIT.points);
     const other = (await b.post('/console/webhooks', { url: receiver.url, events: ['club.*'] })).res.headers.get('location') ?? '';
     expect((await b.post(`${other}/test`, {})).res.status).to.equal(303);
+  });
+
+  it('offers every type of the event table with its hint and the scopes that receive it, in Korean and English', async () => {
+    for (const lang of ['ko', 'en'] as const) {
+      const form = (await a.get(`/console/webhooks?lang=${lang}`)).html;
+      const offered = [...form.matchAll(/name="events"\s+value="([^"]+)"/g)].map((m) => m[1]);
+      expect(offered, lang).to.deep.equal(EVENT_TYPES);
+      for (const type of EVENT_TYPES) {
+        expect(form, `${lang} ${type}`).to.include(
+          escapeHtml(`${EVENT_TYPE_TABLE[type].hint[lang]} · ${scopesReceiving(type).join(', ')}`),
+        );
+      }
+    }
+    // Single types, and groups the form does not show (neis.*: every prefix of a type is one).
+    const created = await a.post('/console/webhooks', { url: receiver.url, events: ['neis.*', 'batch.completed'] });
+    expect(created.res.status).to.equal(303);
+    expect((await a.get(created.res.headers.get('location') ?? '')).html).to.include('neis.*, batch.completed');
   });
 
   it('refuses a bad address, no event type, and an eleventh webhook, at their fields (422)', async () => {

@@ -1,7 +1,9 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'chai';
+import type { ApiScope } from '../../src/data/__generated__/enums.js';
 import type { Database } from '../../src/data/database.js';
+import type { Subscriber } from '../../src/data/event-types.js';
 import { undoBatch } from '../../src/data/school/audit.js';
 import { journalBatch, settleSchool } from '../../src/data/school/engine.js';
 import { events, lastSequence, pruneEvents, takeSequence, writeEvents, type ChangeEvent } from '../../src/data/school/events.js';
@@ -28,14 +30,17 @@ import { buildStudent } from '../helpers/factories.js';
  * 410 for a cursor older than its retention.
  */
 
-const ALL = new Set(['STUDENT_READ', 'CLUB_READ', 'PROJECT_READ']);
+/** An operator's key with every school scope: it sees every school event whole, with its actor's account. */
+const ALL: Subscriber = { scopes: new Set(['STUDENT_READ', 'CLUB_READ', 'PROJECT_READ']), operator: true };
+/** An operator's key with these scopes alone. */
+const only = (...scopes: ApiScope[]): Subscriber => ({ scopes: new Set(scopes), operator: true });
 const ADMIN: Actor = { kind: 'ACCOUNT', accountId: 7, email: 'admin@gsm.hs.kr' };
 
 /** Every event after `cursor`, read in pages of `limit`. */
-async function readAll(db: Database, cursor: string, limit = 1000, scopes: ReadonlySet<string> = ALL): Promise<ChangeEvent[]> {
+async function readAll(db: Database, cursor: string, limit = 1000, subscriber: Subscriber = ALL): Promise<ChangeEvent[]> {
   const all: ChangeEvent[] = [];
   for (let after = cursor; ;) {
-    const page = await readChanges(db, { after, limit, scopes });
+    const page = await readChanges(db, { after, limit, subscriber });
     all.push(...page.events);
     if (page.nextCursor === after) return all;
     after = page.nextCursor;
@@ -188,7 +193,7 @@ describe('school data: change events (the outbox of the one write path)', functi
       email: 'imported@gsm.hs.kr',
       studentNumber: 2118,
     });
-    expect(importEvents.at(-1)).to.deep.include({ type: 'batch.completed', batchId: imported, actor: { kind: 'CLI' } });
+    expect(importEvents.at(-1)).to.deep.include({ type: 'batch.completed', batchId: imported, actor: { kind: 'CLI', accountId: null } });
     expect(importEvents.at(-1)?.data).to.deep.equal({
       kind: 'IMPORT',
       summary: 'import students.csv: 1 created, 0 updated, 0 removed, 0 unchanged',
@@ -232,7 +237,7 @@ describe('school data: change events (the outbox of the one write path)', functi
         now: () => now,
       });
       const window = { from: '2026-03-02', to: '2026-03-04' };
-      const NEIS = new Set(['NEIS_READ']);
+      const NEIS = only('NEIS_READ');
       const emitted = async (write: () => Promise<unknown>): Promise<ChangeEvent[]> => {
         const before = String(await lastSequence(db));
         await write();
@@ -241,7 +246,7 @@ describe('school data: change events (the outbox of the one write path)', functi
       // The demo seed synced nothing of these dates: every dataset changes, on the dates it has rows.
       const first = await emitted(() => sync.run({ ...window, trigger: 'cli' }));
       expect(first.map((e) => e.type)).to.deep.equal(['neis.meals.updated', 'neis.schedules.updated', 'neis.timetables.updated']);
-      expect(first[0]).to.deep.include({ actor: { kind: 'CLI' }, batchId: null, time: now.toISOString() });
+      expect(first[0]).to.deep.include({ actor: { kind: 'CLI', accountId: null }, batchId: null, time: now.toISOString() });
       expect(first[0]?.data).to.deep.equal({ dataset: 'meals', dates: ['2026-03-02', '2026-03-03', '2026-03-04'], ...window });
       for (const event of first) expect((event.data as { dates: string[] }).dates.length, event.type).to.be.greaterThan(0);
       // The same data again: nothing changed, no event.
@@ -337,7 +342,7 @@ describe('school data: change events (the outbox of the one write path)', functi
       { eventFirst: first, eventLast: first + 1 },
     );
     const planned = {
-      type: 'student.updated',
+      type: 'student.updated' as const,
       at: now,
       actorKind: 'CLI' as const,
       actorId: null,
@@ -347,7 +352,7 @@ describe('school data: change events (the outbox of the one write path)', functi
     await writeEvents(db, [planned, planned], first);
     expect(await events(db).countDocuments({ batchId })).to.equal(2);
     // The feed settles first: the dead writer's batch is rolled back with its events.
-    const page = await readChanges(db, { after: String(committed), limit: 10, scopes: ALL });
+    const page = await readChanges(db, { after: String(committed), limit: 10, subscriber: ALL });
     expect(page.events).to.deep.equal([]);
     expect(await events(db).countDocuments({ batchId })).to.equal(0);
     expect((await db.models.auditBatches.findById(batchId).lean())?.status).to.equal('ROLLED_BACK');
@@ -368,15 +373,15 @@ describe('school data: change events (the outbox of the one write path)', functi
     expect(await readAll(db, '0', 2)).to.deep.equal(whole);
     for (const [i, event] of whole.entries()) expect(await readAll(db, event.id, 3)).to.deep.equal(whole.slice(i + 1));
     // The last page's cursor stays put until something newer commits.
-    const end = await readChanges(db, { after: whole.at(-1)?.id ?? '', limit: 5, scopes: ALL });
+    const end = await readChanges(db, { after: whole.at(-1)?.id ?? '', limit: 5, subscriber: ALL });
     expect(end).to.deep.equal({ events: [], nextCursor: whole.at(-1)?.id });
 
     // CLUB_READ only: the club events (and no student or project one); the cursor still moves past the others.
-    const clubsOnly = await readChanges(db, { after: '0', limit: 1000, scopes: new Set(['CLUB_READ']) });
+    const clubsOnly = await readChanges(db, { after: '0', limit: 1000, subscriber: only('CLUB_READ') });
     expect(clubsOnly.events.length).to.be.greaterThan(0);
     expect(clubsOnly.events.every((e) => e.type.startsWith('club.'))).to.equal(true);
     expect(clubsOnly.nextCursor).to.equal(whole.at(-1)?.id);
-    const studentsOnly = await readChanges(db, { after: '0', limit: 1000, scopes: new Set(['STUDENT_READ']) });
+    const studentsOnly = await readChanges(db, { after: '0', limit: 1000, subscriber: only('STUDENT_READ') });
     // Four renames, and the members of the renamed club (their majorClub summary changed).
     const members = await db.models.students.countDocuments({ $or: [{ majorClubId: 2 }, { autonomousClubId: 2 }] });
     expect(studentsOnly.events.length).to.equal(4 + members);
@@ -384,14 +389,14 @@ describe('school data: change events (the outbox of the one write path)', functi
 
     // Malformed parameters are 400 naming them.
     for (const after of ['-1', 'abc', '1.5', '01']) {
-      const refused = await readChanges(db, { after, limit: 1, scopes: ALL }).catch((e: unknown) => e);
+      const refused = await readChanges(db, { after, limit: 1, subscriber: ALL }).catch((e: unknown) => e);
       expect(refused, after).to.be.instanceOf(BadRequestError);
       expect((refused as Error).message).to.match(/^after: /);
     }
-    const future = await readChanges(db, { after: '999999', limit: 1, scopes: ALL }).catch((e: unknown) => e);
+    const future = await readChanges(db, { after: '999999', limit: 1, subscriber: ALL }).catch((e: unknown) => e);
     expect((future as Error).message).to.equal(`after: cursor 999999 names no event yet (the newest is ${whole.at(-1)?.id}).`);
     for (const limit of [0, 1001]) {
-      const refused = await readChanges(db, { after: null, limit, scopes: ALL }).catch((e: unknown) => e);
+      const refused = await readChanges(db, { after: null, limit, subscriber: ALL }).catch((e: unknown) => e);
       expect((refused as Error).message).to.equal('limit: must be an integer from 1 to 1000.');
     }
 
@@ -399,16 +404,16 @@ describe('school data: change events (the outbox of the one write path)', functi
     const later = new Date(now.getTime() + 31 * 24 * 3600 * 1000);
     await new SchoolWriter(db, ADMIN, { timeZone: 'Asia/Seoul', now: () => later }).updateStudent(1, { name: '한달뒤' });
     expect(await pruneEvents(db, later)).to.equal(0);
-    const gone = await readChanges(db, { after: '3', limit: 1, scopes: ALL }).catch((e: unknown) => e);
+    const gone = await readChanges(db, { after: '3', limit: 1, subscriber: ALL }).catch((e: unknown) => e);
     expect(gone).to.be.instanceOf(CursorExpiredError);
     expect((gone as CursorExpiredError).status).to.equal(410);
     expect((gone as Error).message).to.match(/^after: cursor 3 is older than the 30 days of events the feed keeps/);
-    const fresh = await readChanges(db, { after: null, limit: 1000, scopes: ALL });
+    const fresh = await readChanges(db, { after: null, limit: 1000, subscriber: ALL });
     // The rename and the clubs whose participant summary it changed.
     expect(fresh.events.length).to.be.greaterThan(0);
     expect(fresh.events.every((e) => e.time === later.toISOString())).to.equal(true);
     expect(Number(fresh.events[0]?.id)).to.equal(Number(whole.at(-1)?.id) + 1);
     // The last pruned event's id still resumes (nothing after it is gone).
-    expect((await readChanges(db, { after: whole.at(-1)?.id ?? '', limit: 1000, scopes: ALL })).events).to.deep.equal(fresh.events);
+    expect((await readChanges(db, { after: whole.at(-1)?.id ?? '', limit: 1000, subscriber: ALL })).events).to.deep.equal(fresh.events);
   });
 });

@@ -4,6 +4,8 @@ import { Webhook } from 'standardwebhooks';
 import { AccountStore } from '../../src/data/accounts.js';
 import { ApiKeyService } from '../../src/data/api-keys.js';
 import type { Database } from '../../src/data/database.js';
+import { undoBatch } from '../../src/data/school/audit.js';
+import { applyImport } from '../../src/data/school/import.js';
 import { CLI_ACTOR } from '../../src/data/school/types.js';
 import { SchoolWriter } from '../../src/data/school/writes.js';
 import { seedDemoSchool } from '../../src/data/seed/demo.js';
@@ -201,6 +203,50 @@ describe('webhooks: signed, ordered, retried delivery of the change feed', funct
     const types = r.received.map((got) => (JSON.parse(got.body) as { type: string }).type);
     expect(types.length).to.be.greaterThan(0);
     expect(types.every((t) => t === 'club.updated')).to.equal(true, types.join(','));
+  });
+
+  it("presents each event for its webhook: batch.completed without STUDENT_READ has counts only, and only an operator's webhook sees the actor's account", async () => {
+    const accounts = new AccountStore(db);
+    const clubApp = await accounts.create({ email: 'club.app@gsm.hs.kr', passwordHash: 'x', role: 'USER' });
+    await new ApiKeyService(db, TEST_POLICY).issue({ scopes: ['CLUB_READ'], ownerAccountId: clubApp._id });
+    const teacher = await accounts.create({ email: 'teacher.hooks@gsm.hs.kr', passwordHash: 'x', role: 'TEACHER' });
+    await new ApiKeyService(db, TEST_POLICY).issue({ scopes: ['STUDENT_READ'], ownerAccountId: teacher._id });
+    const [clubs, students, operator] = [await receiver(), await receiver(), await receiver()];
+    const eventTypes = ['batch.completed'];
+    const { webhook: clubHook } = await store.create({ ownerAccountId: clubApp._id, url: clubs.url, eventTypes });
+    await store.create({ ownerAccountId: teacher._id, url: students.url, eventTypes });
+    await store.create({ ownerAccountId: null, url: operator.url, eventTypes });
+    startWorker([100]);
+    // An administrator's change and its undo (its summary names the student), then an import (its file's name).
+    const admin = { kind: 'ACCOUNT' as const, accountId: 7, email: 'admin@gsm.hs.kr' };
+    const name = (await db.models.students.findById(1).lean())?.name ?? '';
+    const changed = await new SchoolWriter(db, admin).updateStudent(1, { dormitoryRoom: 318 });
+    await undoBatch(db, admin, changed.batchId ?? '', new Date());
+    const csv = Buffer.from('학생명,학번,이메일,성별,학과,소속\r\n가져옴,2118,imported@gsm.hs.kr,여자,SW개발과,일반학생\r\n');
+    await applyImport(db, CLI_ACTOR, 'STUDENT', '비밀명단.csv', csv, { timeZone: 'Asia/Seoul', now: new Date(), removeMissing: false });
+    for (const r of [clubs, students, operator]) await eventually(() => r.delivered.length === 2, 15000, 'both batch.completed events');
+    type Body = { type: string; actor: { kind: string; accountId: number | null }; data: { kind: string; summary: string | null } };
+    const bodies = (r: TestReceiver) => r.delivered.map((got) => JSON.parse(got.body) as Body);
+
+    expect(bodies(clubs).map((b) => [b.type, b.data])).to.deep.equal([
+      ['batch.completed', { kind: 'UNDO', summary: null, records: 1, counts: { created: 0, updated: 1, deleted: 0 } }],
+      ['batch.completed', { kind: 'IMPORT', summary: null, records: 1, counts: { created: 1, updated: 0, deleted: 0 } }],
+    ]);
+    for (const got of clubs.delivered) expect(got.body).not.to.include(name).and.not.to.include('비밀명단').and.not.to.include('가져옴');
+    expect(bodies(students).map((b) => b.data.summary)).to.deep.equal([
+      `undo of UPDATE student #1 ${name}`,
+      'import 비밀명단.csv: 1 created, 0 updated, 0 removed, 0 unchanged',
+    ]);
+    // The actor's account: the operator's webhook only.
+    expect(bodies(operator).map((b) => b.actor)).to.deep.equal([
+      { kind: 'ACCOUNT', accountId: 7 },
+      { kind: 'CLI', accountId: null },
+    ]);
+    for (const r of [clubs, students]) expect(bodies(r).map((b) => b.actor.accountId)).to.deep.equal([null, null]);
+    // A redelivery is presented the same way.
+    const [latest] = await deliveredLog(clubHook.id, 2);
+    await redeliver({ db, store, policy: DEV }, latest?._id ?? '', OPERATOR);
+    expect(clubs.received.at(-1)?.body).to.equal(clubs.delivered[1]?.body);
   });
 
   it("sends nothing while the owner's account is disabled; the events wait and arrive once it is enabled", async () => {

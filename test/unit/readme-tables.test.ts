@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
-import { parameterTable, renderReadme } from '../../scripts/readme-tables.js';
+import { eventTypeTable, parameterTable, renderReadme } from '../../scripts/readme-tables.js';
+import { EVENT_TYPES } from '../../src/data/event-types.js';
 import { ENDPOINTS, type Endpoint } from '../../src/rest/endpoints.js';
 import { buildOpenApiDocument } from '../../src/rest/openapi.js';
 import { intParam } from '../../src/rest/params.js';
@@ -57,5 +58,20 @@ describe('unit: README parameter tables', () => {
     expect(lines).to.include(
       '| `date` | date, `YYYY-MM-DD` |  |  | 하루; 날짜도 기간도 없으면 학교 시간대의 오늘. / One day; with neither date nor a range: today in the school time zone. |',
     );
+  });
+
+  it('writes the event types from their table (src/data/event-types.ts), one row each, and needs its markers', () => {
+    const table = eventTypeTable();
+    expect(readme).to.include(`<!-- event-types -->\n${table}<!-- /event-types -->`);
+    expect(
+      table
+        .split('\n')
+        .slice(2, -1)
+        .map((line) => /^\| `([^`]+)` \|/.exec(line)?.[1]),
+    ).to.deep.equal(EVENT_TYPES);
+    expect(table).to.include(
+      '| `batch.completed` | `STUDENT_READ`; without it, with `CLUB_READ` or `PROJECT_READ`: `kind`, `records` and `counts` only (`summary` null) |',
+    );
+    expect(() => renderReadme(readme.replace('<!-- event-types -->', ''), document)).to.throw(/exactly one event-type table/);
   });
 });

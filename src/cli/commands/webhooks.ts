@@ -2,8 +2,8 @@ import type { Command } from 'commander';
 import type { Config } from '../../config/index.js';
 import { AccountStore } from '../../data/accounts.js';
 import type { Database } from '../../data/database.js';
+import { EVENT_TYPES } from '../../data/event-types.js';
 import {
-  EVENT_TYPES,
   parseEventTypes,
   summarize,
   WebhookStore,

@@ -1,6 +1,6 @@
 import type { Collection, Document } from 'mongodb';
-import type { ApiScope } from '../__generated__/enums.js';
 import type { Database } from '../database.js';
+import { viewOf, type EventType, type Subscriber } from '../event-types.js';
 import { deleteMatching } from '../delete-matching.js';
 import { isEnrolledRole, type StudentDoc } from '../models/student.model.js';
 import type { ClubDoc } from '../models/club.model.js';
@@ -32,6 +32,7 @@ const BATCH_KINDS: Partial<Record<AuditAction, string>> = { IMPORT: 'IMPORT', RO
 /** An event as stored: `_id` is its sequence number (commit order); `data` is JSON text, as the journal's diffs are. */
 export interface EventDoc {
   _id: number;
+  /** A row of src/data/event-types.ts (read back as text: a type no row names is shown to nobody). */
   type: string;
   at: Date;
   actorKind: 'ACCOUNT' | 'CLI';
@@ -40,31 +41,30 @@ export interface EventDoc {
   data: string;
 }
 
-/** An event as the feed answers it. */
+/** Who made a change, as a subscriber sees it: the account's id only for operators (presentEvent, below). */
+export type ChangeActor =
+  { readonly kind: 'ACCOUNT'; readonly accountId: number | null } | { readonly kind: 'CLI'; readonly accountId: null };
+
+/** An event as the feed answers it and a webhook receives it (presentEvent, below). */
 export interface ChangeEvent {
   readonly id: string;
   readonly type: string;
   readonly time: string;
-  readonly actor: { readonly kind: 'ACCOUNT'; readonly accountId: number } | { readonly kind: 'CLI' };
+  readonly actor: ChangeActor;
   readonly batchId: string | null;
   readonly data: unknown;
 }
 
-/** The scope a key needs to see an event of this type. */
-export function scopeOfEvent(type: string): ApiScope | null {
-  if (type.startsWith('student.')) return 'STUDENT_READ';
-  if (type.startsWith('club.')) return 'CLUB_READ';
-  if (type.startsWith('project.')) return 'PROJECT_READ';
-  if (type.startsWith('neis.')) return 'NEIS_READ';
-  return null;
+/** The `data` of a `batch.completed` (its summary names records and files: src/data/event-types.ts says who sees it). */
+interface BatchCompletedData {
+  readonly kind: string;
+  readonly summary: string;
+  readonly records: number;
+  readonly counts: { readonly created: number; readonly updated: number; readonly deleted: number };
 }
 
-/** Whether a key with these scopes sees the event: a `batch.completed` is seen with any school scope. */
-export function eventVisible(type: string, scopes: ReadonlySet<string>): boolean {
-  const scope = scopeOfEvent(type);
-  if (scope) return scopes.has(scope);
-  return scopes.has('STUDENT_READ') || scopes.has('CLUB_READ') || scopes.has('PROJECT_READ');
-}
+/** The family of each kind of record's events (`student.updated`, ...). */
+const FAMILY = { STUDENT: 'student', CLUB: 'club', PROJECT: 'project' } as const satisfies Record<SchoolEntity, string>;
 
 export function events(db: Database): Collection<EventDoc> {
   return db.client.db().collection<EventDoc>('school_events');
@@ -159,7 +159,7 @@ function participant(s: StudentDoc): unknown {
 const ENTITIES: readonly SchoolEntity[] = ['STUDENT', 'CLUB', 'PROJECT'];
 
 /** An event planned before its batch is journaled; numbered once the sequence is taken. */
-export type PlannedEvent = Omit<EventDoc, '_id'>;
+export type PlannedEvent = Omit<EventDoc, '_id' | 'type'> & { readonly type: EventType };
 
 /**
  * The events of a batch: one per record whose REST shape the batch changes (each record it writes
@@ -203,7 +203,7 @@ export function planEvents(
       const operation = b === null ? 'created' : a === null ? 'deleted' : 'updated';
       if (isWritten) counts[operation] += 1;
       planned.push({
-        type: `${entity.toLowerCase()}.${operation}`,
+        type: `${FAMILY[entity]}.${operation}`,
         at,
         actorKind,
         actorId,
@@ -220,7 +220,7 @@ export function planEvents(
       actorKind,
       actorId,
       batchId,
-      data: JSON.stringify({ kind, summary: request.summary, records: request.changes.length, counts }),
+      data: JSON.stringify({ kind, summary: request.summary, records: request.changes.length, counts } satisfies BatchCompletedData),
     });
   }
   return planned;
@@ -303,14 +303,34 @@ export async function pruneEvents(db: Database, now: Date = new Date()): Promise
   return deleteMatching(events(db), { _id: { $lte: through } });
 }
 
-/** The feed's answer for one stored event. */
-export function toChangeEvent(doc: EventDoc): ChangeEvent {
+/**
+ * The one presenter of an event for a subscriber (the feed, src/data/school/feed.ts, and webhook
+ * delivery, src/events/delivery.ts, alike): null when the subscriber does not receive it; else
+ * the event with `data` whole or in the lesser form its type's row declares (viewOf,
+ * src/data/event-types.ts), and `actor.accountId` only for an operator (null otherwise: the field
+ * is always there).
+ */
+export function presentEvent(doc: EventDoc, subscriber: Subscriber): ChangeEvent | null {
+  const view = viewOf(doc.type, subscriber.scopes);
+  if (view === null) return null;
+  const data = JSON.parse(doc.data) as unknown;
   return {
     id: String(doc._id),
     type: doc.type,
     time: doc.at.toISOString(),
-    actor: doc.actorKind === 'ACCOUNT' ? { kind: 'ACCOUNT', accountId: doc.actorId ?? 0 } : { kind: 'CLI' },
+    actor: actorOf(doc, subscriber.operator),
     batchId: doc.batchId,
-    data: JSON.parse(doc.data) as unknown,
+    data: view === 'WHOLE' ? data : keepOnly(data, view.keeps),
   };
+}
+
+function actorOf(doc: EventDoc, operator: boolean): ChangeActor {
+  if (doc.actorKind === 'CLI') return { kind: 'CLI', accountId: null };
+  return { kind: 'ACCOUNT', accountId: operator ? doc.actorId : null };
+}
+
+/** `data` with every field but `keeps` null; anything but an object is withheld whole. */
+function keepOnly(data: unknown, keeps: readonly string[]): unknown {
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) return null;
+  return Object.fromEntries(Object.entries(data).map(([field, value]) => [field, keeps.includes(field) ? (value as unknown) : null]));
 }

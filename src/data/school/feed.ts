@@ -1,8 +1,9 @@
 import { AppError, BadRequestError } from '../../errors/index.js';
 import { CHANGES_LIMIT } from '../../limits.js';
 import type { Database } from '../database.js';
+import type { Subscriber } from '../event-types.js';
 import { readSettled } from './engine.js';
-import { EVENT_RETENTION_DAYS, eventVisible, events, lastSequence, prunedThrough, toChangeEvent, type ChangeEvent } from './events.js';
+import { EVENT_RETENTION_DAYS, events, lastSequence, presentEvent, prunedThrough, type ChangeEvent } from './events.js';
 
 /** Events read per request at most, visible or not, so a key that sees few types still gets an answer (and a cursor) quickly. */
 const SCAN_MAX = 5000;
@@ -24,14 +25,15 @@ export interface ChangePage {
 
 /**
  * One page of the change feed (GET /v1/changes, GraphQL `changes`): the events after the cursor
- * in commit order (their sequence numbers, src/data/school/events.ts), those the key's scopes
- * allow, read through readSettled so the events of a batch still being written are never served.
+ * in commit order (their sequence numbers, src/data/school/events.ts), each as the subscriber may
+ * see it (presentEvent: the types its scopes allow, in the form they allow), read through
+ * readSettled so the events of a batch still being written are never served.
  * `nextCursor` is the last event looked at, visible or not: resuming from it returns exactly the
  * events after it.
  */
 export async function readChanges(
   db: Database,
-  request: { after: string | null; limit: number | null; scopes: ReadonlySet<string> },
+  request: { after: string | null; limit: number | null; subscriber: Subscriber },
 ): Promise<ChangePage> {
   const limit = request.limit ?? CHANGES_LIMIT.default;
   if (!Number.isInteger(limit) || limit < CHANGES_LIMIT.min || limit > CHANGES_LIMIT.max) {
@@ -59,7 +61,8 @@ export async function readChanges(
     for (const doc of found) {
       if (page.length === limit) break;
       cursor = doc._id;
-      if (eventVisible(doc.type, request.scopes)) page.push(toChangeEvent(doc));
+      const shown = presentEvent(doc, request.subscriber);
+      if (shown) page.push(shown);
     }
     return { events: page, nextCursor: String(cursor) };
   });

@@ -62,9 +62,9 @@ export type Query = {
   /** The API key's scopes, so a dashboard can tell what it may ask for. */
   viewerScopes: Array<ApiScope>;
   /**
-   * Any school scope; events are filtered by the key's scopes (student.* STUDENT_READ, club.* CLUB_READ,
-   * project.* PROJECT_READ, batch.completed any of them). after: a cursor from nextCursor or an event id
-   * (none: from the oldest kept); limit 1 to 1000 (default 100). Events are kept 30 days; an older cursor is 410.
+   * Any scope some event type needs; each event is shown as the key's scopes allow (the README's event
+   * table: its scope, or a lesser form). after: a cursor from nextCursor or an event id (none: from the
+   * oldest kept); limit 1 to 1000 (default 100). Events are kept 30 days; an older cursor is 410.
    */
   changes: ChangeFeed;
   /** Scope CLUB_READ. page >= 0, size 1 to 1000; ordered by id unless sortBy is given (id breaks ties). */
@@ -446,8 +446,8 @@ export type MutationUndoAuditBatchArgs = {
 };
 
 /**
- * One committed change (README, "Events and the change feed"): type is student.created|updated|deleted,
- * club.*, project.* or batch.completed; id is its cursor.
+ * One committed change (README, "Events and the change feed"): type is a row of the event-type table
+ * (src/data/event-types.ts, the README's event table); id is its cursor.
  */
 export type ChangeEvent = {
   __typename?: 'ChangeEvent';
@@ -459,14 +459,15 @@ export type ChangeEvent = {
   actor: ChangeActor;
   /** The audit batch of the change (/admin/audit?batchId=...). */
   batchId?: Maybe<Scalars['String']['output']>;
-  /** {before, after} in the REST shapes (null for the side that does not exist); for batch.completed {kind, summary, records, counts}. */
+  /** {before, after} in the REST shapes (null for the side that does not exist); for batch.completed {kind, summary, records, counts}, summary null without STUDENT_READ. */
   data: Scalars['JSON']['output'];
 };
 
-/** Who made a change: ACCOUNT (a signed-in administrator, by account id) or CLI (the campus command). */
+/** Who made a change: ACCOUNT (a signed-in administrator) or CLI (the campus command). */
 export type ChangeActor = {
   __typename?: 'ChangeActor';
   kind: Scalars['String']['output'];
+  /** The administrator's account id, shown only to operator keys (keys without an owner account); null otherwise, and for CLI. */
   accountId?: Maybe<Scalars['Long']['output']>;
 };
 

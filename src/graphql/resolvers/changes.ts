@@ -1,6 +1,8 @@
 import { GraphQLScalarType } from 'graphql';
-import type { ApiScope } from '../../data/__generated__/enums.js';
+import { belongsToOperators } from '../../auth/policy.js';
+import { FEED_SCOPES } from '../../data/event-types.js';
 import type { Resolvers } from '../__generated__/resolvers.js';
+import { UndeclaredAccessError, type AccessRule } from '../access.js';
 import { readChanges } from '../../data/school/feed.js';
 import { ForbiddenError } from '../../errors/index.js';
 
@@ -17,9 +19,6 @@ export const JSON_SCALAR = new GraphQLScalarType<unknown, unknown>({
   },
 });
 
-/** The scopes whose events the feed carries (src/data/school/events.ts scopeOfEvent; NEIS: src/data/neis-events.ts). */
-const FEED_SCOPES: readonly ApiScope[] = ['STUDENT_READ', 'CLUB_READ', 'PROJECT_READ', 'NEIS_READ'];
-
 export const changeResolvers: Resolvers = {
   JSON: JSON_SCALAR,
   Query: {
@@ -27,10 +26,27 @@ export const changeResolvers: Resolvers = {
       const scopes = new Set(FEED_SCOPES.filter((scope) => ctx.holdsScope(scope)));
       if (scopes.size === 0) {
         throw new ForbiddenError(
-          'The change feed needs an API key with STUDENT_READ, CLUB_READ, PROJECT_READ or NEIS_READ; it shows the events those scopes allow.',
+          `The change feed needs an API key with any of ${FEED_SCOPES.join(', ')}; it shows the events those scopes allow.`,
         );
       }
-      return readChanges(ctx.db, { after: args.after ?? null, limit: args.limit ?? null, scopes });
+      // The events as this key may see them (presentEvent, src/data/school/events.ts).
+      const subscriber = { scopes, operator: ctx.principal?.kind === 'apiKey' && belongsToOperators(ctx.principal) };
+      return readChanges(ctx.db, { after: args.after ?? null, limit: args.limit ?? null, subscriber });
     },
   },
 };
+
+/**
+ * Stops the schema build when the scopes `Query.changes` declares (its @access in
+ * schema/changes.graphql) are not the event-type table's (FEED_SCOPES, src/data/event-types.ts):
+ * a type given a new scope, or a scope added to the schema alone, fails at start-up.
+ */
+export function checkFeedAccess(rules: ReadonlyMap<string, AccessRule>): void {
+  const rule = rules.get('Query.changes');
+  const declared = rule?.rule === 'DATA' ? rule.scopes : [];
+  if (declared.join(',') !== FEED_SCOPES.join(',')) {
+    throw new UndeclaredAccessError(
+      `Query.changes: @access(rule: DATA, scopes: [${declared.join(', ')}]) must name the scopes of the event-type table (src/data/event-types.ts), in this order: ${FEED_SCOPES.join(', ')}.`,
+    );
+  }
+}

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { EVENT_TYPES, scopesReceiving } from '../../data/event-types.js';
 import { ConflictError, NotFoundError } from '../../errors/index.js';
 import { MAX_WEBHOOKS_PER_ACCOUNT, parseEventTypes, type DeliveryDoc, type WebhookActor, type WebhookDoc } from '../../data/webhooks.js';
 import { redeliver, sendTestEvent } from '../../events/delivery.js';
@@ -18,8 +19,8 @@ import type { ConsoleDeps } from './deps.js';
  * src/events/delivery.ts). An account sees only its own webhooks: another's is "not found".
  */
 
-/** The event groups the form offers (src/data/webhooks.ts parseEventTypes takes them). */
-const EVENT_CHOICES = ['student.*', 'club.*', 'project.*', 'batch.completed', 'neis.*'] as const;
+/** What the form ticks at first: every student event. */
+const FIRST_CHOICES = EVENT_TYPES.filter((type) => type.startsWith('student.'));
 
 const createForm = z.object({ url: text(), events: list() });
 type CreateForm = z.infer<typeof createForm>;
@@ -58,7 +59,12 @@ function listPage(req: PageRequest, deps: ConsoleDeps, webhooks: WebhookDoc[], v
             name: 'events',
             legend: w.events,
             type: 'checkbox',
-            options: EVENT_CHOICES.map((value) => ({ value, label: value, hint: w.eventHints[value] ?? '' })),
+            // Every type of the table (src/data/event-types.ts), with the scopes that receive it.
+            options: EVENT_TYPES.map((value) => ({
+              value,
+              label: value,
+              hint: `${w.eventHint(value)} · ${scopesReceiving(value).join(', ')}`,
+            })),
             checked: values.events,
             errors,
           })}
@@ -74,7 +80,7 @@ function stateTag(req: PageRequest, hook: WebhookDoc): Html {
 }
 
 export const webhookList: Handler<ConsoleDeps> = async (req, deps) =>
-  listPage(req, deps, await deps.webhooks.store.list(actorOf(req)), { url: '', events: ['student.*'] });
+  listPage(req, deps, await deps.webhooks.store.list(actorOf(req)), { url: '', events: FIRST_CHOICES });
 
 export const createWebhook: Handler<ConsoleDeps> = async (req, deps) => {
   const w = req.t.console.webhooks;

@@ -1192,12 +1192,15 @@ export interface operations {
                                 /** ChangeActor */
                                 actor: {
                                     kind: string;
-                                    /** Format: int64 */
+                                    /**
+                                     * Format: int64
+                                     * @description The administrator's account id, shown only to operator keys (keys without an owner account); null otherwise, and for CLI.
+                                     */
                                     accountId: number | null;
                                 };
                                 /** @description The audit batch of the change (/admin/audit?batchId=...). */
                                 batchId: string | null;
-                                /** @description {before, after} in the REST shapes (null for the side that does not exist), or for batch.completed {kind, summary, records, counts}. */
+                                /** @description {before, after} in the REST shapes (null for the side that does not exist), or for batch.completed {kind, summary, records, counts} (summary null without STUDENT_READ). */
                                 data: Record<string, never>;
                             }[];
                             /** @description Pass as after to read on; the same cursor when nothing newer was committed. */

@@ -1,3 +1,4 @@
+import { EVENT_TYPE_TABLE, type EventType } from '../../../data/event-types.js';
 import type { DeliveryState, WebhookState } from '../../../data/webhooks.js';
 import { plural } from '../../../plural.js';
 import { windowEn, windowKo } from './time.js';
@@ -5,6 +6,7 @@ import { windowEn, windowKo } from './time.js';
 /*
  * The developer console's webhook pages (src/surfaces/console/webhooks.ts), Korean and English.
  * Kept apart from ko.ts / en.ts (which include them as `console.webhooks`) so those stay short.
+ * Each event type's hint is its row's in src/data/event-types.ts (a row without both fails type-check).
  */
 
 const n = (value: number, locale: string) => value.toLocaleString(locale);
@@ -20,13 +22,7 @@ export const webhooksKo = {
   url: '받을 주소 (URL)',
   urlHint: '예: https://app.example.com/webhooks. 운영 환경에서는 https만, 내부망·루프백 주소는 쓸 수 없습니다.',
   events: '받을 이벤트',
-  eventHints: {
-    'student.*': '학생 추가·변경·삭제',
-    'club.*': '동아리 추가·변경·삭제 (참여 학생 요약 포함)',
-    'project.*': '프로젝트 추가·변경·삭제',
-    'batch.completed': '일괄 가져오기, 학년도 넘기기, 되돌리기가 끝날 때 한 번',
-    'neis.*': '급식·학사일정·시간표 동기화로 바뀐 날짜',
-  } as Record<string, string>,
+  eventHint: (type: EventType): string => EVENT_TYPE_TABLE[type].hint.ko,
   noEvents: '받을 이벤트를 하나 이상 고르세요.',
   badUrl: (detail: string) => `이 주소는 쓸 수 없습니다. ${detail}`,
   tooMany: (max: number) => `웹훅은 ${n(max, 'ko-KR')}개까지입니다. 쓰지 않는 웹훅을 삭제한 뒤 만드세요.`,
@@ -93,13 +89,7 @@ export const webhooksEn: WebhookTexts = {
   url: 'Address (URL)',
   urlHint: 'For example https://app.example.com/webhooks. In production https only; no internal or loopback addresses.',
   events: 'Events',
-  eventHints: {
-    'student.*': 'students created, changed, deleted',
-    'club.*': 'clubs created, changed, deleted (with participant summaries)',
-    'project.*': 'projects created, changed, deleted',
-    'batch.completed': 'once when an import, a school-year rollover or an undo finishes',
-    'neis.*': 'the dates a NEIS sync changed (meals, schedules, timetables)',
-  },
+  eventHint: (type: EventType) => EVENT_TYPE_TABLE[type].hint.en,
   noEvents: 'Choose at least one kind of event.',
   badUrl: (detail: string) => `This address cannot be used. ${detail}`,
   tooMany: (max: number) => `At most ${n(max, 'en-US')} webhooks. Delete one you no longer use first.`,
