@@ -1,4 +1,3 @@
-import { TEST_POLICY } from '../test/helpers/factories.js';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { get, type IncomingHttpHeaders } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -6,7 +5,7 @@ import { join } from 'node:path';
 import { ApiKeyService, API_SCOPES } from '../src/data/api-keys.js';
 import { openDatabase } from '../src/data/database.js';
 import { seedDemoSchool } from '../src/data/seed/demo.js';
-import { benchDatabase, compare, type Figures, report, startProcess } from './lib.js';
+import { benchDatabase, compare, type Figures, report, startProcess, BENCH_POLICY } from './lib.js';
 
 const STUDENT_SORTS = ['ID', 'NAME', 'EMAIL', 'STUDENT_NUMBER', 'GRADE', 'CLASS_NUM', 'NUMBER', 'MAJOR', 'ROLE', 'SEX', 'DORMITORY_ROOM'];
 
@@ -20,7 +19,7 @@ export async function runDataBench(): Promise<boolean> {
   const db = await openDatabase(uri, { backendIndexes: database.indexer });
   await seedDemoSchool(db);
   // The bench key's own limit is far above the load, so no request is refused.
-  const { key } = await new ApiKeyService(db, TEST_POLICY).issue({
+  const { key } = await new ApiKeyService(db, BENCH_POLICY).issue({
     scopes: [...API_SCOPES],
     rateLimit: { points: 1e9, durationSeconds: 60 },
     label: 'bench',

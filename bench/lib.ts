@@ -3,7 +3,11 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { loadConfig } from '../src/config/index.js';
 import { acquireEmbeddedDatabase, freePort, type BackendIndexer } from '../src/data/embedded/index.js';
+
+/** The privilege settings of a service with no settings of its own (what `campus serve` runs with here). */
+export const BENCH_POLICY = loadConfig({}).policy;
 
 /** One measured load: requests per second, latency percentiles and failures. */
 export interface Figures {

@@ -9,7 +9,7 @@ import { WebhookStore, WEBHOOK_SECRET_PURPOSE } from '../src/data/webhooks.js';
 import { WebhookDelivery } from '../src/events/delivery.js';
 import { createLogger } from '../src/logger.js';
 import { CookieSealer } from '../src/surfaces/web/seal.js';
-import { benchDatabase } from './lib.js';
+import { benchDatabase, BENCH_POLICY } from './lib.js';
 import { everySpecialtyChanged } from './school.js';
 
 /** Student records the import changes (every one). */
@@ -39,7 +39,7 @@ export async function runWebhooksBench(): Promise<boolean> {
     });
   });
   await new Promise<void>((done) => receiver.listen(0, '127.0.0.1', () => done()));
-  const store = new WebhookStore(db, new CookieSealer(['a key only this bench uses, long enough'], WEBHOOK_SECRET_PURPOSE));
+  const store = new WebhookStore(db, new CookieSealer(['a key only this bench uses, long enough'], WEBHOOK_SECRET_PURPOSE), BENCH_POLICY);
   const delivery = new WebhookDelivery({
     db,
     store,

@@ -148,7 +148,7 @@ async function startWebhookDelivery(
   const mailer = createMailer(config, logger);
   const delivery = new WebhookDelivery({
     db,
-    store: new WebhookStore(db, new CookieSealer(keys.cookieKeys, WEBHOOK_SECRET_PURPOSE)),
+    store: new WebhookStore(db, new CookieSealer(keys.cookieKeys, WEBHOOK_SECRET_PURPOSE), config.policy),
     policy: { production: config.isProduction, allowPrivate: config.webhooks.allowPrivate },
     retryScheduleMs: config.webhooks.retryScheduleMs,
     logger,

@@ -434,18 +434,6 @@ export class ApiKeyService {
   }
 }
 
-/**
- * Stops (or lets again) every key an account holds, when the account is disabled (or enabled):
- * the keys stay as they are, and the `keys` version moves naming the account, so every
- * process's key cache drops them at once (src/http/api-key.ts). Returns how many keys the
- * account holds.
- */
-export async function setOwnerDisabled(db: Database, accountId: number, disabled: boolean): Promise<number> {
-  const result = await db.models.apiKeys.updateMany({ ownerAccountId: accountId }, { $set: { ownerDisabled: disabled } });
-  await db.versions.bump('keys', [cacheTarget.account(accountId)]);
-  return result.matchedCount;
-}
-
 /** Deletes every key an account created, and their usage (the account is being deleted); returns how many. */
 export async function deleteKeysOwnedBy(db: Database, accountId: number): Promise<number> {
   const ids = (await db.models.apiKeys.find({ ownerAccountId: accountId }, { _id: 1 }).lean<{ _id: Types.ObjectId }[]>()).map((d) =>
@@ -456,6 +444,20 @@ export async function deleteKeysOwnedBy(db: Database, accountId: number): Promis
   await db.models.apiKeyUsage.deleteMany({ keyId: { $in: ids } });
   await db.versions.bump('keys', [cacheTarget.account(accountId), ...ids.map((id) => cacheTarget.key(id))]);
   return result.deletedCount;
+}
+
+/**
+ * The scopes an account's active keys read now, together (what its webhooks receive): none for a
+ * disabled or deleted account.
+ */
+export async function scopesReadByAccount(db: Database, accountId: number, settings: PolicySettings, now: Date): Promise<ApiScope[]> {
+  const [docs, owners] = await Promise.all([
+    db.models.apiKeys.find({ ownerAccountId: accountId, revokedAt: null, expiresAt: { $gt: now } }).lean<ApiKeyDoc[]>(),
+    standingsOf(db, [accountId]),
+  ]);
+  const owner = owners.get(accountId) ?? null;
+  if (!owner || owner.disabled) return [];
+  return [...new Set(docs.flatMap((doc) => keyScopes(keyScopeRecord(doc), owner, settings).effective))];
 }
 
 /**

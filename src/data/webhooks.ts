@@ -2,6 +2,8 @@ import { randomBytes } from 'node:crypto';
 import type { Collection } from 'mongodb';
 import { BadRequestError, ConflictError, NotFoundError } from '../errors/index.js';
 import type { Database } from './database.js';
+import type { PolicySettings } from '../auth/policy.js';
+import { scopesReadByAccount } from './api-keys.js';
 import { deleteMatching } from './delete-matching.js';
 import { EVENT_TYPES } from './event-types.js';
 import { API_SCOPES, type ApiScope } from './models/api-key.model.js';
@@ -160,6 +162,8 @@ export class WebhookStore {
   constructor(
     private readonly db: Database,
     private readonly box: SecretBox,
+    /** The privilege rules' settings: an owned webhook receives what its owner's keys read now (src/auth/policy.ts). */
+    private readonly settings: PolicySettings,
     private readonly now: () => Date = () => new Date(),
   ) {}
 
@@ -344,19 +348,13 @@ export class WebhookStore {
   }
 
   /**
-   * The scopes whose events the webhook receives: its owner's active keys' scopes together (what
-   * that account's keys would see in GET /v1/changes); an operator's webhook, every scope.
+   * The scopes whose events the webhook receives, worked out at each delivery: what its owner's
+   * active keys read now (what those keys would see in GET /v1/changes: src/auth/policy.ts, so a
+   * lowered role stops its webhooks' student events at once); an operator's webhook, every scope.
    */
   async scopesOf(doc: WebhookDoc): Promise<Set<ApiScope>> {
     if (doc.ownerAccountId === null) return new Set(API_SCOPES);
-    // A disabled or deleted account's keys read nothing (src/http/api-key.ts): neither does its webhook.
-    const owner = await this.db.models.accounts.findOne({ _id: doc.ownerAccountId }, { disabledAt: 1 }).lean();
-    if (!owner || owner.disabledAt) return new Set();
-    const now = this.now();
-    const keys = await this.db.models.apiKeys
-      .find({ ownerAccountId: doc.ownerAccountId, revokedAt: null, expiresAt: { $gt: now }, ownerDisabled: { $ne: true } }, { scopes: 1 })
-      .lean();
-    return new Set(keys.flatMap((k) => k.scopes as ApiScope[]));
+    return new Set(await scopesReadByAccount(this.db, doc.ownerAccountId, this.settings, this.now()));
   }
 }
 

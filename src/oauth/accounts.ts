@@ -9,7 +9,7 @@ import {
   type AccountSearch,
   type ApprovalState,
 } from '../data/accounts.js';
-import { deleteKeysOwnedBy, setOwnerDisabled } from '../data/api-keys.js';
+import { deleteKeysOwnedBy } from '../data/api-keys.js';
 import { AccessAudit, CLI_ACTOR, type AccessActor } from '../data/access-audit.js';
 import type { Database } from '../data/database.js';
 import { EmailCodeStore } from '../data/email-codes.js';
@@ -180,8 +180,9 @@ export class AccountService {
     const changed = await this.store.setDisabled(doc._id, state, doc.role);
     // Nothing written: it already was so, unless its role moved since it was read.
     if (!changed && (await this.store.findById(doc._id))?.role !== doc.role) throw await this.missedWrite(actor, doc._id, action);
-    // Keys follow the account's state even when it did not change (a repeat mends a half-done one).
-    await setOwnerDisabled(this.db, doc._id, disabled);
+    // Its keys read its standing (src/http/api-key.ts): a repeat tells every process again, so a
+    // change whose news was lost (a crash between the write and the announcement) is mended.
+    if (!changed) await this.db.versions.bumpAccount(doc._id);
     if (disabled) await new OAuthStore(this.db).revokeKindOf('Session', String(doc._id));
     if (changed) {
       await new AccessAudit(this.db).record(accessActor(actor), {

@@ -79,7 +79,7 @@ export async function createAuthSurface(deps: AppDeps): Promise<Surface> {
   // Webhooks' secrets are sealed under the cookie keys, as `campus serve`'s delivery opens them (src/main.ts).
   const webhooks = {
     db,
-    store: new WebhookStore(db, new CookieSealer(keys.cookieKeys, WEBHOOK_SECRET_PURPOSE), now),
+    store: new WebhookStore(db, new CookieSealer(keys.cookieKeys, WEBHOOK_SECRET_PURPOSE), config.policy, now),
     policy: { production: config.isProduction, allowPrivate: config.webhooks.allowPrivate },
     now,
   };

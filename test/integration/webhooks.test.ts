@@ -3,6 +3,7 @@ import { expect } from 'chai';
 import { Webhook } from 'standardwebhooks';
 import { AccountStore } from '../../src/data/accounts.js';
 import { ApiKeyService } from '../../src/data/api-keys.js';
+import { findStanding } from '../../src/data/standing.js';
 import type { Database } from '../../src/data/database.js';
 import { undoBatch } from '../../src/data/school/audit.js';
 import { applyImport } from '../../src/data/school/import.js';
@@ -81,7 +82,7 @@ describe('webhooks: signed, ordered, retried delivery of the change feed', funct
   beforeEach(async () => {
     db = await createTestDatabase('webhooks');
     await seedDemoSchool(db);
-    store = new WebhookStore(db, new CookieSealer(['a test cookie key that is long enough to use'], WEBHOOK_SECRET_PURPOSE));
+    store = new WebhookStore(db, new CookieSealer(['a test cookie key that is long enough to use'], WEBHOOK_SECRET_PURPOSE), TEST_POLICY);
   });
   afterEach(async () => {
     await delivery?.stop();
@@ -203,6 +204,30 @@ describe('webhooks: signed, ordered, retried delivery of the change feed', funct
     const types = r.received.map((got) => (JSON.parse(got.body) as { type: string }).type);
     expect(types.length).to.be.greaterThan(0);
     expect(types.every((t) => t === 'club.updated')).to.equal(true, types.join(','));
+  });
+
+  it("a TEACHER lowered to USER: its webhook stops receiving student events at once (its keys' scopes are worked out at each delivery)", async () => {
+    const accounts = new AccountStore(db);
+    const teacher = await accounts.create({ email: 'lowered.hooks@gsm.hs.kr', passwordHash: 'x', role: 'TEACHER' });
+    const standing = await findStanding(db, teacher._id);
+    if (!standing) throw new Error('no standing');
+    // As the developer console asks: STUDENT_READ at once for a TEACHER.
+    await new ApiKeyService(db, TEST_POLICY).request(standing, { scopes: ['STUDENT_READ'], label: 'roster' });
+    const r = await receiver();
+    await store.create({ ownerAccountId: teacher._id, url: r.url, eventTypes: ['student.updated'] });
+    startWorker([100]);
+    await writer().updateStudent(1, { name: '교사일때' });
+    await eventually(() => r.delivered.length === 1, 15000, 'the event while a TEACHER');
+    await accounts.updateRole(teacher._id, 'TEACHER', 'USER');
+    await writer().updateStudent(2, { name: '사용자일때' });
+    // A later event for another webhook shows the worker has moved past it.
+    const probe = await receiver();
+    await store.create({ ownerAccountId: null, url: probe.url, eventTypes: ['student.updated'] });
+    await writer().updateStudent(3, { name: '확인용' });
+    await eventually(() => probe.delivered.some((got) => got.body.includes('확인용')), 15000, 'the probe event');
+    expect(r.delivered.map((got) => (JSON.parse(got.body) as { data: { after: { name: string } } }).data.after.name)).to.deep.equal([
+      '교사일때',
+    ]);
   });
 
   it("presents each event for its webhook: batch.completed without STUDENT_READ has counts only, and only an operator's webhook sees the actor's account", async () => {

@@ -24,7 +24,7 @@ async function webhookDeps(config: Config, db: Database): Promise<ManualDeps> {
   const keys = await loadOAuthKeys(config, db);
   return {
     db,
-    store: new WebhookStore(db, new CookieSealer(keys.cookieKeys, WEBHOOK_SECRET_PURPOSE)),
+    store: new WebhookStore(db, new CookieSealer(keys.cookieKeys, WEBHOOK_SECRET_PURPOSE), config.policy),
     policy: { production: config.isProduction, allowPrivate: config.webhooks.allowPrivate },
   };
 }

@@ -23,8 +23,6 @@ const apiKeySchema = new Schema(
     revokedAt: { type: Date, default: null },
     // The account that created the key in the developer console; null for keys of `campus keys`.
     ownerAccountId: { type: Number, default: null },
-    // Issue 25: the owner's account is disabled; the key answers 401 until it is enabled again.
-    ownerDisabled: { type: Boolean, default: false },
     // After a rotation with a grace period, the replaced value keeps working until
     // previousExpiresAt (at most 24 hours); the record (its id, scopes, budget and usage) stays.
     previousHash: { type: String, default: null },
