@@ -78,7 +78,11 @@ describe('every page: the shell, labels, phone width, both languages', function 
       }),
     );
     // A webhook with deliveries: one delivered, one retried after failures, one without an answer (issue 24).
-    const webhooks = new WebhookStore(t.db, new CookieSealer(['a key only these pages use, long enough'], 'webhook-secret'), t.config.policy);
+    const webhooks = new WebhookStore(
+      t.db,
+      new CookieSealer(['a key only these pages use, long enough'], 'webhook-secret'),
+      t.config.policy,
+    );
     const hook = await webhooks.create({
       ownerAccountId: devId,
       url: 'https://dorm.example.com/hooks/campus',
