@@ -1,17 +1,40 @@
 // The authorization and userinfo servers under test, alone in their process: the real app.
+// With BENCH_COUNT_COMMANDS=1 it also counts the database commands the driver sends, by command
+// and collection, and answers them as JSON at COMMANDS_PATH (bench/signin-ops.ts): they include
+// what the models' telemetry does not see (the version clock's reads, deletes by filter).
+import type { RequestListener } from 'node:http';
 import { createApp } from '../src/app.js';
 import { loadConfig } from '../src/config/index.js';
 import { openDatabase } from '../src/data/database.js';
 import { batchedDestination, createLogger } from '../src/logger.js';
-import { listenOnLoopback, serve } from './serve.js';
+import { COMMANDS_PATH, listenOnLoopback, serve } from './serve.js';
 
 // Listen first: the issuer (AUTH_URL defaults to http://HOST:PORT) must be the real address.
 const { server, url } = await listenOnLoopback();
 const port = new URL(url).port;
 
 const config = loadConfig({ ...process.env, NODE_ENV: 'test', NEIS_SYNC_ENABLED: 'false', HOST: '127.0.0.1', PORT: port });
-const db = await openDatabase(config.mongodbUri ?? '');
+const counting = process.env['BENCH_COUNT_COMMANDS'] === '1';
+const db = await openDatabase(config.mongodbUri ?? '', { monitorCommands: counting });
 // Access logs are written as in production (info), to /dev/null rather than a terminal.
 const logger = createLogger('info', batchedDestination('/dev/null'));
 const app = await createApp({ config, db, logger }, { surfaces: ['auth', 'userinfo'] });
-serve(server, url, app.callback(), () => app.close().then(() => db.close()));
+serve(server, url, counting ? countingCommands(app.callback()) : app.callback(), () => app.close().then(() => db.close()));
+
+/** Counts every command the driver sends and answers the counts at COMMANDS_PATH; the app answers the rest. */
+function countingCommands(handle: ReturnType<typeof app.callback>): RequestListener {
+  const commands: Record<string, number> = {};
+  db.client.on('commandStarted', (event) => {
+    const target: unknown = (event.command as Record<string, unknown>)[event.commandName];
+    const name = `${event.commandName} ${typeof target === 'string' ? target : '-'}`;
+    commands[name] = (commands[name] ?? 0) + 1;
+  });
+  return (req, res) => {
+    if (req.url !== COMMANDS_PATH) {
+      void handle(req, res);
+      return;
+    }
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify(commands));
+  };
+}
