@@ -25,8 +25,11 @@ serve(server, url, counting ? countingCommands(app.callback()) : app.callback(),
 function countingCommands(handle: ReturnType<typeof app.callback>): RequestListener {
   const commands: Record<string, number> = {};
   db.client.on('commandStarted', (event) => {
-    const target: unknown = (event.command as Record<string, unknown>)[event.commandName];
-    const name = `${event.commandName} ${typeof target === 'string' ? target : '-'}`;
+    const command = event.command as Record<string, unknown>;
+    const target = command[event.commandName];
+    const collection = typeof target === 'string' ? target : '-';
+    const kinds = collection.startsWith('oauth_') ? recordKinds(command) : '';
+    const name = `${event.commandName} ${collection}${kinds ? ` ${kinds}` : ''}`;
     commands[name] = (commands[name] ?? 0) + 1;
   });
   return (req, res) => {
@@ -37,4 +40,24 @@ function countingCommands(handle: ReturnType<typeof app.callback>): RequestListe
     res.setHeader('content-type', 'application/json');
     res.end(JSON.stringify(commands));
   };
+}
+
+/**
+ * The kinds of OAuth records a command reads or writes, from their keys (src/data/oauth-store.ts:
+ * `Kind:id`, `Kind#field:value` for a lookup pointer, `...#claim` for a claim), e.g. `Grant` or
+ * `AuthorizationCode#claim+RefreshToken` for a batch; empty when the command names no key.
+ */
+function recordKinds(command: Record<string, unknown>): string {
+  const { documents, updates, deletes, filter } = command;
+  const queried = (list: unknown) => (Array.isArray(list) ? list.map((entry: unknown) => field(entry, 'q')) : []);
+  const targets = Array.isArray(documents) ? documents : [...queried(updates), ...queried(deletes), filter];
+  return targets
+    .map((target) => field(target, '_id'))
+    .filter((id): id is string => typeof id === 'string')
+    .map((id) => `${/^[^:]*/.exec(id)?.[0] ?? ''}${id.endsWith('#claim') ? '#claim' : ''}`)
+    .join('+');
+}
+
+function field(value: unknown, name: string): unknown {
+  return typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[name] : undefined;
 }
