@@ -1,6 +1,7 @@
 import autocannon from 'autocannon';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { get, type Agent } from 'node:http';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { acquireEmbeddedDatabase, freePort, type BackendIndexer } from '../src/data/embedded/index.js';
@@ -240,6 +241,43 @@ export async function measureHashFloor(seconds: number): Promise<Figures> {
 /** The value at quantile `q` (0-1) of ascending `sorted`, 0 when empty. */
 export function percentile(sorted: readonly number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
+}
+
+/** One sample of a Prometheus text answer: its series name, labels and value. */
+export interface MetricSample {
+  readonly name: string;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly value: number;
+}
+
+/** A sample line of the Prometheus text format: `name{label="value",...} number`. */
+const SAMPLE_LINE = /^([a-zA-Z_:][\w:]*)(?:\{([^}]*)\})? (\S+)$/;
+
+/** The samples of the series named `names` that the app at `url` answers at /metrics (src/http/metrics.ts). */
+export async function readMetrics(url: string, names: readonly string[], agent?: Agent): Promise<MetricSample[]> {
+  const text = await getText(`${url}/metrics`, agent);
+  const samples: MetricSample[] = [];
+  for (const line of text.split('\n')) {
+    const [, name = '', labels = '', value = ''] = SAMPLE_LINE.exec(line) ?? [];
+    if (!names.includes(name)) continue;
+    samples.push({
+      name,
+      labels: Object.fromEntries([...labels.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]])),
+      value: Number(value),
+    });
+  }
+  return samples;
+}
+
+/** The body of a GET, as text (whatever the status). */
+export function getText(url: string, agent?: Agent): Promise<string> {
+  return new Promise((done, fail) => {
+    get(url, agent ? { agent } : {}, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => done(Buffer.concat(chunks).toString()));
+    }).on('error', fail);
+  });
 }
 
 /** Where the bench's data lives, printed above its tables. */

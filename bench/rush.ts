@@ -6,7 +6,17 @@ import { AccountStore } from '../src/data/accounts.js';
 import { AccountService } from '../src/oauth/accounts.js';
 import { hashPassword } from '../src/oauth/secrets.js';
 import { ClientService } from '../src/oauth/clients.js';
-import { benchDatabase, measureHashFloor, percentile, processCpuMs, report, runChild, startProcess } from './lib.js';
+import {
+  benchDatabase,
+  measureHashFloor,
+  type MetricSample,
+  percentile,
+  processCpuMs,
+  readMetrics,
+  report,
+  runChild,
+  startProcess,
+} from './lib.js';
 import type { RushPlan, RushResult } from './rush-client.js';
 import { signIn, type SignInApp } from './signin.js';
 
@@ -28,6 +38,15 @@ const MAX_P99_MS = 2000;
 const WARM_UP_SIGN_INS = 10;
 /** Passwords hashed at a time in the set-up (argon2id runs on libuv's 4 threads). */
 const CREATING_AT_ONCE = 4;
+/** The server's time per route and per database operation (src/http/metrics.ts), read before and after the rush. */
+const TIMED_SERIES = [
+  'campus_http_request_duration_seconds_sum',
+  'campus_http_request_duration_seconds_count',
+  'campus_db_operation_duration_seconds_sum',
+  'campus_db_operation_duration_seconds_count',
+];
+/** Database operations listed under the table, most total time first. */
+const OPERATIONS_LISTED = 8;
 /** Distinct errors listed under the table. */
 const ERRORS_LISTED = 5;
 const PASSWORD = 'rush bench password 1';
@@ -56,13 +75,13 @@ export async function runRushBench(): Promise<boolean> {
       const floor = await measureHashFloor(3);
       const plan: RushPlan = { app, password: PASSWORD, emails, seconds: SECONDS };
       const serverCpuBefore = processCpuMs(server.child.pid);
+      const timesBefore = await readMetrics(server.url, TIMED_SERIES);
       const rush = await runChild<RushResult>('bench/rush-client.ts', {}, JSON.stringify(plan));
       const serverCpuAfter = processCpuMs(server.child.pid);
-      return printRush(
-        floor,
-        rush,
-        serverCpuBefore === undefined || serverCpuAfter === undefined ? undefined : serverCpuAfter - serverCpuBefore,
-      );
+      const serverCpuMs = serverCpuBefore === undefined || serverCpuAfter === undefined ? undefined : serverCpuAfter - serverCpuBefore;
+      const met = printRush(floor, rush, serverCpuMs);
+      printWhereTimeWent(timesBefore, await readMetrics(server.url, TIMED_SERIES));
+      return met;
     } finally {
       await server.stop();
     }
@@ -177,4 +196,35 @@ function printRush(floor: Awaited<ReturnType<typeof measureHashFloor>>, rush: Ru
   for (const [error, count] of rush.distinctErrors.slice(0, ERRORS_LISTED)) console.log(`    ${count} x ${error}`);
   if (rush.distinctErrors.length > ERRORS_LISTED) console.log(`    and ${rush.distinctErrors.length - ERRORS_LISTED} other kinds`);
   return met;
+}
+
+/**
+ * Where the server's time went during the rush, from its /metrics read before and after: each
+ * route's answers (how many, mean time) and the database operations that took the most time in all.
+ */
+function printWhereTimeWent(before: readonly MetricSample[], after: readonly MetricSample[]): void {
+  const spent = (prefix: string, key: (labels: MetricSample['labels']) => string) => {
+    const totals = new Map<string, { seconds: number; count: number }>();
+    const add = (samples: readonly MetricSample[], sign: number) => {
+      for (const { name, labels, value } of samples) {
+        if (!name.startsWith(prefix)) continue;
+        const entry = totals.get(key(labels)) ?? { seconds: 0, count: 0 };
+        if (name.endsWith('_sum')) entry.seconds += sign * value;
+        else entry.count += sign * value;
+        totals.set(key(labels), entry);
+      }
+    };
+    add(after, 1);
+    add(before, -1);
+    return [...totals].filter(([, t]) => t.count > 0).sort((a, b) => b[1].seconds - a[1].seconds);
+  };
+  const line = ([name, t]: [string, { seconds: number; count: number }]) =>
+    `${name} ${t.count} x ${((t.seconds / t.count) * 1000).toFixed(1)} ms`;
+  const routes = spent('campus_http_request_duration_seconds', (l) => `${l['method']} ${l['route']} ${l['status']}`);
+  const operations = spent(
+    'campus_db_operation_duration_seconds',
+    (l) => `${l['collection']} ${l['operation']}${l['outcome'] === 'ok' ? '' : ` (${l['outcome']})`}`,
+  );
+  console.log(`  the server's answers (route status: count x mean): ${routes.map(line).join('; ')}`);
+  console.log(`  database operations, most time first (count x mean): ${operations.slice(0, OPERATIONS_LISTED).map(line).join('; ')}`);
 }

@@ -1,10 +1,10 @@
-import { Agent, get } from 'node:http';
+import { Agent } from 'node:http';
 import { openDatabase } from '../src/data/database.js';
 import { deleteMatching } from '../src/data/delete-matching.js';
 import { seedDemoSchool } from '../src/data/seed/demo.js';
 import { AccountService } from '../src/oauth/accounts.js';
 import { ClientService } from '../src/oauth/clients.js';
-import { benchDatabase, startProcess } from './lib.js';
+import { benchDatabase, getText, readMetrics, startProcess } from './lib.js';
 import { COMMANDS_PATH } from './serve.js';
 import { signIn, type Credentials, type SignInApp } from './signin.js';
 
@@ -25,8 +25,6 @@ const MEASURED = 10;
 const OTHERS = 3;
 const PASSWORD = 'signin ops password 1';
 const APP = { id: 'bench-ops-app', secret: 'bench-ops-app-secret', redirectUri: 'http://127.0.0.1:9/cb', scope: 'self:read' } as const;
-/** The series of /metrics that counts the models' operations, and its labels. */
-const OPERATIONS_SERIES = /^campus_db_operation_duration_seconds_count\{([^}]*)\} (\d+)$/;
 
 /** Counts by name (`collection operation`, or `command collection`). */
 type Counts = Map<string, number>;
@@ -127,26 +125,15 @@ async function tally(app: SignInApp, agent: Agent, people: readonly Credentials[
 
 /** The server's counts so far: the models' operations (/metrics) and the driver's commands. */
 async function snapshot(url: string, agent: Agent): Promise<{ operations: Counts; commands: Counts }> {
-  const [metrics, commands] = await Promise.all([getText(`${url}/metrics`, agent), getText(`${url}${COMMANDS_PATH}`, agent)]);
+  const [samples, commands] = await Promise.all([
+    readMetrics(url, ['campus_db_operation_duration_seconds_count'], agent),
+    getText(`${url}${COMMANDS_PATH}`, agent),
+  ]);
   const operations: Counts = new Map();
-  for (const line of metrics.split('\n')) {
-    const match = OPERATIONS_SERIES.exec(line);
-    if (!match) continue;
-    const labels = Object.fromEntries([...(match[1] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
-    const name = `${labels['collection']} ${labels['operation']}${labels['outcome'] === 'ok' ? '' : ` (${labels['outcome']})`}`;
-    operations.set(name, Number(match[2]));
+  for (const { labels, value } of samples) {
+    operations.set(`${labels['collection']} ${labels['operation']}${labels['outcome'] === 'ok' ? '' : ` (${labels['outcome']})`}`, value);
   }
   return { operations, commands: new Map(Object.entries(JSON.parse(commands) as Record<string, number>)) };
-}
-
-function getText(url: string, agent: Agent): Promise<string> {
-  return new Promise((done, fail) => {
-    get(url, { agent }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => done(Buffer.concat(chunks).toString()));
-    }).on('error', fail);
-  });
 }
 
 function addDifference(into: Counts, now: Counts, before: Counts): void {
