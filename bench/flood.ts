@@ -1,6 +1,7 @@
 import { Agent, get } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ApiKeyService, API_SCOPES } from '../src/data/api-keys.js';
+import { TEST_POLICY } from '../test/helpers/factories.js';
 import { openDatabase } from '../src/data/database.js';
 import { seedDemoSchool } from '../src/data/seed/demo.js';
 import { benchDatabase, type Figures, measureHashFloor, percentile, report, runChild, startProcess } from './lib.js';
@@ -96,7 +97,7 @@ async function graphqlFlood(database: BenchDatabase): Promise<boolean> {
     await seedDemoSchool(db);
     await db.models.apiKeys.deleteMany({});
     // The default rate limit (RATE_LIMIT): the flood spends it within its first second.
-    const { key } = await new ApiKeyService(db).issue({ scopes: [...API_SCOPES], label: 'bench flood' });
+    const { key } = await new ApiKeyService(db, TEST_POLICY).issue({ scopes: [...API_SCOPES], label: 'bench flood' });
     const app = await startProcess('bench/serve-app.ts', { MONGODB_URI: url.toString(), LOG_LEVEL: 'silent' });
     try {
       await probeHealth(app.url, 1, 'warm-up');
