@@ -9,6 +9,9 @@ import { openDatabase } from '../src/data/database.js';
 import { batchedDestination, createLogger } from '../src/logger.js';
 import { COMMANDS_PATH, listenOnLoopback, serve } from './serve.js';
 
+/** The collections whose keys name their records' kinds (src/data/models/oauth-record.model.ts). */
+const OAUTH_RECORD_COLLECTIONS: ReadonlySet<string> = new Set(['oauth_records', 'oauth_interactions']);
+
 // Listen first: the issuer (AUTH_URL defaults to http://HOST:PORT) must be the real address.
 const { server, url } = await listenOnLoopback();
 const port = new URL(url).port;
@@ -28,7 +31,7 @@ function countingCommands(handle: ReturnType<typeof app.callback>): RequestListe
     const command = event.command as Record<string, unknown>;
     const target = command[event.commandName];
     const collection = typeof target === 'string' ? target : '-';
-    const kinds = collection.startsWith('oauth_') ? recordKinds(command) : '';
+    const kinds = OAUTH_RECORD_COLLECTIONS.has(collection) ? recordKinds(command) : '';
     const name = `${event.commandName} ${collection}${kinds ? ` ${kinds}` : ''}`;
     commands[name] = (commands[name] ?? 0) + 1;
   });
