@@ -1,6 +1,7 @@
 import autocannon from 'autocannon';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { get, type Agent } from 'node:http';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { loadConfig } from '../src/config/index.js';
@@ -87,7 +88,7 @@ export async function measure(label: string, options: LoadOptions): Promise<Figu
  * Fields 14 and 15 of /proc/<pid>/stat, in clock ticks (100 a second on Linux); the name before
  * them may hold spaces and parentheses, so fields are counted after its last closing parenthesis.
  */
-function processCpuMs(pid: number | undefined): number | undefined {
+export function processCpuMs(pid: number | undefined): number | undefined {
   if (pid === undefined) return undefined;
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -149,12 +150,12 @@ function median(rounds: Figures[]): Figures {
 /** Prints figures as a table with each one's ratio to its baseline. */
 export function report(
   title: string,
-  rows: { figures: Figures; baseline?: Figures; target?: number; maxP99?: number; minRps?: number; note?: string }[],
+  rows: { figures: Figures; baseline?: Figures; target?: number; maxP50?: number; maxP99?: number; minRps?: number; note?: string }[],
 ): boolean {
   console.log(`\n${title}`);
   console.log('  measurement                                   req/s     p50 ms   p99 ms   failed   ratio to baseline');
   let ok = true;
-  for (const { figures: f, baseline, target, maxP99, minRps, note } of rows) {
+  for (const { figures: f, baseline, target, maxP50, maxP99, minRps, note } of rows) {
     const ratio = baseline ? f.rps / baseline.rps : undefined;
     const verdict =
       ratio !== undefined && target !== undefined
@@ -162,17 +163,20 @@ export function report(
           ? ` (target >= ${target}: met)`
           : ` (target >= ${target}: MISSED)`
         : '';
+    const p50Verdict =
+      maxP50 === undefined ? '' : f.p50 <= maxP50 ? ` (p50 target <= ${maxP50} ms: met)` : ` (p50 target <= ${maxP50} ms: MISSED)`;
     const p99Verdict =
       maxP99 === undefined ? '' : f.p99 <= maxP99 ? ` (p99 target <= ${maxP99} ms: met)` : ` (p99 target <= ${maxP99} ms: MISSED)`;
     if ((target !== undefined && ratio !== undefined && ratio < target) || f.failures > 0) ok = false;
     const rpsVerdict = minRps === undefined ? '' : f.rps >= minRps ? ` (target >= ${minRps}/s: met)` : ` (target >= ${minRps}/s: MISSED)`;
+    if (maxP50 !== undefined && f.p50 > maxP50) ok = false;
     if (maxP99 !== undefined && f.p99 > maxP99) ok = false;
     if (minRps !== undefined && f.rps < minRps) ok = false;
     const cpu = f.cpu ? `; CPU per answer: server ${f.cpu.serverUs.toFixed(0)} us, load generator ${f.cpu.loadUs.toFixed(0)} us` : '';
     console.log(
       `  ${f.label.padEnd(44)} ${f.rps.toFixed(0).padStart(7)}  ${f.p50.toFixed(1).padStart(7)}  ${f.p99.toFixed(1).padStart(7)}  ${String(f.failures).padStart(7)}   ${
         ratio === undefined ? (note ?? 'baseline') : `${ratio.toFixed(2)}x of "${baseline?.label}"${verdict}`
-      }${p99Verdict}${rpsVerdict}${cpu}`,
+      }${p50Verdict}${p99Verdict}${rpsVerdict}${cpu}`,
     );
   }
   return ok;
@@ -203,6 +207,81 @@ export async function startProcess(
       await exited;
     },
   };
+}
+
+/**
+ * Runs a bench script in a process of its own (a load generator, or a baseline that must not
+ * share the load generator's core), writes `input` to its stdin, and resolves with the last line
+ * it printed that is a JSON object.
+ */
+export function runChild<T>(script: string, env: Record<string, string>, input = ''): Promise<T> {
+  const child = spawn(process.execPath, ['--import', 'tsx', script], { env: { ...process.env, ...env } });
+  let stderr = '';
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  child.stdin.end(input);
+  return new Promise((done, fail) => {
+    let result: T | undefined;
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      if (line.startsWith('{')) result = JSON.parse(line) as T;
+    });
+    child.once('exit', (code) => (result !== undefined ? done(result) : fail(new Error(`${script} exited with ${code}: ${stderr}`))));
+  });
+}
+
+/** The label of the hash floor's row wherever a sign-in figure is printed. */
+export const HASH_FLOOR_LABEL = 'the hash floor: argon2id checks, 2 at a time';
+
+/**
+ * The hash floor: how many password checks a second this machine does with the production
+ * argon2id parameters (src/oauth/secrets.ts), two at a time, in a process of its own
+ * (bench/hash-floor.ts), as p50/p99 of one check. A whole sign-in checks one password, so no
+ * sign-in rate can pass it; the ratio to it says how much the rest of a sign-in costs.
+ */
+export async function measureHashFloor(seconds: number): Promise<Figures> {
+  const floor = await runChild<{ rps: number; p50: number; p99: number }>('bench/hash-floor.ts', { HASH_SECONDS: String(seconds) });
+  return { label: HASH_FLOOR_LABEL, ...floor, failures: 0 };
+}
+
+/** The value at quantile `q` (0-1) of ascending `sorted`, 0 when empty. */
+export function percentile(sorted: readonly number[], q: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
+}
+
+/** One sample of a Prometheus text answer: its series name, labels and value. */
+export interface MetricSample {
+  readonly name: string;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly value: number;
+}
+
+/** A sample line of the Prometheus text format: `name{label="value",...} number`. */
+const SAMPLE_LINE = /^([a-zA-Z_:][\w:]*)(?:\{([^}]*)\})? (\S+)$/;
+
+/** The samples of the series named `names` that the app at `url` answers at /metrics (src/http/metrics.ts). */
+export async function readMetrics(url: string, names: readonly string[], agent?: Agent): Promise<MetricSample[]> {
+  const text = await getText(`${url}/metrics`, agent);
+  const samples: MetricSample[] = [];
+  for (const line of text.split('\n')) {
+    const [, name = '', labels = '', value = ''] = SAMPLE_LINE.exec(line) ?? [];
+    if (!names.includes(name)) continue;
+    samples.push({
+      name,
+      labels: Object.fromEntries([...labels.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]])),
+      value: Number(value),
+    });
+  }
+  return samples;
+}
+
+/** The body of a GET, as text (whatever the status). */
+export function getText(url: string, agent?: Agent): Promise<string> {
+  return new Promise((done, fail) => {
+    get(url, agent ? { agent } : {}, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => done(Buffer.concat(chunks).toString()));
+    }).on('error', fail);
+  });
 }
 
 /** Where the bench's data lives, printed above its tables. */

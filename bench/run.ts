@@ -5,8 +5,11 @@ import { runDataBench } from './data.js';
 import { runDatabaseBench } from './database.js';
 import { runFloodBench } from './flood.js';
 import { benchDatabaseName } from './lib.js';
+import { runLoginsBench } from './logins.js';
 import { runOAuthBench } from './oauth.js';
+import { runRushBench } from './rush.js';
 import { runSchoolBench } from './school.js';
+import { runSigninOpsBench } from './signin-ops.js';
 import { runUncachedBench } from './uncached.js';
 import { runWebhooksBench } from './webhooks.js';
 
@@ -15,9 +18,12 @@ const parts: Record<string, () => Promise<boolean>> = {
   uncached: runUncachedBench,
   database: runDatabaseBench,
   oauth: runOAuthBench,
+  logins: runLoginsBench,
+  rush: runRushBench,
   flood: runFloodBench,
   school: runSchoolBench,
   webhooks: runWebhooksBench,
+  'signin-ops': runSigninOpsBench,
 };
 const asked = process.argv.slice(2);
 const unknown = asked.filter((name) => !(name in parts));

@@ -2,6 +2,9 @@
 // for, and a clean stop on SIGTERM.
 import { createServer, type RequestListener, type Server } from 'node:http';
 
+/** Where bench/serve-oauth.ts answers its database command counts (with BENCH_COUNT_COMMANDS=1). */
+export const COMMANDS_PATH = '/bench/database-commands';
+
 /** Listens on a free loopback port; the URL is known before a handler is attached (issuers need it). */
 export async function listenOnLoopback(): Promise<{ server: Server; url: string }> {
   const server = createServer();
