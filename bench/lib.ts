@@ -187,7 +187,8 @@ export async function startProcess(
   script: string,
   env: Record<string, string>,
 ): Promise<{ url: string; stop(): Promise<void>; child: ChildProcessWithoutNullStreams }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', script], { env: { ...process.env, ...env } });
+  const profile = process.env['BENCH_CPU_PROF'] ? ['--cpu-prof', `--cpu-prof-dir=${process.env['BENCH_CPU_PROF']}`] : [];
+  const child = spawn(process.execPath, [...profile, '--import', 'tsx', script], { env: { ...process.env, ...env } });
   let stderr = '';
   child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
   const url = await new Promise<string>((done, fail) => {
@@ -215,7 +216,8 @@ export async function startProcess(
  * it printed that is a JSON object.
  */
 export function runChild<T>(script: string, env: Record<string, string>, input = ''): Promise<T> {
-  const child = spawn(process.execPath, ['--import', 'tsx', script], { env: { ...process.env, ...env } });
+  const profile = process.env['BENCH_CPU_PROF'] ? ['--cpu-prof', `--cpu-prof-dir=${process.env['BENCH_CPU_PROF']}`] : [];
+  const child = spawn(process.execPath, [...profile, '--import', 'tsx', script], { env: { ...process.env, ...env } });
   let stderr = '';
   child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
   child.stdin.end(input);

@@ -6,12 +6,69 @@ import { containsInsensitive } from './queries/page.js';
 import { ConflictError } from '../errors/index.js';
 import { isDuplicateKey } from './errors.js';
 import { cacheTarget } from './versions.js';
+import { RememberedLookups } from './remembered.js';
 
 export { ACCOUNT_ROLES, APPROVAL_STATES, type AccountRole, type AccountDoc, type ApprovalState } from './models/account.model.js';
 export { CLIENT_TYPES, PKCE_POLICIES, type ClientType, type OAuthClientDoc, type PkcePolicy } from './models/oauth-client.model.js';
 
 /** Each lost race moves on to the next id; this many concurrent creations can all succeed. */
 const MAX_ID_CLAIM_ATTEMPTS = 50;
+
+/** An account and whether it has an active second factor: what the sign-in path reads of it (AccountStore.known). */
+export interface KnownAccount {
+  readonly doc: AccountDoc;
+  readonly secondFactor: boolean;
+}
+
+/** Accounts remembered per process and database handle, by id and by email. */
+const MAX_REMEMBERED_ACCOUNTS = 10_000;
+const remembered = new WeakMap<
+  Database,
+  { byId: RememberedLookups<number, KnownAccount>; byEmail: RememberedLookups<string, KnownAccount> }
+>();
+
+function rememberedAccounts(db: Database) {
+  let lookups = remembered.get(db);
+  if (!lookups) {
+    const load = async (filter: { _id: number } | { email: string }): Promise<KnownAccount | undefined> => {
+      const doc = await db.models.accounts.findOne(filter).lean<AccountDoc>();
+      if (!doc) return undefined;
+      const factor = await db.models.accountMfa.exists({ _id: doc._id, active: true });
+      return { doc, secondFactor: factor !== null };
+    };
+    const targets = (_key: unknown, value: KnownAccount) => [cacheTarget.account(value.doc._id)];
+    lookups = {
+      byId: new RememberedLookups(db.versions, 'oauth', MAX_REMEMBERED_ACCOUNTS, (id: number) => load({ _id: id }), targets),
+      byEmail: new RememberedLookups(db.versions, 'oauth', MAX_REMEMBERED_ACCOUNTS, (email: string) => load({ email }), targets),
+    };
+    remembered.set(db, lookups);
+  }
+  return lookups;
+}
+
+/**
+ * Remembers every account at once (at most MAX_REMEMBERED_ACCOUNTS), as a process starts to serve
+ * sign-ins: two reads instead of one per account. Over FerretDB each first look-up of an account
+ * reads the whole collection, so a school's students signing in for the first time after a start
+ * (8:50 on a Monday) would read it once each.
+ */
+export async function rememberAllAccounts(db: Database): Promise<number> {
+  const changes = db.versions.changesOf('oauth');
+  const [docs, factors] = await Promise.all([
+    db.models.accounts.find({}).sort({ _id: -1 }).limit(MAX_REMEMBERED_ACCOUNTS).lean<AccountDoc[]>(),
+    db.models.accountMfa.find({ active: true }, { _id: 1 }).lean<{ _id: number }[]>(),
+  ]);
+  // A change heard of during the reads may postdate what they found: nothing is remembered then.
+  if (db.versions.changesOf('oauth') !== changes) return 0;
+  const withFactor = new Set(factors.map((f) => f._id));
+  const lookups = rememberedAccounts(db);
+  for (const doc of docs) {
+    const known = { doc, secondFactor: withFactor.has(doc._id) };
+    await lookups.byId.remember(doc._id, known);
+    await lookups.byEmail.remember(doc.email, known);
+  }
+  return docs.length;
+}
 
 /** Thrown when an email is already taken by another account. */
 export class DuplicateAccountError extends ConflictError {}
@@ -114,7 +171,31 @@ export class AccountStore {
 
   async updatePassword(id: number, passwordHash: string, now = new Date()): Promise<boolean> {
     const result = await this.db.models.accounts.updateOne({ _id: id }, { $set: { passwordHash, updatedAt: now } });
-    return result.matchedCount === 1;
+    // The sign-in path remembers accounts (`known`): a new password is checked at once everywhere.
+    return this.changed(id, result.matchedCount === 1);
+  }
+
+  /**
+   * The account as the sign-in path reads it (the login's password check, the provider's account,
+   * userinfo, the pages' session, an API key's owner), with whether it has an active second factor:
+   * remembered per process until a change names the account (every write here does, and so do
+   * second factors, src/data/account-mfa.ts). Over FerretDB a lookup by a numeric id or an email
+   * reads the whole collection; remembered, a warm sign-in reads no account.
+   */
+  async known(id: number): Promise<KnownAccount | null> {
+    const lookups = rememberedAccounts(this.db);
+    const known = await lookups.byId.get(id);
+    if (known) await lookups.byEmail.remember(known.doc.email, known);
+    return known ?? null;
+  }
+
+  /** `known`, by email (as typed: compared in lower case). */
+  async knownByEmail(email: string): Promise<KnownAccount | null> {
+    const lookups = rememberedAccounts(this.db);
+    const known = await lookups.byEmail.get(email.trim().toLowerCase());
+    // The sign-in that looked it up by email goes on by id (the provider's account, userinfo).
+    if (known) await lookups.byId.remember(known.doc._id, known);
+    return known ?? null;
   }
 
   /**
@@ -231,6 +312,10 @@ export interface ClientRecordInput {
   approvedBy?: number | null;
 }
 
+/** Clients remembered per process and database handle (ClientStore.known). */
+const MAX_REMEMBERED_CLIENTS = 1000;
+const rememberedClients = new WeakMap<Database, RememberedLookups<string, OAuthClientDoc>>();
+
 /**
  * OAuth client records. Secrets are generated and hashed in oauth/. Every change moves the
  * `oauth` version naming the client, which the authorization server's remembered clients rest on
@@ -267,6 +352,25 @@ export class ClientStore {
 
   async find(id: string): Promise<OAuthClientDoc | null> {
     return this.db.models.oauthClients.findOne({ _id: id }).lean<OAuthClientDoc>();
+  }
+
+  /**
+   * The client as the authorization path reads it (every authorization asks whether the app admits
+   * the person, userinfo whether it is active), remembered per process until a change names it.
+   */
+  async known(id: string): Promise<OAuthClientDoc | null> {
+    let lookups = rememberedClients.get(this.db);
+    if (!lookups) {
+      lookups = new RememberedLookups(
+        this.db.versions,
+        'oauth',
+        MAX_REMEMBERED_CLIENTS,
+        async (clientId: string) => (await this.find(clientId)) ?? undefined,
+        (clientId) => [cacheTarget.client(clientId)],
+      );
+      rememberedClients.set(this.db, lookups);
+    }
+    return (await lookups.get(id)) ?? null;
   }
 
   async list(): Promise<OAuthClientDoc[]> {

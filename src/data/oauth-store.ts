@@ -78,17 +78,24 @@ export class OAuthStore {
     private readonly db: Database,
     private readonly now: () => Date = () => new Date(),
   ) {
-    const remembered = () =>
-      new RememberedLookups<string, OAuthRecordDoc>(
-        db.versions,
-        'oauth',
-        MAX_REMEMBERED,
-        async (key) => (await this.records.findOne({ _id: key }).lean<OAuthRecordDoc>()) ?? undefined,
-        (_key, doc) => recordTargets(doc),
-        (doc) => !isExpired(doc, this.now()),
-      );
-    this.grants = remembered();
-    this.refreshTokens = remembered();
+    // One memory per database handle, whichever surface made this store (the pages, the
+    // authorization server, userinfo): what one has written, the others need not read.
+    let shared = rememberedRecords.get(db);
+    if (!shared) {
+      const remembered = () =>
+        new RememberedLookups<string, OAuthRecordDoc>(
+          db.versions,
+          'oauth',
+          MAX_REMEMBERED,
+          async (key) => (await db.models.oauthRecords.findOne({ _id: key }).lean<OAuthRecordDoc>()) ?? undefined,
+          (_key, doc) => recordTargets(doc),
+          (doc) => !isExpired(doc, new Date()),
+        );
+      shared = { grants: remembered(), singleUse: remembered() };
+      rememberedRecords.set(db, shared);
+    }
+    this.grants = shared.grants;
+    this.refreshTokens = shared.singleUse;
   }
 
   private get records() {
@@ -107,10 +114,16 @@ export class OAuthStore {
     payload: Record<string, unknown>,
     expiresInSeconds: number | undefined,
     keys: OAuthRecordKeys,
+    options: { exists?: boolean } = {},
   ): Promise<void> {
     const doc = this.recordDoc(kind, { id, payload, expiresInSeconds, keys });
-    await this.put(doc);
+    // A record known to exist (an interaction saved again) is replaced outright, skipping the insert meant for new ones.
+    if (options.exists) await this.replace(doc, true);
+    else await this.put(doc);
+    // What this process has just written it need not read back: the token endpoint's grant and
+    // refresh token are remembered as saved (until a change names them, as any remembered value).
     if (kind === 'RefreshToken') await this.refreshTokens.remember(doc._id, doc);
+    if (kind === 'Grant') await this.grants.remember(doc._id, doc);
     for (const field of LOOKUP_FIELDS) {
       const value = keys[field];
       if (value !== undefined) await this.putPointer(kind, field, value, id, doc.expiresAt ?? null);
@@ -389,10 +402,15 @@ export class OAuthStore {
       await this.collectionOf(doc.kind).insertMany([doc], { lean: true });
     } catch (err) {
       if (!isDuplicateKey(err)) throw err;
-      await this.collectionOf(doc.kind).replaceOne({ _id: doc._id }, doc);
-      // A grant saved again (a consent that adds scopes) is new news for whoever remembers it.
-      if (doc.kind === 'Grant') await this.grantsChanged(recordTargets(doc));
+      await this.replace(doc);
     }
+  }
+
+  /** Replaces a stored record (`upsert`: or stores it, should it have gone meanwhile). */
+  private async replace(doc: OAuthRecordDoc, upsert = false): Promise<void> {
+    await this.collectionOf(doc.kind).replaceOne({ _id: doc._id }, doc, { upsert });
+    // A grant saved again (a consent that adds scopes) is new news for whoever remembers it.
+    if (doc.kind === 'Grant') await this.grantsChanged(recordTargets(doc));
   }
 
   /** The record if it is live; `id` is the one asked for (a hashed kind's key holds only its hash). */
@@ -483,6 +501,12 @@ function liveFilter(now: Date): Record<string, unknown> {
  * by signed cookies (a valid signature needs the cookie keys, which the database does not hold)
  * and are looked up by their uid; a grant id is in every access token.
  */
+/** Grants and single-use records remembered per database handle (see OAuthStore's constructor). */
+const rememberedRecords = new WeakMap<
+  Database,
+  { grants: RememberedLookups<string, OAuthRecordDoc>; singleUse: RememberedLookups<string, OAuthRecordDoc> }
+>();
+
 export const HASHED_KINDS: ReadonlySet<string> = new Set([
   'AuthorizationCode',
   'RefreshToken',

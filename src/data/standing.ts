@@ -1,6 +1,7 @@
 import type { AccountStanding } from '../auth/policy.js';
 import type { Database } from './database.js';
 import type { AccountDoc } from './models/account.model.js';
+import { AccountStore } from './accounts.js';
 
 /**
  * What the privilege rules (src/auth/policy.ts) read of accounts, loaded together: role,
@@ -17,9 +18,10 @@ export async function standingsOf(db: Database, ids: readonly number[]): Promise
   return new Map(accounts.map((a) => [a._id, standingOf(a, withFactor.has(a._id))]));
 }
 
-/** One account's standing (null: no such account). */
+/** One account's standing (null: no such account), remembered until a change names the account (src/data/accounts.ts, known). */
 export async function findStanding(db: Database, id: number): Promise<AccountStanding | null> {
-  return (await standingsOf(db, [id])).get(id) ?? null;
+  const known = await new AccountStore(db).known(id);
+  return known ? standingOf(known.doc, known.secondFactor) : null;
 }
 
 /** The standing of an account already read, given whether it has an active second factor. */

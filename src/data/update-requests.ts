@@ -3,6 +3,8 @@ import { BadRequestError, NotFoundError } from '../errors/index.js';
 import { AccessAudit } from './access-audit.js';
 import type { AccountStore } from './accounts.js';
 import type { Database } from './database.js';
+import { RememberedLookups } from './remembered.js';
+import { cacheTarget } from './versions.js';
 import { isEnrolledRole, type StudentDoc } from './models/student.model.js';
 import type { UpdateRequestDoc } from './models/update-request.model.js';
 import { isStudentField, STUDENT_SELF_FIELDS, writeOwnFields, type OwnChange, type StudentSelfField } from './school/student-fields.js';
@@ -61,6 +63,12 @@ export interface PendingUpdate {
  * their next sign-in (src/oauth/provider.ts) and their answer is written through the one write
  * path with the student as the actor (./school/student-fields.ts); a withdrawn request asks no more.
  */
+/** An open request as a sign-in asks it. */
+type OpenRequest = Pick<UpdateRequestDoc, '_id' | 'fields' | 'message' | 'pendingEmails'>;
+/** What every change of the open requests names (src/data/versions.ts). */
+const OPEN_REQUESTS = cacheTarget.record('update-requests:open');
+const rememberedOpen = new WeakMap<Database, RememberedLookups<'open', OpenRequest[]>>();
+
 export class UpdateRequests {
   constructor(
     private readonly db: Database,
@@ -111,6 +119,7 @@ export class UpdateRequests {
       pendingEmails: students.map((s) => s.email.toLowerCase()),
     };
     await this.model.insertMany([doc]);
+    await this.openChanged();
     await this.recordAccess(input.actor, 'DATA_UPDATE_REQUESTED', doc, { fields: doc.fields, students: doc.targets.length });
     return summarize(doc);
   }
@@ -134,6 +143,7 @@ export class UpdateRequests {
       { $set: { status: 'WITHDRAWN', withdrawnAt: this.now(), withdrawnByEmail: actor.kind === 'ACCOUNT' ? actor.email : null } },
     );
     if (result.matchedCount === 0) return this.get(id);
+    await this.openChanged();
     const withdrawn = await this.get(id);
     await this.recordAccess(actor, 'DATA_UPDATE_WITHDRAWN', { _id: id, fields: withdrawn.fields }, null);
     return withdrawn;
@@ -156,19 +166,17 @@ export class UpdateRequests {
 
   /**
    * What the account's next sign-in must ask: the open requests naming its email and not yet
-   * answered by it (undefined: nothing). One query per sign-in, on the requests' pending emails.
+   * answered by it (undefined: nothing), from the open requests this process remembers.
    */
   async pendingForAccount(accountId: number): Promise<PendingUpdate | undefined> {
-    const account = await this.accounts.findById(accountId);
+    const account = (await this.accounts.known(accountId))?.doc;
     if (!account) return undefined;
     // A student no longer enrolled (or no longer a student) is not held at the door by a form
     // they could not complete: enrolment fields are refused for them (src/data/school/operations.ts).
     const student = (await this.db.school.snapshot()).studentByEmail(account.email);
     if (!student || !isEnrolledRole(student.role)) return undefined;
-    const docs = await this.model
-      .find({ status: 'OPEN', pendingEmails: account.email.toLowerCase() }, { fields: 1, message: 1 })
-      .sort({ createdAt: 1 })
-      .lean<Pick<UpdateRequestDoc, '_id' | 'fields' | 'message'>[]>();
+    const email = account.email.toLowerCase();
+    const docs = (await this.open()).filter((request) => request.pendingEmails.includes(email));
     if (docs.length === 0) return undefined;
     const fields = STUDENT_SELF_FIELDS.filter((f) => docs.some((d) => d.fields.includes(f)));
     return { requestIds: docs.map((d) => d._id), fields, messages: docs.flatMap((d) => (d.message ? [d.message] : [])) };
@@ -210,6 +218,32 @@ export class UpdateRequests {
       );
       await this.model.updateOne({ _id: id }, { $set: { targets }, $pull: { pendingEmails: email } });
     }
+    await this.openChanged();
+  }
+
+  /**
+   * The open requests, remembered per process until one is made, withdrawn or answered (every
+   * such write names them: openChanged): every sign-in asks them, and reads none.
+   */
+  private async open(): Promise<readonly OpenRequest[]> {
+    let lookups = rememberedOpen.get(this.db);
+    if (!lookups) {
+      const model = this.model;
+      lookups = new RememberedLookups(
+        this.db.versions,
+        'oauth',
+        1,
+        async () =>
+          model.find({ status: 'OPEN' }, { fields: 1, message: 1, pendingEmails: 1 }).sort({ createdAt: 1 }).lean<OpenRequest[]>(),
+        () => [OPEN_REQUESTS],
+      );
+      rememberedOpen.set(this.db, lookups);
+    }
+    return (await lookups.get('open')) ?? [];
+  }
+
+  private async openChanged(): Promise<void> {
+    await this.db.versions.bump('oauth', [OPEN_REQUESTS]);
   }
 
   /** The enrolled students a selection names; a name in a list that matches nobody is refused, naming it. */

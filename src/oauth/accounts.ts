@@ -8,6 +8,7 @@ import {
   type AccountRole,
   type AccountSearch,
   type ApprovalState,
+  type KnownAccount,
 } from '../data/accounts.js';
 import { deleteKeysOwnedBy } from '../data/api-keys.js';
 import { AccessAudit, CLI_ACTOR, type AccessActor } from '../data/access-audit.js';
@@ -110,6 +111,11 @@ export class AccountService {
 
   async findById(id: number): Promise<AccountDoc | null> {
     return Number.isSafeInteger(id) && id > 0 ? this.store.findById(id) : null;
+  }
+
+  /** The account as the sign-in path reads it, remembered until a change names it (src/data/accounts.ts, known). */
+  async known(id: number): Promise<KnownAccount | null> {
+    return Number.isSafeInteger(id) && id > 0 ? this.store.known(id) : null;
   }
 
   /**
@@ -277,7 +283,8 @@ export class AccountService {
    * verification as a wrong password, so neither the answer nor its timing tells them apart.
    */
   async verifyLogin(email: string, password: string): Promise<AccountDoc | null> {
-    const account = isEmail(email.trim()) ? await this.store.findByEmail(email) : null;
+    // Remembered until a change names the account (src/data/accounts.ts, known): a sign-in reads no account.
+    const account = isEmail(email.trim()) ? ((await this.store.knownByEmail(email))?.doc ?? null) : null;
     const hash = account?.passwordHash ?? (await this.unknownAccountHash());
     const ok = await verifyPassword(hash, password);
     return ok && account ? account : null;

@@ -1,7 +1,6 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import Provider, { errors, type Adapter, type AdapterPayload, type ClientMetadata, type KoaContextWithOIDC } from 'oidc-provider';
 import type { OAuthRecordKeys, OAuthStore } from '../data/oauth-store.js';
-import { RememberedLookups } from '../data/remembered.js';
-import { cacheTarget } from '../data/versions.js';
 import type { ClientDirectory } from './clients.js';
 import { LIFETIMES, SESSION_DEVICE } from './constants.js';
 
@@ -22,24 +21,28 @@ function tokenRequest(): KoaContextWithOIDC | undefined {
   return ctx?.oidc.route === 'token' ? ctx : undefined;
 }
 
-/** Client registrations remembered per process. */
-const MAX_REMEMBERED_CLIENTS = 1000;
+/**
+ * The interactions a step of our login pages has read or written, within that one request
+ * (src/surfaces/web/login.ts runs each step in `withInteractionMemo`): the provider reads an
+ * interaction for its details and again when the step finishes it, and saves one it has just read;
+ * within a request the second read is the first one's answer, and the save replaces what is known
+ * to exist. Never across requests: another process may change the interaction in between.
+ */
+const interactionMemo = new AsyncLocalStorage<Map<string, AdapterPayload | null>>();
+
+/** Runs `step` (one request of the login pages) with a memo of the interactions it reads and writes. */
+export function withInteractionMemo<T>(step: () => Promise<T>): Promise<T> {
+  return interactionMemo.run(new Map(), step);
+}
 
 /**
- * oidc-provider's storage interface over the data layer, one instance per model name.
- * Clients are read from the client registry (`campus clients`) and remembered until a change
- * names the client (every change to a client does: src/data/accounts.ts), everything else from
- * the OAuth store. The store's clock decides expiry, so tests can move time forward.
+ * oidc-provider's storage interface over the data layer, one instance per model name. Clients are
+ * read from the client registry (`campus clients`), which remembers them until a change names the
+ * client (src/data/accounts.ts, ClientStore.known); everything else from the OAuth store. The
+ * store's clock decides expiry, so tests can move time forward.
  */
 export function createAdapterFactory(store: OAuthStore, clients: ClientDirectory): (name: string) => Adapter {
-  const remembered = new RememberedLookups(
-    store.versions,
-    'oauth',
-    MAX_REMEMBERED_CLIENTS,
-    (id: string) => clients.metadata(id),
-    (id) => [cacheTarget.client(id)],
-  );
-  return (name) => (name === 'Client' ? new ClientAdapter(remembered) : new StoreAdapter(name, store));
+  return (name) => (name === 'Client' ? new ClientAdapter(clients) : new StoreAdapter(name, store));
 }
 
 class StoreAdapter implements Adapter {
@@ -50,6 +53,12 @@ class StoreAdapter implements Adapter {
 
   /** Saves a record; the successor of a refresh token used in this request is saved with its claim (see consume). */
   async upsert(id: string, payload: AdapterPayload, expiresIn: number | undefined): Promise<void> {
+    const memo = this.kind === 'Interaction' ? interactionMemo.getStore() : undefined;
+    if (memo) {
+      const exists = memo.get(id) != null;
+      memo.set(id, payload);
+      return this.store.upsert(this.kind, id, payload, expiresIn, indexedKeys(payload), { exists });
+    }
     if (this.kind === 'Session') payload = withDevice(payload, Provider.ctx);
     const ctx = this.kind === 'RefreshToken' ? tokenRequest() : undefined;
     const used = ctx && pendingRotations.get(ctx);
@@ -70,9 +79,13 @@ class StoreAdapter implements Adapter {
    * token must show as used, so its claim is read.
    */
   async find(id: string): Promise<AdapterPayload | undefined> {
+    const memo = this.kind === 'Interaction' ? interactionMemo.getStore() : undefined;
+    if (memo?.has(id)) return memo.get(id) ?? undefined;
     const claim = !(this.kind === 'RefreshToken' && tokenRequest());
     const record = await this.store.find(this.kind, id, { claim });
-    return record ? withConsumed(record.payload, record.consumedAt) : undefined;
+    const payload = record ? withConsumed(record.payload, record.consumedAt) : undefined;
+    memo?.set(id, payload ?? null);
+    return payload;
   }
 
   async findByUid(uid: string): Promise<AdapterPayload | undefined> {
@@ -110,6 +123,7 @@ class StoreAdapter implements Adapter {
   }
 
   async destroy(id: string): Promise<void> {
+    if (this.kind === 'Interaction') interactionMemo.getStore()?.set(id, null);
     await this.store.destroy(this.kind, id);
   }
 
@@ -120,10 +134,10 @@ class StoreAdapter implements Adapter {
 
 /** Clients are registered with the CLI, never through the provider (no dynamic registration). */
 class ClientAdapter implements Adapter {
-  constructor(private readonly clients: RememberedLookups<string, ClientMetadata>) {}
+  constructor(private readonly clients: ClientDirectory) {}
 
   async find(id: string): Promise<ClientMetadata | undefined> {
-    return this.clients.get(id);
+    return this.clients.metadata(id);
   }
 
   async upsert(): Promise<void> {

@@ -313,13 +313,13 @@ export class ClientService implements ClientDirectory {
    * authorization that has a signed-in account (src/oauth/provider.ts); undefined when there is none.
    */
   async standing(id: string): Promise<AppStanding | undefined> {
-    const doc = await this.store.find(id);
+    const doc = await this.store.known(id);
     return doc ? { ownerAccountId: doc.ownerAccountId ?? null, state: stateOf(doc) } : undefined;
   }
 
   /** Whether the app exists and is not disabled (userinfo asks it of every token). */
   async isActive(id: string): Promise<boolean> {
-    const doc = await this.store.find(id);
+    const doc = await this.store.known(id);
     return doc !== null && !doc.disabledAt;
   }
 
@@ -348,7 +348,7 @@ export class ClientService implements ClientDirectory {
    * left out, so it can never receive a code.
    */
   async metadata(id: string): Promise<ClientMetadata | undefined> {
-    const doc = await this.store.find(id);
+    const doc = await this.store.known(id);
     // A disabled app is unknown to the provider: authorize answers an error page, the token
     // endpoint invalid_client (src/oauth/provider.ts).
     if (!doc || doc.disabledAt) return undefined;

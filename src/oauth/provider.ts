@@ -16,8 +16,6 @@ import type { Config } from '../config/index.js';
 import type { OAuthStore } from '../data/oauth-store.js';
 import type { Logger } from '../logger.js';
 import type { AccountService } from './accounts.js';
-import { RememberedLookups } from '../data/remembered.js';
-import { cacheTarget } from '../data/versions.js';
 import { createAdapterFactory } from './adapter.js';
 import { ALLOWED_SCOPES, FIRST_PARTY, REQUIRE_PKCE, SERVICE_NAME, type ClientService } from './clients.js';
 import {
@@ -252,28 +250,16 @@ function signInClaims(ctx: KoaContextWithOIDC, token: AccessToken | ClientCreden
 }
 
 /** Accounts whose existence is remembered per process. */
-const MAX_REMEMBERED_ACCOUNTS = 10000;
-
 /**
- * The provider's account look-up (every code and refresh grant makes one). That an account
- * exists is remembered until a change names the account, as every deletion does
- * (src/data/accounts.ts), so a refresh reads no account.
+ * The provider's account look-up (every code and refresh grant makes one), remembered until a
+ * change names the account (src/data/accounts.ts, known), so a refresh reads no account. A
+ * disabled account is no account to the provider: its refresh tokens and codes are refused, and
+ * a session of it asks for a login again, which the login page refuses.
  */
 function accountFinder(deps: ProviderDeps): (ctx: unknown, sub: string) => Promise<Account | undefined> {
-  // A disabled account (issue 25) is no account to the provider: its refresh tokens and codes are
-  // refused, and a session of it asks for a login again, which the login page refuses.
-  const exists = new RememberedLookups(
-    deps.store.versions,
-    'oauth',
-    MAX_REMEMBERED_ACCOUNTS,
-    async (id: number) => {
-      const account = await deps.accounts.findById(id);
-      return account && !account.disabledAt ? true : undefined;
-    },
-    (id) => [cacheTarget.account(id)],
-  );
   return async (_ctx, sub) => {
-    if (!/^\d+$/.test(sub) || !(await exists.get(Number(sub)))) return undefined;
+    const account = /^\d+$/.test(sub) ? await deps.accounts.known(Number(sub)) : null;
+    if (!account || account.doc.disabledAt) return undefined;
     return { accountId: sub, claims: () => ({ sub }) };
   };
 }

@@ -1,7 +1,5 @@
 import { AccountStore, type AccountDoc } from '../data/accounts.js';
 import type { Database } from '../data/database.js';
-import { RememberedLookups } from '../data/remembered.js';
-import { cacheTarget } from '../data/versions.js';
 import type { SchoolSnapshot } from '../data/read-model.js';
 import { toAppError } from '../data/errors.js';
 import { OAuthError, renderOAuthError } from '../http/errors.js';
@@ -48,7 +46,7 @@ export interface UserinfoDeps {
 }
 
 export function userinfoRoutes(deps: UserinfoDeps): AppMiddleware {
-  const accounts = rememberedAccounts(deps.db);
+  const accounts = new AccountStore(deps.db);
   return async (ctx, next) => {
     if (ctx.path !== OAUTH_PATHS.userinfo) return next();
     allowCrossOrigin(ctx);
@@ -66,7 +64,7 @@ export function userinfoRoutes(deps: UserinfoDeps): AppMiddleware {
   };
 }
 
-async function answer(ctx: AppContext, deps: UserinfoDeps, accounts: RememberedLookups<number, ShownAccount>): Promise<void> {
+async function answer(ctx: AppContext, deps: UserinfoDeps, accounts: AccountStore): Promise<void> {
   const token = BEARER.exec(ctx.get('authorization'))?.[1];
   if (!token) throw invalidToken(deps.realm, 'missing bearer access token in the Authorization header');
   const verified = await deps.verifier.verify(token).catch((err: unknown) => {
@@ -79,10 +77,11 @@ async function answer(ctx: AppContext, deps: UserinfoDeps, accounts: RememberedL
   }
   if (deps.clientActive && !(await deps.clientActive(verified.clientId)))
     throw invalidToken(deps.realm, 'the app of the access token is disabled');
-  const account = /^\d+$/.test(verified.sub) ? await accounts.get(Number(verified.sub)) : undefined;
+  // Remembered until a change names the account (src/data/accounts.ts, known): a repeated call reads no account.
+  const account = /^\d+$/.test(verified.sub) ? (await accounts.known(Number(verified.sub)))?.doc : undefined;
   if (!account) throw invalidToken(deps.realm, 'the account of the access token no longer exists');
-  // Issue 25: a disabled account's tokens stop here at once (the account moved the `oauth` version).
-  if (account.disabled) throw invalidToken(deps.realm, 'the account of the access token is disabled');
+  // A disabled account's tokens stop here at once (the account moved the `oauth` version).
+  if (account.disabledAt) throw invalidToken(deps.realm, 'the account of the access token is disabled');
   ctx.set('Cache-Control', 'no-store');
   ctx.body = released(userinfoOf(account, await deps.db.school.snapshot()), verified.scopes);
 }
@@ -94,38 +93,7 @@ export function released(answer: UserinfoResponse, scopes: Iterable<string>): Pa
 }
 
 /** What userinfo shows of an account. */
-type ShownAccount = Pick<AccountDoc, '_id' | 'email' | 'role'> & { name: string | null; department: string | null; disabled?: boolean };
-
-/** Accounts remembered per process. */
-const MAX_REMEMBERED_ACCOUNTS = 10000;
-
-/**
- * The accounts userinfo shows, remembered until a change names the account, as every change it
- * could show (a role, an approval, a deletion) does (src/data/accounts.ts): a repeated userinfo
- * call reads no account.
- */
-function rememberedAccounts(db: Database): RememberedLookups<number, ShownAccount> {
-  const store = new AccountStore(db);
-  return new RememberedLookups<number, ShownAccount>(
-    db.versions,
-    'oauth',
-    MAX_REMEMBERED_ACCOUNTS,
-    async (id) => {
-      const doc = await store.findById(id);
-      return doc
-        ? {
-            _id: doc._id,
-            email: doc.email,
-            role: doc.role,
-            name: doc.name ?? null,
-            department: doc.department ?? null,
-            disabled: doc.disabledAt != null,
-          }
-        : undefined;
-    },
-    (id) => [cacheTarget.account(id)],
-  );
-}
+type ShownAccount = Pick<AccountDoc, '_id' | 'email' | 'role' | 'name' | 'department'>;
 
 /**
  * Builds the answer: the account, and the student with the same email as the data API shows it,

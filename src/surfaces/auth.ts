@@ -1,5 +1,5 @@
 import compose from 'koa-compose';
-import { AccountStore } from '../data/accounts.js';
+import { AccountStore, rememberAllAccounts } from '../data/accounts.js';
 import { ApiKeyService } from '../data/api-keys.js';
 import { AccessAudit } from '../data/access-audit.js';
 import { OAuthStore } from '../data/oauth-store.js';
@@ -66,6 +66,13 @@ export async function createAuthSurface(deps: AppDeps): Promise<Surface> {
   const verifier = verifierFor(config, keys, store, now);
   installProviderMiddleware(provider, { verifier, store, logger });
   await registerWebClient(clients, config);
+  // The accounts in memory before the first sign-in (src/data/accounts.ts); a failure only means they are read as used.
+  await rememberAllAccounts(db).catch((err: unknown) =>
+    logger.warn(
+      { event: 'accounts.remember_failed', reason: err instanceof Error ? err.message : String(err) },
+      'accounts not remembered at start',
+    ),
+  );
 
   const mailer = createMailer(config, logger, now);
   const codes = new EmailCodes(db, keys.cookieKeys, now, deps.redis);

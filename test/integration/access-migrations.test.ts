@@ -7,7 +7,7 @@ import { createTestDatabase } from '../helpers/database.js';
  * approval (a ROOT's deliberate ADMIN is kept, and listed for review); developer-console apps in
  * use before the app registry count as approved.
  */
-describe('migrations 5 and 6: apps in use stay usable; approved teachers become TEACHER', function () {
+describe('migrations 5 to 7: apps in use stay usable; approved teachers become TEACHER; keys keep what they asked for', function () {
   this.timeout(60000);
 
   it('tells approved teachers from deliberate ADMINs, and approves the apps already registered', async () => {
@@ -57,7 +57,7 @@ describe('migrations 5 and 6: apps in use stay usable; approved teachers become 
       ] as never[]);
 
       const applied = await migrate(db);
-      expect(applied.map((m) => m.version)).to.deep.equal([5, 6]);
+      expect(applied.map((m) => m.version)).to.deep.equal([5, 6, 7]);
       const roles = Object.fromEntries((await db.models.accounts.find({}).lean()).map((a) => [a.email, a.role]));
       expect(roles).to.deep.equal({
         'kim@school.test': 'TEACHER',
@@ -75,6 +75,55 @@ describe('migrations 5 and 6: apps in use stay usable; approved teachers become 
       expect(owned?.approvedAt?.toISOString()).to.equal(decided.toISOString());
       const school = await db.models.oauthClients.findOne({ _id: 'school' }).lean();
       expect(school?.approvedAt ?? null).to.equal(null);
+    } finally {
+      await db.drop();
+    }
+  });
+  it('migration 7: an owned key keeps everything it asked for; what an admin decided stays approved or refused', async () => {
+    const db = await createTestDatabase('key_migration');
+    try {
+      await migrate(db);
+      await db.client
+        .db()
+        .collection('meta')
+        .updateOne({ _id: 'schema' } as never, { $set: { version: 6 } });
+      const now = new Date('2026-06-01T00:00:00Z');
+      const key = (id: string, fields: Record<string, unknown>) => ({
+        hash: id.repeat(8),
+        prefix: id,
+        createdAt: now,
+        renewedAt: now,
+        expiresAt: new Date('2027-01-01T00:00:00Z'),
+        revokedAt: null,
+        ...fields,
+      });
+      await db.models.apiKeys.collection.insertMany([
+        // A teacher's key: everything granted at once, never decided.
+        key('a', { ownerAccountId: 1, scopes: ['STUDENT_READ', 'CLUB_READ'], pendingScopes: [], refusedScopes: [], decidedAt: null }),
+        // A student's key whose STUDENT_READ an admin approved.
+        key('b', { ownerAccountId: 2, scopes: ['CLUB_READ', 'STUDENT_READ'], pendingScopes: [], refusedScopes: [], decidedAt: now }),
+        // A student's key still waiting, and one refused.
+        key('c', { ownerAccountId: 2, scopes: ['CLUB_READ'], pendingScopes: ['STUDENT_READ'], refusedScopes: [], decidedAt: null }),
+        key('d', { ownerAccountId: 2, scopes: ['CLUB_READ'], pendingScopes: [], refusedScopes: ['STUDENT_READ'], decidedAt: now }),
+        // An operator's key.
+        key('e', { ownerAccountId: null, scopes: ['NEIS_READ'], pendingScopes: [], refusedScopes: [], decidedAt: null }),
+      ] as never[]);
+      expect((await migrate(db)).map((m) => m.version)).to.deep.equal([7]);
+      const keys = await db.client.db().collection('api_keys').find({}).sort({ prefix: 1 }).toArray();
+      expect(keys.map((k) => [k['prefix'], k['scopes'], k['approvedScopes'], k['refusedScopes'], 'pendingScopes' in k])).to.deep.equal([
+        ['a', ['STUDENT_READ', 'CLUB_READ'], [], [], false],
+        ['b', ['CLUB_READ', 'STUDENT_READ'], ['CLUB_READ', 'STUDENT_READ'], [], false],
+        ['c', ['CLUB_READ', 'STUDENT_READ'], [], [], false],
+        ['d', ['CLUB_READ', 'STUDENT_READ'], ['CLUB_READ'], ['STUDENT_READ'], false],
+        ['e', ['NEIS_READ'], [], [], false],
+      ]);
+      // Run again (an interrupted migration is run again): nothing changes.
+      await db.client
+        .db()
+        .collection('meta')
+        .updateOne({ _id: 'schema' } as never, { $set: { version: 6 } });
+      await migrate(db);
+      expect(await db.client.db().collection('api_keys').find({}).sort({ prefix: 1 }).toArray()).to.deep.equal(keys);
     } finally {
       await db.drop();
     }

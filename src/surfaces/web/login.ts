@@ -7,6 +7,7 @@ import type { LoginOutcome } from '../../http/metrics.js';
 import { MAX_EMAIL_LENGTH, type AccountService } from '../../oauth/accounts.js';
 import { SERVICE_NAME, type ClientService } from '../../oauth/clients.js';
 import { loginScope, SUB_FIELD } from '../../oauth/login-scopes.js';
+import { withInteractionMemo } from '../../oauth/adapter.js';
 import { ACCOUNT_PATHS, cookieName, OAUTH_PATHS } from '../../oauth/constants.js';
 import { MfaLimited, type MfaService } from '../../oauth/mfa.js';
 import { SelfServiceError, type SelfService } from '../../oauth/self-service.js';
@@ -336,7 +337,10 @@ async function passwordRight(
       403,
     );
   }
-  if (await deps.mfa.isActive(account._id)) {
+  // Whether it has a second factor, from the account as this process remembers it (the check above just read it).
+  const known = await deps.accounts.known(account._id);
+  if (!known) throw new LoginExpired();
+  if (known.secondFactor) {
     // The sign-in ends only with the second factor.
     writeSecondFactor(ctx, deps, {
       uid: interaction.uid,
@@ -736,6 +740,8 @@ async function namesOf(req: PageRequest, deps: LoginDeps): Promise<ClientNames> 
 export const loginRoutes: RouteTable<LoginDeps> = {
   access: 'anyone',
   csrf: interactionForms,
+  // Each request reads its interaction once and saves it as one known to exist (src/oauth/adapter.ts).
+  frame: withInteractionMemo,
   narrow: true,
   oauth: true,
   prefix: OAUTH_PATHS.interaction,

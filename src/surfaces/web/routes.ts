@@ -83,6 +83,8 @@ export interface RouteTable<D> {
   readonly narrow?: boolean;
   /** Hints of the page's language besides the person's choice and the browser's (an OAuth app's ui_locales). */
   readonly langHints?: (ctx: AppContext, deps: D) => Promise<readonly unknown[]>;
+  /** Runs around each request of the table, its language hints and handler included (the login pages' interaction memo). */
+  readonly frame?: <T>(run: () => Promise<T>) => Promise<T>;
   /** Its forms end in a redirect to an app (login, consent): the page's CSP allows that. */
   readonly oauth?: boolean;
   /**

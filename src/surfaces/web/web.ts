@@ -71,7 +71,6 @@ export class Web {
   readonly links: SiteLinks;
   private readonly accounts: AccountStore;
   private readonly grants: OAuthStore;
-  private readonly db: Database;
   /** Every route mounted, with the rule that guards it (the route walk of the tests reads it). */
   readonly mounted: PageRoute[] = [];
   /** The language chosen for each request, so the shell and the page never disagree. */
@@ -89,7 +88,6 @@ export class Web {
     this.anonymousForms = anonymousBinding(this.secure);
     this.accounts = new AccountStore(db);
     this.grants = new OAuthStore(db, now);
-    this.db = db;
     // The docs are served by the data surface, which may live at another address (BASE_URL).
     this.links = {
       home: '/',
@@ -133,16 +131,10 @@ export class Web {
     if (ctx.state.account) return ctx.state.account;
     const session = this.sessions.read(ctx);
     if (!session) return undefined;
-    const account = (await this.grants.find('Grant', session.grantId)) ? await this.accounts.findById(session.accountId) : null;
-    if (!account || account.disabledAt) return undefined;
-    const factor = isStaffRole(account.role) || account.role === 'TEACHER' ? await this.hasSecondFactor(account._id) : false;
-    ctx.state.account = accountPrincipal(standingOf(account, factor), account.email, proofOf(session), this.config.policy);
+    const known = (await this.grants.find('Grant', session.grantId)) ? await this.accounts.known(session.accountId) : null;
+    if (!known || known.doc.disabledAt) return undefined;
+    ctx.state.account = accountPrincipal(standingOf(known.doc, known.secondFactor), known.doc.email, proofOf(session), this.config.policy);
     return ctx.state.account;
-  }
-
-  /** Whether the account has an active second factor (read only for the roles whose privilege may need one). */
-  private async hasSecondFactor(accountId: number): Promise<boolean> {
-    return (await this.db.models.accountMfa.exists({ _id: accountId, active: true })) !== null;
   }
 
   /**
@@ -259,10 +251,12 @@ export class Web {
         if (route.upload) steps.push(multipartForm(), (ctx, next) => (uploadOf(ctx).tooLarge ? next() : check(ctx, next)));
         else steps.push(urlencodedForm(), check);
       }
-      steps.push(async (ctx) => {
+      const handle = async (ctx: AppContext) => {
         if (table.langHints) this.lang(ctx, await table.langHints(ctx, deps));
         this.answer(ctx, table, await route.handler(this.request(ctx, table), deps));
-      });
+      };
+      const frame = table.frame;
+      steps.push(frame ? (ctx) => frame(() => handle(ctx)) : handle);
       const [first, ...rest] = steps as Middleware[] as [Middleware, ...Middleware[]];
       if (route.method === 'GET') router.get(route.path, first, ...rest);
       else router.post(route.path, first, ...rest);
