@@ -64,11 +64,13 @@ export class OAuthStore {
    */
   private readonly grants: RememberedLookups<string, OAuthRecordDoc>;
   /**
-   * Refresh tokens this process issued, remembered the same way (written through when stored),
-   * for the refresh that presents them: whether one was used is not read but found by its
-   * claim's insert (see rotate), and a revocation moves the version.
+   * Refresh tokens and authorization codes this process issued, remembered the same way (written
+   * through when stored), for the token request that presents them. A record is never changed
+   * once stored (its use is a claim of its own): only whether it was used is read, and for a
+   * refresh not even that, its claim's insert finding out by itself (see rotate); a revocation
+   * moves the version.
    */
-  private readonly refreshTokens: RememberedLookups<string, OAuthRecordDoc>;
+  private readonly singleUse: RememberedLookups<string, OAuthRecordDoc>;
   /** Retries of a used refresh token under way here, by its key (see retryWithinGrace). */
   private readonly retries = new Map<string, Promise<void>>();
   /** The claims of codes and tokens, with their successors, inserted a group at a time (see rotate). */
@@ -95,7 +97,7 @@ export class OAuthStore {
       rememberedRecords.set(db, shared);
     }
     this.grants = shared.grants;
-    this.refreshTokens = shared.singleUse;
+    this.singleUse = shared.singleUse;
   }
 
   private get records() {
@@ -122,7 +124,7 @@ export class OAuthStore {
     else await this.put(doc);
     // What this process has just written it need not read back: the token endpoint's grant and
     // refresh token are remembered as saved (until a change names them, as any remembered value).
-    if (kind === 'RefreshToken') await this.refreshTokens.remember(doc._id, doc);
+    if (kind === 'RefreshToken' || kind === 'AuthorizationCode') await this.singleUse.remember(doc._id, doc);
     if (kind === 'Grant') await this.grants.remember(doc._id, doc);
     for (const field of LOOKUP_FIELDS) {
       const value = keys[field];
@@ -141,13 +143,15 @@ export class OAuthStore {
     const key = recordKey(kind, id);
     if (kind === 'Grant') return this.live((await this.grants.get(key)) ?? null, id);
     if (kind === 'RefreshToken' && options.claim === false) {
-      const record = await this.live((await this.refreshTokens.get(key)) ?? null, id);
+      const record = await this.live((await this.singleUse.get(key)) ?? null, id);
       if (record) this.foundExpiry.set(key, { expiresAt: record.expiresAt });
       return record;
     }
     const readClaim = HASHED_KINDS.has(kind) && options.claim !== false;
     const [doc, claim] = await Promise.all([
-      this.collectionOf(kind).findOne({ _id: key }).lean<OAuthRecordDoc>(),
+      kind === 'AuthorizationCode'
+        ? this.singleUse.get(key).then((found) => found ?? null)
+        : this.collectionOf(kind).findOne({ _id: key }).lean<OAuthRecordDoc>(),
       readClaim ? this.records.findOne({ _id: claimKey(key) }, { claimedAt: 1 }).lean<OAuthRecordDoc>() : null,
     ]);
     const record = await this.live(doc, id, claim?.claimedAt ?? null);
@@ -207,11 +211,11 @@ export class OAuthStore {
     } catch (err) {
       if (!(err instanceof InsertRefused && err.index === 0 && isDuplicateKey(err.cause))) throw err;
       const outcome = await this.retryWithinGrace(usedKey, successor, graceSeconds);
-      if (outcome === 'retried') await this.refreshTokens.remember(successor._id, successor);
+      if (outcome === 'retried') await this.singleUse.remember(successor._id, successor);
       return outcome;
     }
-    this.refreshTokens.forget(usedKey);
-    await this.refreshTokens.remember(successor._id, successor);
+    this.singleUse.forget(usedKey);
+    await this.singleUse.remember(successor._id, successor);
     return 'rotated';
   }
 
@@ -259,7 +263,7 @@ export class OAuthStore {
         await new Promise((done) => setTimeout(done, RETIREMENT_WAIT_MS));
         continue;
       }
-      this.refreshTokens.forget(lost);
+      this.singleUse.forget(lost);
       await this.records.insertMany([successor], { lean: true });
       await this.records.updateOne({ _id: claimKey(usedKey) }, { $set: { successor: successor._id } });
       return 'retried';
@@ -445,7 +449,7 @@ function recordTargets(doc: OAuthRecordDoc): string[] {
   ];
 }
 
-/** Kinds remembered per process (see OAuthStore.grants and refreshTokens). */
+/** Kinds remembered per process (see OAuthStore.grants and singleUse). */
 const REMEMBERED_KINDS: ReadonlySet<string> = new Set(['Grant', 'RefreshToken']);
 
 /** The kind of a claim record (see claimDoc). */
