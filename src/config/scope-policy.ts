@@ -1,16 +1,18 @@
 import { z } from 'zod';
+import { ApiScope } from '../data/__generated__/enums.js';
 
 /**
  * Which data-API scopes each account role gets on a key at once, and which wait for an admin's
- * approval (issue 22). A scope in neither list cannot be asked for by that role. The default is
+ * approval. A scope in neither list cannot be asked for by that role. The default is
  * the table below; KEY_SCOPE_POLICY (JSON, one entry per role to change) overrides it role by
  * role, e.g. `{"USER":{"granted":["NEIS_READ"],"approval":["CLUB_READ","PROJECT_READ","STUDENT_READ"]}}`.
  * Operator keys (`campus keys issue` without `--owner`) are not bound by it.
  */
 export const POLICY_ROLES = ['USER', 'TEACHER', 'ADMIN', 'ROOT'] as const;
 export type PolicyRole = (typeof POLICY_ROLES)[number];
-export const POLICY_SCOPES = ['STUDENT_READ', 'CLUB_READ', 'PROJECT_READ', 'NEIS_READ'] as const;
-export type PolicyScope = (typeof POLICY_SCOPES)[number];
+/** The data scopes, as the schema names them (schema/base.graphql, the one list of them). */
+export const POLICY_SCOPES: readonly ApiScope[] = Object.values(ApiScope);
+export type PolicyScope = ApiScope;
 
 export interface RolePolicy {
   /** Granted when the key is issued. */
@@ -20,17 +22,15 @@ export interface RolePolicy {
 }
 export type ScopePolicy = Readonly<Record<PolicyRole, RolePolicy>>;
 
-const ALL: readonly PolicyScope[] = ['STUDENT_READ', 'CLUB_READ', 'PROJECT_READ', 'NEIS_READ'];
-
 export const DEFAULT_SCOPE_POLICY: ScopePolicy = {
   USER: { granted: ['NEIS_READ', 'CLUB_READ', 'PROJECT_READ'], approval: ['STUDENT_READ'] },
-  TEACHER: { granted: ALL, approval: [] },
-  ADMIN: { granted: ALL, approval: [] },
-  ROOT: { granted: ALL, approval: [] },
+  TEACHER: { granted: POLICY_SCOPES, approval: [] },
+  ADMIN: { granted: POLICY_SCOPES, approval: [] },
+  ROOT: { granted: POLICY_SCOPES, approval: [] },
 };
 
 const rolePolicy = z
-  .object({ granted: z.array(z.enum(POLICY_SCOPES)).default([]), approval: z.array(z.enum(POLICY_SCOPES)).default([]) })
+  .object({ granted: z.array(z.enum(ApiScope)).default([]), approval: z.array(z.enum(ApiScope)).default([]) })
   .strict()
   .refine((p) => !p.granted.some((s) => p.approval.includes(s)), 'a scope cannot be both granted and awaiting approval');
 

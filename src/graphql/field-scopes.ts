@@ -1,6 +1,7 @@
 import { defaultFieldResolver, isObjectType, type GraphQLFieldResolver, type GraphQLSchema } from 'graphql';
 import type { ApiScope } from '../data/__generated__/enums.js';
 import { ForbiddenError } from '../errors/index.js';
+import { SUMMARY_FIELDS } from '../data/school/shapes.js';
 import type { GraphQLContext } from './context.js';
 
 /**
@@ -10,11 +11,11 @@ import type { GraphQLContext } from './context.js';
  * a project is the club summary of GET /v1/students and /v1/projects; a project is reached only
  * from its own root field, so its summary is its id and name.
  */
-export const FIELD_SCOPES: Readonly<Record<'Student' | 'Club' | 'Project', { scope: ApiScope; summary: readonly string[] }>> = {
-  Student: { scope: 'STUDENT_READ', summary: ['id', 'name', 'email', 'studentNumber', 'major', 'sex'] },
-  Club: { scope: 'CLUB_READ', summary: ['id', 'name', 'type'] },
-  Project: { scope: 'PROJECT_READ', summary: ['id', 'name'] },
-};
+export const FIELD_SCOPES = {
+  Student: { scope: 'STUDENT_READ', summary: SUMMARY_FIELDS.participant },
+  Club: { scope: 'CLUB_READ', summary: SUMMARY_FIELDS.club },
+  Project: { scope: 'PROJECT_READ', summary: SUMMARY_FIELDS.project },
+} as const satisfies Record<'Student' | 'Club' | 'Project', { scope: ApiScope; summary: readonly string[] }>;
 
 /**
  * One rule at every depth: any field of a Student, Club or Project outside its summary needs the
@@ -25,7 +26,8 @@ export const FIELD_SCOPES: Readonly<Record<'Student' | 'Club' | 'Project', { sco
  * field but the summary is wrapped), so a new field cannot leak through a nested path.
  */
 export function guardFieldScopes(schema: GraphQLSchema): GraphQLSchema {
-  for (const [typeName, rule] of Object.entries(FIELD_SCOPES)) {
+  for (const typeName of ['Student', 'Club', 'Project'] as const) {
+    const rule: { scope: ApiScope; summary: readonly string[] } = FIELD_SCOPES[typeName];
     const type = schema.getType(typeName);
     if (!isObjectType(type)) throw new Error(`guardFieldScopes: no object type ${typeName} in the schema`);
     for (const field of Object.values(type.getFields())) {

@@ -7,7 +7,8 @@ import type { AppContext, AppMiddleware } from '../http/context.js';
 import { AccessTokenRejected, type AccessTokenVerifier } from './access-token.js';
 import { OAUTH_PATHS, RESOURCE_SCOPES } from './constants.js';
 import { releasedFields } from './login-scopes.js';
-import { clubSummary, studentRecord } from '../data/school/student-record.js';
+import { clubSummary } from '../data/school/shapes.js';
+import { studentRecord } from '../data/school/student-record.js';
 
 /**
  * The whole userinfo answer of docs/decisions.md and issue 22; a token sees only the fields its

@@ -5,7 +5,8 @@ import { deleteMatching } from '../delete-matching.js';
 import { isEnrolledRole, type StudentDoc } from '../models/student.model.js';
 import type { ClubDoc } from '../models/club.model.js';
 import type { ProjectDoc } from '../models/project.model.js';
-import { clubSummary, studentRecord } from './student-record.js';
+import { clubSummary, participantSummary } from './shapes.js';
+import { studentRecord } from './student-record.js';
 import type { AuditAction, BatchRequest, SchoolDoc, SchoolEntity } from './types.js';
 
 /*
@@ -107,8 +108,8 @@ class Shapes {
       id: c._id,
       name: c.name,
       type: c.type,
-      leader: leader ? participant(leader) : null,
-      participants: participants.map(participant),
+      leader: leader ? participantSummary(leader) : null,
+      participants: participants.map(participantSummary),
       foundedYear: c.foundedYear ?? null,
       status: c.status ?? 'ACTIVE',
       abolishedYear: c.abolishedYear ?? null,
@@ -125,7 +126,7 @@ class Shapes {
       club: clubSummary(p.clubId ?? null, this.clubs),
       participants: ids.flatMap((id) => {
         const s = this.students.get(id);
-        return s ? [participant(s)] : [];
+        return s ? [participantSummary(s)] : [];
       }),
       startYear: p.startYear ?? null,
       endYear: p.endYear ?? null,
@@ -152,9 +153,6 @@ class Shapes {
 }
 
 /** The participant summary REST shows of a student inside a club or project (src/graphql/field-scopes.ts). */
-function participant(s: StudentDoc): unknown {
-  return { id: s._id, name: s.name, email: s.email, studentNumber: s.studentNumber ?? null, major: s.major ?? null, sex: s.sex };
-}
 
 const ENTITIES: readonly SchoolEntity[] = ['STUDENT', 'CLUB', 'PROJECT'];
 

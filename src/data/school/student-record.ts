@@ -1,17 +1,5 @@
-import type { ClubDoc } from '../models/club.model.js';
+import { clubSummary, type ClubsById } from './shapes.js';
 import type { StudentDoc } from '../models/student.model.js';
-
-/** Clubs by id, as the read model (src/data/read-model.ts) and a plain Map both hold them. */
-export interface ClubsById {
-  get(id: number): ClubDoc | undefined;
-}
-
-/** A club inside a student record: the summary GET /v1/students shows. */
-export type ClubSummary = {
-  readonly id: number;
-  readonly name: string;
-  readonly type: ClubDoc['type'];
-};
 
 /**
  * The Student record of the data API, built from a stored student: the one builder of the shape
@@ -42,10 +30,4 @@ export function studentRecord(s: StudentDoc, clubs: ClubsById) {
     githubId: s.githubId ?? null,
     githubUrl: s.githubUrl ?? null,
   };
-}
-
-/** The summary of a club by id, or null (no such id, or no club). */
-export function clubSummary(id: number | null | undefined, clubs: ClubsById): ClubSummary | null {
-  const club = id == null ? undefined : clubs.get(id);
-  return club ? { id: club._id, name: club.name, type: club.type } : null;
 }

@@ -1,26 +1,32 @@
 import type { ApiScope } from '../../data/__generated__/enums.js';
 import type { Config } from '../../config/index.js';
 import type { ClientSummary } from '../../oauth/clients.js';
+import { ENDPOINTS } from '../../rest/endpoints.js';
 import type { Texts } from '../web/texts/index.js';
 
 export { DEV_CALLBACK_PATH } from '../web/dev-callback.js';
 
 /**
- * The developer's first hour (issue 27): what to paste right after making a key or an app, so a
+ * The developer's first hour: what to paste right after making a key or an app, so a
  * new key answers a real request in the next minute and a new app runs the login example.
  */
 
-/** An endpoint a key with this scope may call, with a small page of it. */
-const FIRST_CALL: Record<ApiScope, { path: string; query: string; client: string }> = {
-  STUDENT_READ: { path: '/v1/students', query: '?size=5', client: "'/v1/students', { params: { query: { size: 5 } } }" },
-  CLUB_READ: { path: '/v1/clubs', query: '?size=5', client: "'/v1/clubs', { params: { query: { size: 5 } } }" },
-  PROJECT_READ: { path: '/v1/projects', query: '?size=5', client: "'/v1/projects', { params: { query: { size: 5 } } }" },
-  NEIS_READ: { path: '/v1/neis/meals', query: '', client: "'/v1/neis/meals'" },
-};
+/**
+ * The endpoint a key with this scope calls first: the first row of the endpoint table with that
+ * scope (src/rest/endpoints.ts), with a small page of it when it is paged.
+ */
+function firstCall(scope: ApiScope): { path: string; query: string; client: string } {
+  const endpoint = ENDPOINTS.find((row) => row.scope === scope);
+  if (!endpoint) throw new Error(`no endpoint takes ${scope}`);
+  const paged = 'size' in endpoint.query.shape;
+  return paged
+    ? { path: endpoint.path, query: '?size=5', client: `'${endpoint.path}', { params: { query: { size: 5 } } }` }
+    : { path: endpoint.path, query: '', client: `'${endpoint.path}'` };
+}
 
 /** A curl and a client call with the key just made (shown once, with the key). */
 export function keySnippets(t: Texts, config: Config, key: string, scopes: readonly ApiScope[]): { label: string; code: string }[] {
-  const call = FIRST_CALL[scopes[0] ?? 'NEIS_READ'];
+  const call = firstCall(scopes[0] ?? 'NEIS_READ');
   const base = config.urls.base;
   return [
     { label: t.firstHour.curl, code: `curl -s '${base}${call.path}${call.query}' -H 'X-API-KEY: ${key}'` },

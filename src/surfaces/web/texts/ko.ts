@@ -39,7 +39,7 @@ export const ko = {
     signIn: '로그인',
   },
   appStates: { active: '사용 중', testing: '시험 중 (승인 대기)', disabled: '사용 중지' },
-  roles: { USER: '일반 사용자', TEACHER: '교사', ADMIN: '관리자', ROOT: '최고 관리자' } as Record<AccountRole, string>,
+  roles: { USER: '일반 사용자', TEACHER: '교사', ADMIN: '관리자', ROOT: '최고 관리자' } satisfies Record<AccountRole, string>,
   errors: {
     notFoundTitle: '페이지를 찾을 수 없습니다',
     notFound: '주소가 맞는지 확인하세요. 지워졌거나, 내가 볼 수 없는 항목일 수도 있습니다.',
@@ -364,7 +364,7 @@ export const ko = {
       CLUB_READ: '동아리 (/v1/clubs)',
       PROJECT_READ: '프로젝트 (/v1/projects)',
       NEIS_READ: '급식·학사일정·시간표 (/v1/neis/*)',
-    } as Record<ApiScope, string>,
+    } satisfies Record<ApiScope, string>,
     keys: {
       title: 'API 키',
       intro: (max: number) =>
@@ -511,7 +511,7 @@ export const ko = {
       linked: '연결됨 (같은 이메일의 학생)',
       notLinked: '없음',
       teacher: '교사 계정 신청',
-      approval: { PENDING: '승인 대기 중', APPROVED: '승인됨', REJECTED: '승인되지 않음' } as Record<ApprovalState, string>,
+      approval: { PENDING: '승인 대기 중', APPROVED: '승인됨', REJECTED: '승인되지 않음' } satisfies Record<ApprovalState, string>,
       changePassword: '비밀번호 바꾸기',
       currentPassword: '현재 비밀번호',
       newPassword: '새 비밀번호',
@@ -737,7 +737,7 @@ export const ko = {
       includeGraduates: '졸업생과 자퇴생 포함 (학생)',
       download: '내려받기',
       /** The words file names of exports start with. */
-      fileStems: { STUDENT: '학생', CLUB: '동아리', PROJECT: '프로젝트' } as Record<SchoolEntity, string>,
+      fileStems: { STUDENT: '학생', CLUB: '동아리', PROJECT: '프로젝트' } satisfies Record<SchoolEntity, string>,
       exportIntro:
         "내보낸 파일을 고쳐서 그대로 다시 가져올 수 있습니다. = + - @로 시작하는 글자는 스프레드시트가 수식으로 실행하지 않도록 앞에 작은따옴표(')를 붙이며, 가져올 때 떼어 냅니다.",
     },
@@ -863,7 +863,7 @@ export const ko = {
         PROPOSAL_REFUSED: '제안 거절',
         DATA_UPDATE_REQUESTED: '학생 정보 확인 요청',
         DATA_UPDATE_WITHDRAWN: '학생 정보 확인 요청 철회',
-      } as Record<AccessAction, string>,
+      } satisfies Record<AccessAction, string>,
     },
     accounts: {
       title: '계정',
@@ -882,7 +882,7 @@ export const ko = {
       actions: '관리',
       yes: '예',
       no: '아니요',
-      approval: { PENDING: '승인 대기', APPROVED: '승인됨', REJECTED: '거절됨' } as Record<ApprovalState, string>,
+      approval: { PENDING: '승인 대기', APPROVED: '승인됨', REJECTED: '거절됨' } satisfies Record<ApprovalState, string>,
       roleLabel: (email: string) => `${email}의 역할`,
       change: '역할 바꾸기',
       approve: '승인',
