@@ -38,6 +38,8 @@ export interface PageRoute {
   readonly method: 'GET' | 'POST';
   readonly path: string;
   readonly rule: PageRule;
+  /** It has an entry in its console's navigation. */
+  readonly inNav: boolean;
 }
 
 export type SurfaceName = 'data' | 'auth' | 'userinfo';

@@ -324,7 +324,9 @@ describe('every page: the shell, labels, phone width, both languages', function 
           // Every item of the admin navigation is on the screen (it wraps), none hidden sideways.
           await page.goto(`${t.url}/admin`);
           const items = await page.locator('nav.section li a').evaluateAll((links) => links.map((a) => a.getBoundingClientRect().right));
-          expect(items).to.have.length(11);
+          // As many as the admin route table names in its navigation (src/surfaces/admin/index.ts).
+          expect(items).to.have.length(t.app.pages.filter((p) => p.inNav && p.path.startsWith('/admin')).length);
+          expect(items.length).to.be.greaterThan(5);
           for (const right of items) expect(right).to.be.at.most(viewport.width);
         }
         await context.close();

@@ -17,7 +17,6 @@ import { integerOrNull } from '../web/forms.js';
 import { html, type Html } from '../web/html.js';
 import type { Lang } from '../web/lang.js';
 import type { PageRequest } from '../web/routes.js';
-import type { Section } from '../web/shell.js';
 import type { Texts } from '../web/texts/index.js';
 
 /*
@@ -25,28 +24,6 @@ import type { Texts } from '../web/texts/index.js';
  * the language of the operations' messages, integer fields, record ids, changes as people read
  * them, a record's actions, the spreadsheet field. Every page works without JavaScript.
  */
-
-/** The admin console's name and navigation. */
-export function adminSection(t: Texts): Section {
-  const nav = t.admin.nav;
-  return {
-    label: t.admin.title,
-    home: '/admin',
-    nav: [
-      { href: '/admin/students', label: nav.students },
-      { href: '/admin/clubs', label: nav.clubs },
-      { href: '/admin/projects', label: nav.projects },
-      { href: '/admin/proposals', label: nav.proposals },
-      { href: '/admin/import', label: nav.import },
-      { href: '/admin/export', label: nav.export },
-      { href: '/admin/school-year', label: nav.schoolYear },
-      { href: '/admin/audit', label: nav.audit },
-      { href: '/admin/accounts', label: nav.accounts },
-      { href: '/admin/keys', label: nav.keys },
-      { href: '/admin/apps', label: nav.apps },
-    ],
-  };
-}
 
 /** The GraphQL Language of a page's language (for the messages operations answer in). */
 export function language(lang: Lang): 'KO' | 'EN' {

@@ -3,9 +3,7 @@ import { MAX_APPS_PER_ACCOUNT } from '../../oauth/clients.js';
 import { connectedApps } from '../../oauth/connected-apps.js';
 import { html } from '../web/html.js';
 import { page, type Handler, type RouteTable } from '../web/routes.js';
-import type { Section } from '../web/shell.js';
 import { WEB_CLIENT_ID } from '../web/signin.js';
-import type { Texts } from '../web/texts/index.js';
 import type { Web } from '../web/web.js';
 import {
   changePassword,
@@ -35,25 +33,6 @@ import {
   webhookList,
 } from './webhooks.js';
 import { MAX_WEBHOOKS_PER_ACCOUNT } from '../../data/webhooks.js';
-
-/** The developer console's name and navigation. */
-export function consoleSection(t: Texts): Section {
-  const nav = t.console.nav;
-  return {
-    label: t.console.title,
-    home: '/console',
-    nav: [
-      { href: '/console/keys', label: nav.keys },
-      { href: '/console/apps', label: nav.apps },
-      { href: '/console/webhooks', label: nav.webhooks },
-      { href: '/console/projects', label: nav.projects },
-      { href: '/console/connected', label: nav.connected },
-      { href: '/console/account', label: nav.account },
-      { href: '/console/profile', label: nav.profile },
-      { href: '/console/sessions', label: nav.sessions },
-    ],
-  };
-}
 
 /** GET /console: a card per part, with its counts. */
 const consoleHome: Handler<ConsoleDeps> = async (req, deps) => {
@@ -101,24 +80,24 @@ export function consoleRoutes(web: Web): RouteTable<ConsoleDeps> {
   return {
     access: 'account',
     csrf: web.sessionForms,
-    section: consoleSection,
+    section: { label: (t) => t.console.title, home: '/console' },
     prefix: '/console',
     routes: [
       { method: 'GET', path: '/console', handler: consoleHome },
-      { method: 'GET', path: '/console/keys', handler: keyList },
+      { method: 'GET', path: '/console/keys', handler: keyList, nav: (t) => t.console.nav.keys },
       { method: 'POST', path: '/console/keys', handler: createKey },
       { method: 'GET', path: '/console/keys/:id', handler: keyDetail },
       { method: 'POST', path: '/console/keys/:id/renew', handler: renewKey },
       { method: 'POST', path: '/console/keys/:id/rotate', handler: rotateKey },
       { method: 'POST', path: '/console/keys/:id/revoke', handler: revokeKey },
-      { method: 'GET', path: '/console/apps', handler: appList },
+      { method: 'GET', path: '/console/apps', handler: appList, nav: (t) => t.console.nav.apps },
       { method: 'GET', path: '/console/apps/new', handler: newApp },
       { method: 'POST', path: '/console/apps', handler: createApp },
       { method: 'GET', path: '/console/apps/:id', handler: appDetail },
       { method: 'POST', path: '/console/apps/:id', handler: updateApp },
       { method: 'POST', path: '/console/apps/:id/secret', handler: rotateAppSecret },
       { method: 'POST', path: '/console/apps/:id/delete', handler: deleteApp },
-      { method: 'GET', path: '/console/webhooks', handler: webhookList },
+      { method: 'GET', path: '/console/webhooks', handler: webhookList, nav: (t) => t.console.nav.webhooks },
       { method: 'POST', path: '/console/webhooks', handler: createWebhook },
       { method: 'GET', path: '/console/webhooks/:id', handler: webhookDetail },
       { method: 'POST', path: '/console/webhooks/:id/test', handler: testWebhook },
@@ -127,22 +106,22 @@ export function consoleRoutes(web: Web): RouteTable<ConsoleDeps> {
       { method: 'POST', path: '/console/webhooks/:id/rotate', handler: rotateWebhook },
       { method: 'POST', path: '/console/webhooks/:id/delete', handler: deleteWebhook },
       { method: 'POST', path: '/console/webhooks/:id/deliveries/:deliveryId/redeliver', handler: redeliverWebhook },
-      { method: 'GET', path: '/console/connected', handler: connectedList },
+      { method: 'GET', path: '/console/connected', handler: connectedList, nav: (t) => t.console.nav.connected },
       { method: 'POST', path: '/console/connected/:clientId/revoke', handler: disconnect },
-      { method: 'GET', path: '/console/account', handler: myAccount },
+      { method: 'GET', path: '/console/account', handler: myAccount, nav: (t) => t.console.nav.account },
       { method: 'POST', path: '/console/account/password', handler: changePassword },
       { method: 'POST', path: '/console/account/sign-out-everywhere', handler: signOutEverywhere },
       { method: 'POST', path: '/console/account/delete', handler: deleteAccount },
       { method: 'POST', path: '/console/account/second-factor', handler: startSecondFactor },
       { method: 'POST', path: '/console/account/second-factor/confirm', handler: confirmSecondFactor },
-      { method: 'GET', path: '/console/projects', handler: myProjects },
+      { method: 'GET', path: '/console/projects', handler: myProjects, nav: (t) => t.console.nav.projects },
       { method: 'GET', path: '/console/projects/new', handler: newProposal },
       { method: 'POST', path: '/console/projects/new', handler: sendProposal },
       { method: 'GET', path: '/console/projects/:id/propose', handler: newProposal },
       { method: 'POST', path: '/console/projects/:id/propose', handler: sendProposal },
-      { method: 'GET', path: '/console/profile', handler: myProfile },
+      { method: 'GET', path: '/console/profile', handler: myProfile, nav: (t) => t.console.nav.profile },
       { method: 'POST', path: '/console/profile', handler: saveProfile },
-      { method: 'GET', path: '/console/sessions', handler: signInList },
+      { method: 'GET', path: '/console/sessions', handler: signInList, nav: (t) => t.console.nav.sessions },
       { method: 'POST', path: '/console/sessions/end-others', handler: endOtherSignIns },
       { method: 'POST', path: '/console/sessions/:id/end', handler: endSignIn },
     ],

@@ -6,7 +6,6 @@ import type { Flash } from './flash.js';
 import type { FormFields } from './forms.js';
 import type { Html } from './html.js';
 import type { Lang } from './lang.js';
-import type { Section } from './shell.js';
 import type { Texts } from './texts/index.js';
 
 /**
@@ -69,6 +68,8 @@ export interface Route<D> {
   readonly upload?: boolean;
   /** Who may open it, when not the table's rule. */
   readonly access?: PageRule;
+  /** Its entry in the section's navigation (GET routes of a console), in the table's order. */
+  readonly nav?: (t: Texts) => string;
 }
 
 /** The pages of one family (a console, the sign-up pages, the login pages), and what they share. */
@@ -77,8 +78,8 @@ export interface RouteTable<D> {
   readonly access: PageRule;
   /** What the CSRF token of its forms is bound to (the console session, a browser's anonymous forms, a login in progress). */
   readonly csrf: CsrfBinding;
-  /** The section's name and navigation in the shell. */
-  readonly section?: (t: Texts) => Section;
+  /** The section's name and home in the shell; its navigation is the routes that name a `nav` entry. */
+  readonly section?: { readonly label: (t: Texts) => string; readonly home: string };
   /** Its pages are one small form each (a narrow column, no menu). */
   readonly narrow?: boolean;
   /** Hints of the page's language besides the person's choice and the browser's (an OAuth app's ui_locales). */

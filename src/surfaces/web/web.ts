@@ -242,7 +242,7 @@ export class Web {
     const router = new Router<RequestState>();
     const guard = this.guard(table.access);
     for (const route of table.routes) {
-      this.mounted.push({ method: route.method, path: route.path, rule: route.access ?? table.access });
+      this.mounted.push({ method: route.method, path: route.path, rule: route.access ?? table.access, inNav: route.nav !== undefined });
       const steps: AppMiddleware[] = [route.access ? this.guard(route.access) : guard];
       if (route.method === 'POST') {
         const check = this.csrf.check(table.csrf);
@@ -301,7 +301,7 @@ export class Web {
       this.render(ctx, outcome.status, {
         title: outcome.title,
         content: outcome.content,
-        section: table.section?.(this.texts(ctx)),
+        section: sectionOf(table, this.texts(ctx)),
         narrow: table.narrow,
         oauth: table.oauth,
         flash: this.flashes.take(ctx),
@@ -322,4 +322,11 @@ export class Web {
 /** What a sign-in of our pages proved, as the privilege rules read it. */
 function proofOf(session: WebSession): SignInProof {
   return { secondFactor: session.mfa === true, authTime: session.authTime };
+}
+
+/** A table's section in the shell: its name and home, and a navigation entry for each route that names one. */
+function sectionOf<D>(table: RouteTable<D>, t: Texts): Section | undefined {
+  if (!table.section) return undefined;
+  const nav = table.routes.flatMap((route) => (route.nav ? [{ href: route.path, label: route.nav(t) }] : []));
+  return { label: table.section.label(t), home: table.section.home, nav };
 }
