@@ -1,14 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../logger.js';
-import type { DataVersions, VersionChange, VersionKind } from './versions.js';
+import { VERSION_KINDS, type DataVersions, type VersionChange } from './versions.js';
 
 /** What travels on the channel: the change (src/data/versions.ts), and which process made it. */
 interface Announcement extends VersionChange {
   readonly from: string;
 }
-
-const KINDS: ReadonlySet<string> = new Set<VersionKind>(['data', 'keys', 'oauth']);
 
 /** How long a bump waits for Redis to take its announcement (Redis down: the clock's re-read covers it). */
 const ANNOUNCE_WAIT_MS = 250;
@@ -92,8 +90,8 @@ export async function joinVersionBus(versions: DataVersions, redis: Redis, datab
 function parse(message: string): Announcement | undefined {
   try {
     const value = JSON.parse(message) as Partial<Record<keyof Announcement, unknown>> | null;
-    if (typeof value?.from !== 'string' || typeof value.kind !== 'string' || !KINDS.has(value.kind)) return undefined;
-    const kind = value.kind as VersionKind;
+    const kind = VERSION_KINDS.find((known) => known === value?.kind);
+    if (typeof value?.from !== 'string' || !kind) return undefined;
     const { targets, previous, version } = value;
     const targeted =
       Array.isArray(targets) &&

@@ -2,12 +2,14 @@ import { randomInt } from 'node:crypto';
 import type { Collection } from 'mongoose';
 import { isDuplicateKey } from './errors.js';
 
-export type VersionKind = 'data' | 'keys' | 'oauth';
+export type VersionKind = 'data' | 'keys' | 'oauth' | 'codes';
 export interface VersionStamp {
   readonly data: number;
   readonly keys: number;
   /** Moves when an account changes or a grant is revoked: what userinfo and access tokens rest on. */
   readonly oauth: number;
+  /** Moves when a mailed code is stored or removed (src/data/email-codes.ts). */
+  readonly codes: number;
 }
 
 /**
@@ -21,6 +23,8 @@ export const cacheTarget = {
   grant: (id: string): string => `grant:${id}`,
   client: (id: string): string => `client:${id}`,
   record: (key: string): string => `record:${key}`,
+  /** A mailed code's slot (one per purpose and email: src/data/email-codes.ts). */
+  code: (id: string): string => `code:${id}`,
 } as const;
 
 /**
@@ -49,9 +53,20 @@ export interface TargetedCache {
   forgetTargets(targets: ReadonlySet<string>): void;
 }
 
-const VERSION_KINDS: readonly VersionKind[] = ['data', 'keys', 'oauth'];
+export const VERSION_KINDS: readonly VersionKind[] = ['data', 'keys', 'oauth', 'codes'];
 /** One document per kind in `meta`, so that a write of one kind can never touch another. */
-const DOC_IDS: Readonly<Record<VersionKind, string>> = { data: 'version:data', keys: 'version:keys', oauth: 'version:oauth' };
+const DOC_IDS: Readonly<Record<VersionKind, string>> = {
+  data: 'version:data',
+  keys: 'version:keys',
+  oauth: 'version:oauth',
+  codes: 'version:codes',
+};
+
+/** One value per kind. */
+function perKind<T>(value: (kind: VersionKind) => T): Record<VersionKind, T> {
+  return { data: value('data'), keys: value('keys'), oauth: value('oauth'), codes: value('codes') };
+}
+
 /** Versions are drawn from [1, 2^48): a repeat is practically impossible, and each is exact as a JavaScript number. */
 const VERSION_RANGE = 2 ** 48;
 
@@ -70,13 +85,13 @@ function freshVersion(): number {
 /**
  * A shared clock of changes: every write of served data bumps `data`, every change to API keys
  * bumps `keys`, every change to an account or a client and every revocation of an OAuth grant
- * bumps `oauth`. Answers are cached per `data` version, so a data change is visible at once in
+ * bumps `oauth`, every mailed code stored or removed bumps `codes`. Answers are cached per `data` version, so a data change is visible at once in
  * the writing process; in every other one (other instances, the `campus` CLI) within `maxAgeMs`,
  * or at once when the processes share Redis (src/data/version-bus.ts): a bump is announced
  * there, and each process drops its cached stamp the moment it hears of one.
  *
- * Keys and OAuth artifacts are remembered per entry instead (src/data/remembered.ts,
- * src/http/api-key.ts), and a change of one names what it touched (`cacheTarget`): the
+ * Keys, OAuth artifacts and mailed codes are remembered per entry instead (src/data/remembered.ts,
+ * src/http/api-key.ts, src/data/email-codes.ts), and a change of one names what it touched (`cacheTarget`): the
  * processes that hear of it forget only those entries, so a loop of key rotations or grant
  * revocations does not empty every instance's caches. What a process cannot account for (a
  * version it did not hear being written, two changes that raced, a change without targets, Redis
@@ -91,11 +106,11 @@ export class DataVersions {
   /** Per kind, the stored value this process's remembered entries are valid at (undefined: not read yet). */
   private readonly known: Partial<Record<VersionKind, number>> = {};
   /** Per kind, moves whenever everything of the kind must be forgotten. */
-  private readonly generations: Record<VersionKind, number> = { data: 0, keys: 0, oauth: 0 };
+  private readonly generations = perKind(() => 0);
   /** Per kind, moves on every change heard of: a value loaded meanwhile is not remembered. */
-  private readonly changeCounts: Record<VersionKind, number> = { data: 0, keys: 0, oauth: 0 };
+  private readonly changeCounts = perKind(() => 0);
   /** The caches told of targeted changes, per kind; held weakly (tests build many apps on one database). */
-  private readonly caches: Record<VersionKind, Set<WeakRef<TargetedCache>>> = { data: new Set(), keys: new Set(), oauth: new Set() };
+  private readonly caches = perKind(() => new Set<WeakRef<TargetedCache>>());
 
   constructor(
     private readonly meta: Collection,
@@ -243,7 +258,7 @@ export class DataVersions {
     const epoch = this.epoch;
     const docs = await this.meta.find({ _id: { $in: Object.values(DOC_IDS) } } as never).toArray();
     const valueOf = (kind: VersionKind) => Number(docs.find((d) => d._id === (DOC_IDS[kind] as unknown))?.['value'] ?? 0);
-    const stamp = { data: valueOf('data'), keys: valueOf('keys'), oauth: valueOf('oauth') };
+    const stamp: VersionStamp = perKind(valueOf);
     // A change heard of while this read was under way may be newer than what it saw.
     if (epoch === this.epoch) {
       this.adopt(stamp);

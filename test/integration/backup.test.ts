@@ -77,7 +77,7 @@ describe('backup and restore (src/data/backup.ts)', function () {
           .filter((d) => String((d as { _id: string })._id).startsWith('version:'))
           .map((d) => d as { _id: string; value: number })
           .sort((a, b) => a._id.localeCompare(b._id));
-      expect(versions(restoredMeta).map((v) => v._id)).to.deep.equal(['version:data', 'version:keys', 'version:oauth']);
+      expect(versions(restoredMeta).map((v) => v._id)).to.deep.equal(['version:codes', 'version:data', 'version:keys', 'version:oauth']);
       const archived = new Map(versions(originalMeta).map((v) => [v._id, v.value]));
       expect(versions(restoredMeta).filter((v) => v.value === archived.get(v._id))).to.deep.equal([]);
     } finally {

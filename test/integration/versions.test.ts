@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { createTestDatabase } from '../helpers/database.js';
 import type { Database } from '../../src/data/database.js';
-import { DataVersions, type VersionKind, type VersionStamp } from '../../src/data/versions.js';
+import { DataVersions, VERSION_KINDS, type VersionStamp } from '../../src/data/versions.js';
 
 /**
  * The shared clock of changes (src/data/versions.ts) under concurrent writers. Every cached
@@ -13,7 +13,6 @@ import { DataVersions, type VersionKind, type VersionStamp } from '../../src/dat
  */
 describe('data versions: concurrent bumps', () => {
   let db: Database & { drop(): Promise<void> };
-  const KINDS: readonly VersionKind[] = ['data', 'keys', 'oauth'];
 
   before(async function () {
     this.timeout(60000);
@@ -31,9 +30,9 @@ describe('data versions: concurrent bumps', () => {
     const unmoved: string[] = [];
     for (let round = 0; round < 10; round++) {
       const before: VersionStamp = await first.readFresh();
-      await Promise.all(KINDS.flatMap((kind) => [first, second].map((p) => p.bump(kind))));
+      await Promise.all(VERSION_KINDS.flatMap((kind) => [first, second].map((p) => p.bump(kind))));
       const after = await second.readFresh();
-      for (const kind of KINDS) if (after[kind] === before[kind]) unmoved.push(`round ${round}: ${kind}`);
+      for (const kind of VERSION_KINDS) if (after[kind] === before[kind]) unmoved.push(`round ${round}: ${kind}`);
     }
     expect(unmoved).to.deep.equal([]);
   });
