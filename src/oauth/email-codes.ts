@@ -1,6 +1,7 @@
 import { createHash, createHmac, randomInt } from 'node:crypto';
 import { sameSecret } from '../compare.js';
 import type { Redis } from 'ioredis';
+import { LRUCache } from 'lru-cache';
 import { RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Database } from '../data/database.js';
 import { EmailCodeStore, type EmailCodePurpose } from '../data/email-codes.js';
@@ -37,6 +38,9 @@ export const CODE_LIMITS = {
   emailSpacing: { points: 1, durationSeconds: 30 * 60 },
 } as const;
 
+/** Spent addresses remembered per process (addressRefusal); one pushed out is asked of its budget again. */
+const SPENT_ADDRESSES = 10_000;
+
 export type CodeBudget = 'requests' | 'checks' | 'address' | 'global' | 'email';
 
 /** A budget that is spent: when the next attempt is allowed. */
@@ -65,6 +69,8 @@ export class EmailCodes {
   private readonly budgets: Record<keyof typeof CODE_LIMITS, RateLimiterAbstract>;
   /** Wrong checks per code (keyed by the stored hash, which is new for every code). */
   private readonly wrong: RateLimiterAbstract;
+  /** `kind address` of addresses found spent (addressRefusal), with when their window ends (ms since the epoch). */
+  private readonly spentUntil = new LRUCache<string, number>({ max: SPENT_ADDRESSES });
 
   constructor(
     db: Database,
@@ -104,7 +110,9 @@ export class EmailCodes {
    * Spends one check of each budget, then compares `code` with the email's live code in
    * constant time. Returns a handle for `consume` when it matches, else null (wrong, replaced,
    * expired, never issued or dead of wrong checks: the same answer). A wrong check counts
-   * against the code; the WRONG_CHECKS_PER_CODE-th deletes it.
+   * against the code (in memory, or Redis); the WRONG_CHECKS_PER_CODE-th deletes it. The stored
+   * code comes from this process's memory of every code (src/data/email-codes.ts, LiveCodes), so
+   * a refusal makes no database operation, whichever budget or code refuses it.
    */
   async check(purpose: EmailCodePurpose, email: string, code: string, address: string): Promise<{ codeHash: string } | null> {
     await spend(this.budgets.checks, pairKey(email, address), 'checks', 'checks');
@@ -131,15 +139,22 @@ export class EmailCodes {
   /**
    * Whether `address` has spent its budget of code requests or checks (read only): the JSON
    * endpoints ask before they even parse the body, so a flood from a spent address costs as
-   * little as a request can. CodeBudgetSpent when it has.
+   * little as a request can. The seconds until it may ask again when it has, else undefined.
+   * An address found spent is remembered in this process until its window ends (a budget is only
+   * ever spent further before then): its next refusals need not even a Redis round trip.
    */
-  async assertAddressAllowed(kind: 'requests' | 'checks', address: string): Promise<void> {
+  async addressRefusal(kind: 'requests' | 'checks', address: string): Promise<number | undefined> {
+    const key = addressKey(address);
+    const memo = `${kind} ${key}`;
+    const remembered = this.spentUntil.get(memo);
+    const now = Date.now();
+    if (remembered !== undefined && remembered > now) return secondsUntil(remembered - now);
     const budget = kind === 'requests' ? this.budgets.addressRequests : this.budgets.addressChecks;
     const limit = kind === 'requests' ? CODE_LIMITS.addressRequests : CODE_LIMITS.addressChecks;
-    const state = await budget.get(addressKey(address));
-    if (state && state.consumedPoints >= limit.points) {
-      throw new CodeBudgetSpent('address', kind, Math.max(1, Math.ceil(state.msBeforeNext / 1000)));
-    }
+    const state = await budget.get(key);
+    if (!state || state.consumedPoints < limit.points) return undefined;
+    this.spentUntil.set(memo, now + state.msBeforeNext);
+    return secondsUntil(state.msBeforeNext);
   }
 
   /** Uses the checked code up: true for exactly one caller. */
@@ -195,8 +210,13 @@ async function spend(budget: RateLimiterAbstract, key: string, name: CodeBudget,
     await budget.consume(key);
   } catch (rejection) {
     if (!(rejection instanceof RateLimiterRes)) throw rejection;
-    throw new CodeBudgetSpent(name, kind, Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)));
+    throw new CodeBudgetSpent(name, kind, secondsUntil(rejection.msBeforeNext));
   }
+}
+
+/** A Retry-After: whole seconds, at least one. */
+function secondsUntil(ms: number): number {
+  return Math.max(1, Math.ceil(ms / 1000));
 }
 
 function pairKey(email: string, address: string): string {

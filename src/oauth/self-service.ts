@@ -327,13 +327,9 @@ export class SelfService {
    * budget of code requests (`requests`) or code checks (`checks`), before anything is parsed.
    */
   async assertAddressAllowed(kind: 'requests' | 'checks', address: string): Promise<void> {
-    try {
-      await this.deps.codes.assertAddressAllowed(kind, address);
-    } catch (err) {
-      if (err instanceof CodeBudgetSpent)
-        throw tooMany(err.retryAfterSeconds, BUDGET_WORDS[kind].address, kind === 'requests' ? 'email' : 'code');
-      throw err;
-    }
+    const retryAfterSeconds = await this.deps.codes.addressRefusal(kind, address);
+    if (retryAfterSeconds !== undefined)
+      throw tooMany(retryAfterSeconds, BUDGET_WORDS[kind].address, kind === 'requests' ? 'email' : 'code');
   }
 
   /** Expired codes are refused on use anyway; this reclaims their space. */
