@@ -3,6 +3,7 @@ import { Writable } from 'node:stream';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { createTestDatabase } from '../helpers/database.js';
 import { expectOAuthError } from '../helpers/expect.js';
+import { runFlood } from '../helpers/flood.js';
 import { postJson } from '../helpers/oauth.js';
 import { TestMailServer } from '../helpers/smtp.js';
 import { loadConfig } from '../../src/config/index.js';
@@ -11,7 +12,9 @@ import { createLogger } from '../../src/logger.js';
 import { CODE_LIMITS, EmailCodes } from '../../src/oauth/email-codes.js';
 import { HashGate } from '../../src/oauth/hash-gate.js';
 import { createMailer } from '../../src/oauth/mail.js';
+import { ACCOUNT_PATHS } from '../../src/oauth/constants.js';
 import { SelfService, SelfServiceError } from '../../src/oauth/self-service.js';
+import { REFUSAL_PACE } from '../../src/surfaces/accounts/api.js';
 
 /**
  * Issue 23, item 1: the self-service endpoints cost nothing until they must. Budgets per email
@@ -59,6 +62,29 @@ describe('self-service abuse resistance (budgets by email and address, real SMTP
     expect(statuses.filter((s) => s === 202)).to.have.length(CODE_LIMITS.addressRequests.points);
     expect(statuses.filter((s) => s === 429)).to.have.length(200 - CODE_LIMITS.addressRequests.points);
     expect((await requestCode(newEmail(), '203.0.113.2')).status).to.equal(202);
+  });
+
+  it('a spent address is refused before its body is read, most answers at once: only past its pace are they held (REFUSAL_PACE)', async () => {
+    // 203.0.113.1 spent its code requests in the test above. (Which answers past the pace are held
+    // is test/unit/refusal-pace.test.ts: this load generator does not outrun the pace.)
+    const flood = await runFlood({
+      url: `${t.url}${ACCOUNT_PATHS.emailVerifications}`,
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...from('203.0.113.1') },
+      body: JSON.stringify({ email: newEmail('paced') }),
+      connections: 16,
+      durationMs: 1500,
+      maxRequests: 20_000,
+    });
+    expect(flood.failedToConnect).to.equal(0);
+    expect(flood.sent).to.be.greaterThan(100);
+    for (const outcome of flood.outcomes) {
+      expect(outcome.status).to.equal(429);
+      expect(outcome.message).to.include('too many codes were requested from this address');
+      expect(Number(outcome.retryAfter)).to.be.within(1, CODE_LIMITS.addressRequests.durationSeconds);
+    }
+    // The rule before it held every refusal of a spent address 100 ms.
+    expect(flood.p50Ms).to.be.below(REFUSAL_PACE.pauseMs);
   });
 
   it('40 sign-ups from one address in 10 minutes succeed (8 at a time)', async () => {
