@@ -1,7 +1,7 @@
 import { ApiKeyService } from '../../src/data/api-keys.js';
 import { expect } from 'chai';
 import { AccountStore } from '../../src/data/accounts.js';
-import { DEFAULT_SCOPE_POLICY } from '../../src/config/scope-policy.js';
+import { DEFAULT_SCOPE_POLICY, POLICY_SCOPES, type PolicyRole, type PolicyScope } from '../../src/config/scope-policy.js';
 import { hashPassword } from '../../src/oauth/secrets.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { expectEnvelope, expectOk } from '../helpers/expect.js';
@@ -9,7 +9,7 @@ import { buildClub, buildStudent, insertSchool } from '../helpers/factories.js';
 import { signInToConsole, type ConsoleSession } from '../helpers/oauth.js';
 
 /**
- * Scopes by role, with approval (issue 22): the policy table per role in the developer console;
+ * Scopes by role, with approval (README "Scopes by role, with approval"): the policy table per role in the developer console;
  * a pending scope answers 403 FORBIDDEN saying it awaits approval while the key's other scopes
  * work; an admin approves (it works at once) or refuses (it stays refused); every decision is in
  * the access log.
@@ -18,8 +18,17 @@ import { signInToConsole, type ConsoleSession } from '../helpers/oauth.js';
 const STUDENT = { email: 'jiho@school.test', password: 'key policy student' };
 const TEACHER = { email: 'park.teacher@school.test', password: 'key policy teacher' };
 const ADMIN = { email: 'admin@school.test', password: 'key policy admin!' };
+const ROOT = { email: 'root@school.test', password: 'key policy root!!' };
 
-async function accountWith(t: TestApp, user: { email: string; password: string }, role: 'USER' | 'TEACHER' | 'ADMIN'): Promise<number> {
+/** An endpoint of the data API for each scope: what a key holding it reads. */
+const SCOPE_ENDPOINTS = {
+  STUDENT_READ: '/v1/students',
+  CLUB_READ: '/v1/clubs',
+  PROJECT_READ: '/v1/projects',
+  NEIS_READ: '/v1/neis/meals',
+} as const satisfies Record<PolicyScope, string>;
+
+async function accountWith(t: TestApp, user: { email: string; password: string }, role: PolicyRole): Promise<number> {
   return (await new AccountStore(t.db).create({ email: user.email, passwordHash: await hashPassword(user.password), role }))._id;
 }
 
@@ -52,15 +61,6 @@ describe('API key scopes by role, with approval', () => {
   after(() => t.close());
 
   const get = (path: string, key: string) => t.request(path, { headers: { 'X-API-KEY': key } });
-
-  it('the default table: USER gets NEIS, CLUB and PROJECT at once and STUDENT_READ on approval; TEACHER, ADMIN, ROOT all four', () => {
-    expect(DEFAULT_SCOPE_POLICY).to.deep.equal({
-      USER: { granted: ['NEIS_READ', 'CLUB_READ', 'PROJECT_READ'], approval: ['STUDENT_READ'] },
-      TEACHER: { granted: ['STUDENT_READ', 'CLUB_READ', 'PROJECT_READ', 'NEIS_READ'], approval: [] },
-      ADMIN: { granted: ['STUDENT_READ', 'CLUB_READ', 'PROJECT_READ', 'NEIS_READ'], approval: [] },
-      ROOT: { granted: ['STUDENT_READ', 'CLUB_READ', 'PROJECT_READ', 'NEIS_READ'], approval: [] },
-    });
-  });
 
   it('a student: CLUB_READ works at once; STUDENT_READ needs a purpose, then waits (403 saying so) until an admin approves', async () => {
     const form = await student.get('/console/keys');
@@ -180,6 +180,50 @@ describe('API key scopes by role, with approval', () => {
       const summary = await new ApiKeyService(t.db, t.config.policy).get(String(doc?._id));
       expect(summary?.pendingScopes).to.deep.equal([]);
     }
+  });
+
+  it('the default table: USER gets NEIS, CLUB and PROJECT at once and STUDENT_READ on approval; TEACHER, ADMIN, ROOT all four', async () => {
+    await accountWith(t, ROOT, 'ROOT');
+    const root = await signInToConsole(t, ROOT);
+    const answers: Partial<Record<PolicyRole, Record<string, number>>> = {};
+    const keys: Partial<Record<PolicyRole, string>> = {};
+    for (const [role, session] of [
+      ['USER', student],
+      ['TEACHER', teacher],
+      ['ADMIN', admin],
+      ['ROOT', root],
+    ] as const) {
+      // Each asks for every scope in the console, as a person would; the data API says what the key then reads.
+      const created = await session.post('/console/keys', {
+        label: `every scope (${role})`,
+        scopes: [...POLICY_SCOPES],
+        purpose: '표 확인',
+      });
+      expect(created.res.status, role).to.equal(303);
+      const key = shownKey(await follow(session, created.res));
+      keys[role] = key;
+      const statuses: Record<string, number> = {};
+      for (const scope of POLICY_SCOPES) {
+        const res = await get(SCOPE_ENDPOINTS[scope], key);
+        await res.arrayBuffer();
+        statuses[scope] = res.status;
+      }
+      answers[role] = statuses;
+    }
+    const allFour = { STUDENT_READ: 200, CLUB_READ: 200, PROJECT_READ: 200, NEIS_READ: 200 };
+    expect(answers).to.deep.equal({
+      USER: { STUDENT_READ: 403, CLUB_READ: 200, PROJECT_READ: 200, NEIS_READ: 200 },
+      TEACHER: allFour,
+      ADMIN: allFour,
+      ROOT: allFour,
+    });
+    // The USER's 403 is the wait for approval, not a refusal.
+    await expectEnvelope(
+      await get(SCOPE_ENDPOINTS.STUDENT_READ, keys.USER ?? ''),
+      403,
+      'FORBIDDEN',
+      "This API key's STUDENT_READ scope awaits an administrator's approval; it works for its other scopes meanwhile.",
+    );
   });
 });
 
