@@ -1,16 +1,5 @@
 import { expect } from 'chai';
-import {
-  getNamedType,
-  isEnumType,
-  isInputObjectType,
-  isListType,
-  isNonNullType,
-  isObjectType,
-  isScalarType,
-  type GraphQLArgument,
-  type GraphQLInputType,
-  type GraphQLSchema,
-} from 'graphql';
+import type { GraphQLSchema } from 'graphql';
 import { accountPrincipal, type Principal } from '../../src/auth/principal.js';
 import { findStanding } from '../../src/data/standing.js';
 import { rootFieldRules, type AccessRule } from '../../src/graphql/access.js';
@@ -22,6 +11,7 @@ import { AccountService } from '../../src/oauth/accounts.js';
 import type { PageRoute } from '../../src/surfaces/types.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { issueKey } from '../helpers/factories.js';
+import { documentFor, rootFieldNames } from '../helpers/graphql.js';
 import { signInToConsole, type ConsoleSession } from '../helpers/oauth.js';
 
 /**
@@ -35,31 +25,6 @@ import { signInToConsole, type ConsoleSession } from '../helpers/oauth.js';
 const PASSWORD = 'the walk password 1';
 const PEOPLE = ['USER', 'TEACHER', 'ADMIN'] as const;
 type Person = (typeof PEOPLE)[number];
-
-/** A document that calls `field` with placeholder arguments of the right types (the rule is checked before they are). */
-function documentFor(schema: GraphQLSchema, operation: 'Query' | 'Mutation', field: string): string {
-  const type = operation === 'Query' ? schema.getQueryType() : schema.getMutationType();
-  const definition = type?.getFields()[field];
-  if (!definition) throw new Error(`${operation}.${field} not found`);
-  const args = definition.args.filter((a) => isNonNullType(a.type)).map((a: GraphQLArgument) => `${a.name}: ${placeholder(a.type)}`);
-  const selection = isObjectType(getNamedType(definition.type)) ? ' { __typename }' : '';
-  return `${operation === 'Query' ? 'query' : 'mutation'} { ${field}${args.length > 0 ? `(${args.join(', ')})` : ''}${selection} }`;
-}
-
-function placeholder(type: GraphQLInputType): string {
-  if (isNonNullType(type)) return placeholder(type.ofType);
-  if (isListType(type)) return `[${placeholder(type.ofType)}]`;
-  if (isEnumType(type)) return type.getValues()[0]?.name ?? 'X';
-  if (isInputObjectType(type)) {
-    const fields = Object.values(type.getFields())
-      .filter((f) => isNonNullType(f.type))
-      .map((f) => `${f.name}: ${placeholder(f.type)}`);
-    return `{ ${fields.join(', ')} }`;
-  }
-  if (isScalarType(type) && ['Int', 'Long', 'Float'].includes(type.name)) return '1';
-  if (isScalarType(type) && type.name === 'Boolean') return 'false';
-  return '"2026-01-01"';
-}
 
 describe('declared rules: every GraphQL root field and every page route, walked from their tables', function () {
   this.timeout(120000);
@@ -110,7 +75,7 @@ describe('declared rules: every GraphQL root field and every page route, walked 
 
   it('every root field declares a rule; the staff fields are refused to anonymous, an API key, USER, TEACHER and an ADMIN without a second factor', async () => {
     const rules = rootFieldRules(schema);
-    const mutationFields = Object.keys(schema.getMutationType()?.getFields() ?? {});
+    const mutationFields = rootFieldNames(schema, 'Mutation');
     expect(mutationFields.length).to.be.greaterThan(20);
     for (const name of mutationFields) expect(rules.get(`Mutation.${name}`), name).to.deep.equal({ rule: 'STAFF' });
     const staff = [...rules].filter(([, rule]) => rule.rule === 'STAFF');
