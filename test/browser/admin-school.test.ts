@@ -29,7 +29,7 @@ async function studentWorkbook(rows: (string | number | null)[][]): Promise<Buff
   return Buffer.from(await workbook.xlsx.writeBuffer());
 }
 
-describe('admin console: school data in a browser', function () {
+describe('school records: the admin console in a browser', function () {
   this.timeout(180000);
   let t: TestApp;
   let browser: Browser;

@@ -10,7 +10,7 @@ import { VIEWPORTS, launchChromium, screenshot } from '../helpers/browser.js';
  * of the endpoint table from /v1/openapi.json under a Content-Security-Policy that allows no
  * inline code; nothing is fetched from anywhere else.
  */
-describe('API reference page (/docs) in a browser', function () {
+describe('data API: the reference page (/docs) in a browser', function () {
   this.timeout(60000);
   let t: TestApp;
   let browser: Browser;

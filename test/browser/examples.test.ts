@@ -69,7 +69,7 @@ async function runExample(name: string, env: Record<string, string>): Promise<st
  * demo school: the login example through a real sign-in in headless Chromium, the meals script
  * twice (a fresh answer, then a 304 from its ETag cache).
  */
-describe('examples/ against campus serve', function () {
+describe('developer kit: examples/ against campus serve', function () {
   this.timeout(240000);
   let served: ServedDemo;
   let browser: Browser;

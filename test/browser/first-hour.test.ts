@@ -9,7 +9,7 @@ import { createAccount } from '../helpers/oauth.js';
  * and registering an app: in Korean and English, at phone and desktop width, nothing wider than
  * the screen, the copy buttons there. Screenshotted (.data/screenshots/, or SCREENSHOTS_DIR).
  */
-describe("the developer's first hour in the console (browser)", function () {
+describe("developer kit: the developer's first hour in the console (browser)", function () {
   this.timeout(180000);
   let t: TestApp;
   let browser: Browser;

@@ -23,7 +23,7 @@ const CHROMIUM_ARGS = [
   '--disable-sync',
 ];
 
-describe('OAuth in a browser with openid-client', function () {
+describe('OAuth apps: login in a browser with openid-client', function () {
   this.timeout(60000);
   let t: TestApp;
   let browser: Browser;

@@ -23,7 +23,7 @@ const CHROMIUM_ARGS = [
 ];
 const FOURTEEN_DAYS = 14 * 24 * 3600;
 
-describe('OAuth login session and logout in a browser', function () {
+describe('OAuth apps: the login session and logout in a browser', function () {
   this.timeout(60000);
   let t: TestApp;
   let browser: Browser;

@@ -28,7 +28,7 @@ interface Labelled {
  * the tab order, and on a phone nothing on it — no column of a table, no button — reaches past
  * the screen's right edge. Each is screenshotted (.data/screenshots/, or SCREENSHOTS_DIR).
  */
-describe('every page: the shell, labels, phone width, both languages', function () {
+describe('pages: every page, its shell, labels, phone width, both languages', function () {
   this.timeout(600000);
   let t: TestApp;
   let browser: Browser;

@@ -13,7 +13,7 @@ import { createAccount, signInToConsole } from '../helpers/oauth.js';
  * page at phone (390 px) and desktop width, Korean and English: in the language asked for, every
  * control labelled, nothing past a phone's right edge; each screenshotted (SCREENSHOTS_DIR).
  */
-describe('issue 25 pages in Chromium: proposals, an account, a disabled sign-in', function () {
+describe('school records: proposals, an account and a disabled sign-in in Chromium', function () {
   this.timeout(600000);
   let t: TestApp;
   let browser: Browser;

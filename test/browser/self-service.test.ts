@@ -17,7 +17,7 @@ import { TestMailServer } from '../helpers/smtp.js';
  * under that account's connected apps, disconnect it and see userinfo refuse the token; reset a
  * password and see the old refresh token refused. Nothing secret may reach the log.
  */
-describe('self-service in a browser: sign-up to connected apps to password reset', function () {
+describe('accounts and sign-in: self-service in a browser, from sign-up to connected apps to password reset', function () {
   this.timeout(180000);
   let t: TestApp;
   let mail: TestMailServer;

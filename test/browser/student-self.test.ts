@@ -15,7 +15,7 @@ import { AccountService } from '../../src/oauth/accounts.js';
  * the answer; the student ends another browser's sign-in in /console/sessions and that browser is
  * asked for its password again. Screenshots of each page (SCREENSHOTS_DIR).
  */
-describe('browser: my profile, data updates at sign-in, my sign-ins (phone and desktop, ko and en)', function () {
+describe('accounts and sign-in: my profile, data updates at sign-in, my sign-ins in a browser (phone and desktop, ko and en)', function () {
   this.timeout(240000);
   let t: TestApp;
   let browser: Browser;

@@ -13,7 +13,7 @@ import { AccountService } from '../../src/oauth/accounts.js';
 
 const ADMIN = { email: 'two-step-admin@school.test', password: 'an admin pass phrase' };
 
-describe('browser: two-step sign-in (enrol, second step, recovery), phone and desktop', function () {
+describe('accounts and sign-in: two-step sign-in in a browser (enrol, second step, recovery), phone and desktop', function () {
   this.timeout(180000);
   let t: TestApp;
   let browser: Browser;

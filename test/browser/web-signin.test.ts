@@ -8,7 +8,7 @@ import { createAccount } from '../helpers/oauth.js';
  * The consoles' sign-in (src/surfaces/web/): the authorization-code flow with PKCE against our
  * own authorization server, a browser-session cookie tied to the grant, roles, sign-out.
  */
-describe('consoles: sign-in through our own authorization server', function () {
+describe('accounts and sign-in: the consoles sign in through our own authorization server', function () {
   this.timeout(60000);
   let t: TestApp;
   let browser: Browser;

@@ -26,7 +26,7 @@ const PASSWORD = 'the walk password 1';
 const PEOPLE = ['USER', 'TEACHER', 'ADMIN'] as const;
 type Person = (typeof PEOPLE)[number];
 
-describe('declared rules: every GraphQL root field and every page route, walked from their tables', function () {
+describe('accounts and sign-in: the declared rules, every GraphQL root field and every page route walked from their tables', function () {
   this.timeout(120000);
   let t: TestApp;
   let schema: GraphQLSchema;

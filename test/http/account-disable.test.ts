@@ -16,7 +16,7 @@ import { ApiKeyService } from '../../src/data/api-keys.js';
  * disable|enable`; a teacher's sign-up mails the admins and /admin counts it. Every change is in
  * the access log with its actor.
  */
-describe('admin console: disable, enable, reset and delete accounts (issue 25)', function () {
+describe('accounts and sign-in: the admin console disables, enables, resets and deletes accounts', function () {
   this.timeout(180000);
   let t: TestApp;
   let mail: TestMailServer;

@@ -8,7 +8,7 @@ import { ApiKeyService } from '../../src/data/api-keys.js';
 import { hashPassword } from '../../src/oauth/secrets.js';
 
 /** The admin console's accounts and API keys pages (src/surfaces/admin/accounts.ts, keys.ts). */
-describe('admin console: accounts and API keys of every user', function () {
+describe("accounts and sign-in: every user's accounts and API keys in the admin console", function () {
   this.timeout(120000);
   let t: TestApp;
   let mail: TestMailServer;

@@ -103,7 +103,7 @@ class Browser {
   }
 }
 
-describe('two-step sign-in and the locked admin door', function () {
+describe('accounts and sign-in: two-step sign-in and the locked admin door', function () {
   this.timeout(120000);
   let t: TestApp;
   /** The app's clock runs ahead by this much: TOTP steps and the 15-minute rule move with it. */

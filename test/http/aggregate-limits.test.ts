@@ -10,7 +10,7 @@ import { createAccount } from '../helpers/oauth.js';
  * RATE_LIMIT_ADDRESS, so more keys multiply neither; a key an operator gave its own limit is
  * counted against it alone; a refusal names its budget in the headers; a 304 spends nothing.
  */
-describe('rate limits per account and per address, in front of the per-key ones', function () {
+describe('data API: rate limits per account and per address, in front of the per-key ones', function () {
   this.timeout(60000);
   let t: TestApp;
 

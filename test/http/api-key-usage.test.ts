@@ -11,7 +11,7 @@ import type { Database } from '../../src/data/database.js';
  * The per-key, per-day usage counters of the developer console (src/http/usage.ts) and the
  * rotation grace period of API keys (src/data/api-keys.ts).
  */
-describe('API key usage counters and rotation grace', function () {
+describe('API keys: usage counters and rotation grace', function () {
   this.timeout(60000);
   let db: Database & { drop(): Promise<void> };
   /** Commands the data API sent to the database, by collection. */

@@ -27,7 +27,7 @@ async function follow(session: ConsoleSession, res: Response): Promise<string> {
   return (await session.get(res.headers.get('location') ?? '')).html;
 }
 
-describe('the app registry: testing, approval, disabling, reserved names', () => {
+describe('OAuth apps: the app registry (testing, approval, disabling, reserved names)', () => {
   let t: TestApp;
   let owner: ConsoleSession;
   let admin: ConsoleSession;

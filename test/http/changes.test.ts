@@ -30,7 +30,7 @@ interface Feed {
   nextCursor: string;
 }
 
-describe('GET /v1/changes', function () {
+describe('events and webhooks: GET /v1/changes', function () {
   this.timeout(120000);
   let t: TestApp;
   let all: string;
@@ -178,7 +178,7 @@ describe('GET /v1/changes', function () {
   });
 });
 
-describe('GET /v1/changes: each event as its subscriber may see it', function () {
+describe('events and webhooks: GET /v1/changes shows each event as its subscriber may see it', function () {
   this.timeout(120000);
   let t: TestApp;
   /** Keys: an operator's (no owner) and an account's with every scope; an account's with CLUB_READ, with STUDENT_READ. */

@@ -165,7 +165,7 @@ const ORDER: Record<string, { ASC: number[]; DESC: number[] }> = {
   TYPE: { ASC: [20, 30, 60, 70, 90, 10, 40, 50, 80], DESC: [10, 40, 50, 80, 20, 30, 60, 70, 90] },
 };
 
-describe('GET /v1/clubs', () => {
+describe('data API: GET /v1/clubs', () => {
   let t: TestApp;
   let key: string;
   const get = (query = '') => t.request(`/v1/clubs${query}`, { headers: { 'X-API-KEY': key } });
@@ -423,7 +423,7 @@ describe('GET /v1/clubs', () => {
   });
 });
 
-describe('GET /v1/clubs default page size', () => {
+describe('data API: GET /v1/clubs default page size', () => {
   let t: TestApp;
   before(async () => {
     t = await buildTestApp('clubs_default_size', { surfaces: ['data'] });

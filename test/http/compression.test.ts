@@ -21,7 +21,7 @@ interface Raw {
   body: Buffer;
 }
 
-describe('compression of data API answers (src/http/compression.ts)', function () {
+describe('data API: compression of answers (src/http/compression.ts)', function () {
   this.timeout(60000);
   let t: TestApp;
   let key: string;
@@ -177,7 +177,7 @@ describe('compression of data API answers (src/http/compression.ts)', function (
   });
 });
 
-describe('unit: coded answers in the answer cache (src/rest/response-cache.ts)', () => {
+describe('data API: coded answers in the answer cache (src/rest/response-cache.ts)', () => {
   it('compresses a representation once, even for concurrent requests, and keeps it with the answer', async () => {
     const cache = new ResponseCache();
     const body = Buffer.from(JSON.stringify({ status: 'OK', data: Array.from({ length: 200 }, (_, i) => ({ id: i })) }));

@@ -23,7 +23,7 @@ function shownOnce(html: string): string {
   return value;
 }
 
-describe('developer console: /console/webhooks', function () {
+describe('events and webhooks: /console/webhooks in the developer console', function () {
   this.timeout(120000);
   let t: TestApp;
   let a: ConsoleSession;

@@ -13,7 +13,7 @@ import { AccountService } from '../../src/oauth/accounts.js';
  * admin form and written with the student as the actor; a withdrawn request asks no more; the
  * `campus students request-update` command makes, lists and withdraws requests.
  */
-describe('data updates asked at sign-in (/admin/students/requests, campus students request-update)', function () {
+describe('school records: data updates asked at sign-in (/admin/students/requests, campus students request-update)', function () {
   this.timeout(180000);
   let t: TestApp;
   let db: Awaited<ReturnType<typeof createTestDatabase>>;

@@ -12,7 +12,7 @@ import { acquireEmbeddedDatabase, freePort, type EmbeddedDatabase } from '../../
  * /v1/health reports it; when the database returns, they recover without a restart.
  * Uses an embedded database of its own, so stopping it leaves the suite's database alone.
  */
-describe('database outage and recovery', function () {
+describe('operations: database outage and recovery', function () {
   this.timeout(60000);
   const dataDir = join('.data', `outage-${process.pid}`);
   let port: number;

@@ -31,7 +31,7 @@ async function follow(session: ConsoleSession, res: Response): Promise<{ res: Re
   return session.get(res.headers.get('location') ?? '');
 }
 
-describe('developer console (/console) over HTTP', function () {
+describe('accounts and sign-in: the developer console (/console) over HTTP', function () {
   this.timeout(120000);
   let t: TestApp;
   const alice = { email: 'alice@school.test', password: 'alice keeps a garden' };

@@ -29,7 +29,7 @@ async function follow(session: ConsoleSession, res: Response): Promise<{ res: Re
   return session.get(res.headers.get('location') ?? '');
 }
 
-describe("the developer's first hour: snippets in the console, /dev/callback", function () {
+describe("developer kit: the developer's first hour, snippets in the console and /dev/callback", function () {
   this.timeout(120000);
   let t: TestApp;
   let dev: ConsoleSession;

@@ -26,7 +26,7 @@ function aliases(n: number, field: string): string {
 /** The collections of served data: a refused document must send nothing to them. */
 const DATA_COLLECTIONS = new Set(['students', 'clubs', 'projects', 'neis_meals', 'neis_schedules', 'neis_timetables', 'neis_state']);
 
-describe('POST /graphql limits', () => {
+describe('GraphQL: the limits of POST /graphql', () => {
   let db: Database & { drop(): Promise<void> };
   let t: TestApp;
   let key: string;

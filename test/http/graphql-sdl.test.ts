@@ -13,7 +13,7 @@ import { issueKey } from '../helpers/factories.js';
  * the server answers introspection with, and a consumer's graphql-codegen run against the served
  * address types its operations (checked with the TypeScript compiler).
  */
-describe('GET /graphql/schema.graphql', function () {
+describe('GraphQL: GET /graphql/schema.graphql', function () {
   this.timeout(120000);
   let t: TestApp;
   let dir: string;

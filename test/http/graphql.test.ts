@@ -24,7 +24,7 @@ function documentedDepth(): number {
   return Number(row[1]);
 }
 
-describe('POST /graphql', () => {
+describe('GraphQL: POST /graphql', () => {
   let t: TestApp;
   let key: string;
 

@@ -157,7 +157,7 @@ async function healthDuring<T>(t: TestApp, work: Promise<T>): Promise<{ result: 
   return { result, statuses, slowestMs };
 }
 
-describe('imports that cannot take the service down (zip bombs, far-right cells, a worker thread)', function () {
+describe('school records: imports that cannot take the service down (zip bombs, far-right cells, a worker thread)', function () {
   this.timeout(180000);
   let t: TestApp;
   let db: Awaited<ReturnType<typeof createTestDatabase>>;

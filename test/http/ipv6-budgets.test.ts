@@ -11,7 +11,7 @@ import { issueKey } from '../helpers/factories.js';
  * authentications (API_KEY_FAILURE_LIMIT). Addresses are told apart through the trusted proxy
  * 127.0.0.1 and X-Forwarded-For.
  */
-describe('data API budgets per client address: an IPv6 address counts by its /64', function () {
+describe('data API: budgets per client address, an IPv6 address counts by its /64', function () {
   this.timeout(60000);
   let t: TestApp;
 

@@ -57,7 +57,7 @@ function postGraphql(t: TestApp, key: string, query: string): Promise<Response> 
   });
 }
 
-describe('isolation: the time budget of a data request', () => {
+describe('data API: isolation by the time budget of a data request', () => {
   let db: Database & { drop(): Promise<void> };
   let tight: TestApp;
   let roomy: TestApp;
@@ -138,7 +138,7 @@ describe('isolation: the time budget of a data request', () => {
   });
 });
 
-describe('isolation: database operations per request and concurrent GraphQL executions', () => {
+describe('data API: isolation by database operations per request and concurrent GraphQL executions', () => {
   let db: Database & { drop(): Promise<void> };
   let key: string;
   const started: string[] = [];
@@ -237,7 +237,7 @@ function getFrom(
   });
 }
 
-describe('isolation: failed authentications per client address', () => {
+describe('data API: isolation of failed authentications per client address', () => {
   let t: TestApp;
   let key: string;
 
@@ -304,7 +304,7 @@ describe('isolation: failed authentications per client address', () => {
   });
 });
 
-describe('isolation: unknown API keys are cached apart from known ones', () => {
+describe('data API: isolation of unknown API keys, cached apart from known ones', () => {
   let db: Database & { drop(): Promise<void> };
   const lookups: string[] = [];
 
@@ -347,7 +347,7 @@ describe('isolation: unknown API keys are cached apart from known ones', () => {
   });
 });
 
-describe('isolation: a flood of maximum-cost documents', () => {
+describe('data API: isolation from a flood of maximum-cost documents', () => {
   const USER = { email: 'flood@school.test', password: 'flood password 1' };
   let db: Database & { drop(): Promise<void> };
   let t: TestApp;

@@ -39,7 +39,7 @@ async function follow(session: ConsoleSession, res: Response): Promise<string> {
 
 const shownKey = (html: string) => /id="shown-once"[^>]*>([0-9a-f-]{36})</.exec(html)?.[1] ?? '';
 
-describe('API key scopes by role, with approval', () => {
+describe('API keys: scopes by role, with approval', () => {
   let t: TestApp;
   let student: ConsoleSession;
   let teacher: ConsoleSession;
@@ -227,7 +227,7 @@ describe('API key scopes by role, with approval', () => {
   });
 });
 
-describe('API key scope policy: configurable (KEY_SCOPE_POLICY)', () => {
+describe('API keys: the scope policy is configurable (KEY_SCOPE_POLICY)', () => {
   let t: TestApp;
   after(() => t.close());
 

@@ -38,7 +38,7 @@ function nameValue(text: string): [string, string] {
   return [pair.slice(0, pair.indexOf('=')).trim(), pair.slice(pair.indexOf('=') + 1).trim()];
 }
 
-describe('signing-key and cookie-key rotation', function () {
+describe('operations: signing-key and cookie-key rotation', function () {
   this.timeout(60000);
   let db: Database & { drop(): Promise<void> };
   let port: number;

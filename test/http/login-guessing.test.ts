@@ -61,7 +61,7 @@ function alertOf(html: string): string {
   return (/<p role="alert">([\s\S]*?)<\/p>/.exec(html)?.[1] ?? '').trim();
 }
 
-describe('login guessing bounded per account: the ceiling soft-locks, the owner signs in with a mailed code', function () {
+describe('accounts and sign-in: login guessing bounded per account, the ceiling soft-locks, the owner signs in with a mailed code', function () {
   this.timeout(60000);
   let t: TestApp;
   let mail: TestMailServer;
@@ -131,7 +131,7 @@ describe('login guessing bounded per account: the ceiling soft-locks, the owner 
   });
 });
 
-describe('login guessing from two addresses for two minutes (the default budgets)', function () {
+describe('accounts and sign-in: login guessing from two addresses for two minutes (the default budgets)', function () {
   this.timeout(240000);
   /** Each guesser's pause between answers: a steady guess a few dozen times a second in all, not a CPU flood. */
   const PAUSE_MS = 25;

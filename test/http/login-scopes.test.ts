@@ -44,7 +44,7 @@ function fieldKeys(answer: Record<string, unknown>): string[] {
   return keys;
 }
 
-describe('login scopes: userinfo releases exactly what the consent page lists', () => {
+describe('OAuth apps: login scopes, userinfo releases exactly what the consent page lists', () => {
   let t: TestApp;
   let client: { id: string; secret: string };
 

@@ -38,7 +38,7 @@ function sample(text: string, series: string): number | undefined {
   return line === undefined ? undefined : Number(line.slice(series.length + 1));
 }
 
-describe('metrics: GET /metrics in Prometheus text (src/http/metrics.ts)', function () {
+describe('operations: metrics, GET /metrics in Prometheus text (src/http/metrics.ts)', function () {
   this.timeout(60000);
 
   describe('the series', () => {

@@ -65,7 +65,7 @@ function expectedMeals(date: string): unknown[] {
   return mapMeals(fakeMealRows(SCHOOL, date, ANCHOR)).records;
 }
 
-describe('NEIS endpoints', () => {
+describe('NEIS: the endpoints', () => {
   let fake: FakeNeis;
   let t: TestApp;
   let key: string;

@@ -38,7 +38,7 @@ function asReport(result: SyncResult): SyncReport {
  * The real client and sync over real HTTP against the fake NEIS server, writing to the real
  * database. Backoff delays are zero and timeouts short so failures cost milliseconds.
  */
-describe('NEIS sync against the fake NEIS server', () => {
+describe('NEIS: sync against the fake NEIS server', () => {
   let fake: FakeNeis;
   let db: Database & { drop(): Promise<void> };
   let store: NeisStore;
@@ -261,7 +261,7 @@ describe('NEIS sync against the fake NEIS server', () => {
   });
 });
 
-describe('NEIS sync in the app: start-up sync and /v1/health', () => {
+describe('NEIS: sync in the app, start-up sync and /v1/health', () => {
   let fake: FakeNeis;
   before(async () => {
     // A short span keeps the academic-year sync small: NEIS has data only around the anchor.

@@ -80,7 +80,7 @@ function loggedDelays(t: TestApp, from: number): number[] {
     .map((l) => Number(l['delayMs']));
 }
 
-describe('OAuth hardening: failed logins cannot lock the owner out', function () {
+describe('accounts and sign-in: failed logins cannot lock the owner out', function () {
   this.timeout(60000);
   let t: TestApp;
   let clientId: string;
@@ -210,7 +210,7 @@ describe('OAuth hardening: failed logins cannot lock the owner out', function ()
   });
 });
 
-describe('OAuth hardening: sessions, logout, PKCE and single use', function () {
+describe('OAuth apps: hardening of sessions, logout, PKCE and single use', function () {
   this.timeout(60000);
   let t: TestApp;
   let client: { id: string; secret: string };

@@ -71,7 +71,7 @@ function alertText(html: string): string | undefined {
   )?.[1];
 }
 
-describe('OAuth login and consent pages', () => {
+describe('OAuth apps: the login and consent pages', () => {
   let t: TestApp;
   let clientId: string;
 
@@ -247,7 +247,7 @@ describe('OAuth login and consent pages', () => {
   });
 });
 
-describe('OAuth login throttling behind a trusted proxy', () => {
+describe('accounts and sign-in: login throttling behind a trusted proxy', () => {
   let t: TestApp;
   let clientId: string;
 
@@ -271,7 +271,7 @@ describe('OAuth login throttling behind a trusted proxy', () => {
   });
 });
 
-describe('OAuth login throttling per client address', () => {
+describe('accounts and sign-in: login throttling per client address', () => {
   let t: TestApp;
   let clientId: string;
 

@@ -23,7 +23,7 @@ interface TokenResponse {
 const USER = { email: 'kim@school.test', password: 'correct horse battery' };
 const DAY = 24 * 3600 * 1000;
 
-describe('OAuth token endpoint and authorization flow', () => {
+describe('OAuth apps: the token endpoint and the authorization flow', () => {
   let t: TestApp;
   let offsetMs = 0;
   let confidential: { id: string; secret: string };

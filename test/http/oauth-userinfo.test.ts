@@ -19,7 +19,7 @@ interface Tokens {
   refresh_token: string;
 }
 
-describe('OAuth userinfo server', () => {
+describe('OAuth apps: the userinfo server', () => {
   let t: TestApp;
   let offsetMs = 0;
   let client: { id: string; secret: string };
@@ -231,7 +231,7 @@ describe('OAuth userinfo server', () => {
   });
 });
 
-describe('OAuth surfaces at their own base addresses (campus serve --only)', () => {
+describe('OAuth apps: the surfaces at their own base addresses (campus serve --only)', () => {
   let db: Database;
   let auth: TestApp;
   let info: TestApp;

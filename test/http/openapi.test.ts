@@ -181,7 +181,7 @@ function schemaAt(schema: JsonSchema, path: readonly string[]): JsonSchema {
   return node;
 }
 
-describe('OpenAPI: the document', () => {
+describe('data API: the OpenAPI document', () => {
   const doc = buildOpenApiDocument();
 
   it('is structurally OpenAPI 3.1: version, info (title, package version, Korean first), paths, components', () => {
@@ -402,7 +402,7 @@ describe('OpenAPI: the document', () => {
   });
 });
 
-describe('OpenAPI: served, and real answers validate against it', function () {
+describe('data API: OpenAPI served, and real answers validate against it', function () {
   this.timeout(120000);
   let t: TestApp;
   let key: string;
@@ -546,7 +546,7 @@ describe('OpenAPI: served, and real answers validate against it', function () {
 });
 
 /** The single root field every REST operation has (the walk above strips it). */
-describe('OpenAPI: test premises', () => {
+describe("data API: the OpenAPI tests' premises", () => {
   it('every row runs an operation with one root field', () => {
     for (const endpoint of ENDPOINTS) {
       const operation = parse(endpoint.operation).definitions.find(

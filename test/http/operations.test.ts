@@ -28,7 +28,7 @@ async function startServe(env: Record<string, string>): Promise<{ child: ChildPr
   return { child: campus.child, url: (JSON.parse(campus.firstLine) as { url: string }).url };
 }
 
-describe('operations', function () {
+describe('operations: campus serve stopping, behind TLS and refusing a bad environment', function () {
   this.timeout(30000);
 
   it('SIGTERM stops accepting, finishes the request in flight, then exits 0', async () => {

@@ -41,7 +41,7 @@ async function listenEverywhere(t: TestApp): Promise<{ server: Server; port: num
   return { server, port: typeof address === 'object' && address ? address.port : 0 };
 }
 
-describe('probes: GET /livez and GET /readyz (src/http/probes.ts)', function () {
+describe('operations: probes, GET /livez and GET /readyz (src/http/probes.ts)', function () {
   this.timeout(60000);
   let db: Database & { drop(): Promise<void> };
   let jwks: string;

@@ -25,7 +25,7 @@ interface Project {
   participants: { email: string }[];
 }
 
-describe('project proposals: /console/projects, /admin/proposals, campus projects proposals (issue 25)', function () {
+describe('school records: project proposals (/console/projects, /admin/proposals, campus projects proposals)', function () {
   this.timeout(180000);
   let t: TestApp;
   let student: ConsoleSession;

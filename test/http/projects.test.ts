@@ -112,7 +112,7 @@ const ORDER: Record<string, { ASC: number[]; DESC: number[] }> = {
   NAME: { ASC: [4, 2, 1, 3, 5], DESC: [5, 1, 3, 2, 4] },
 };
 
-describe('GET /v1/projects', () => {
+describe('data API: GET /v1/projects', () => {
   let t: TestApp;
   let key: string;
   const get = (query = '') => t.request(`/v1/projects${query}`, { headers: { 'X-API-KEY': key } });
@@ -337,7 +337,7 @@ describe('GET /v1/projects', () => {
   });
 });
 
-describe('GET /v1/projects default page size', () => {
+describe('data API: GET /v1/projects default page size', () => {
   let t: TestApp;
   before(async () => {
     t = await buildTestApp('projects_default_size', { surfaces: ['data'] });

@@ -39,7 +39,7 @@ interface PublicPage {
   projects: Record<string, unknown>[];
 }
 
-describe('GET /v1/public/projects (no key, issue 25)', () => {
+describe('data API: GET /v1/public/projects (no key)', () => {
   let t: TestApp;
   const from = (address: string, headers: Record<string, string> = {}) => ({ headers: { 'x-forwarded-for': address, ...headers } });
 

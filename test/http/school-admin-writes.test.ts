@@ -24,7 +24,7 @@ interface GraphQLBody {
   errors?: { message: string; path?: string[]; extensions?: { code?: string } }[];
 }
 
-describe('school data writes: who may change what', function () {
+describe('school records: writes, who may change what', function () {
   this.timeout(120000);
   let t: TestApp;
   let key: string;

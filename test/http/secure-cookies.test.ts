@@ -18,7 +18,7 @@ import { createAccount, signInToConsole, type ConsoleSession } from '../helpers/
  * which it scopes to one sign-in's path, carry `__Secure-`; the console sign-in works with them
  * and sign-out clears them under the same names.
  */
-describe('cookies under https carry __Host- (or __Secure-) names', function () {
+describe('pages: cookies under https carry __Host- (or __Secure-) names', function () {
   this.timeout(60000);
   let t: TestApp;
   let secure: HttpsServer;

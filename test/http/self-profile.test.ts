@@ -11,7 +11,7 @@ import { PROFILE_SAVE_LIMIT } from '../../src/limits.js';
  * event is written), a field not theirs is refused; /console/sessions lists the person's sign-ins
  * and ends them (that browser is asked for its password again).
  */
-describe('my profile and my sign-ins (/console/profile, /console/sessions)', function () {
+describe('accounts and sign-in: my profile and my sign-ins (/console/profile, /console/sessions)', function () {
   this.timeout(120000);
   let t: TestApp;
   let key: string;

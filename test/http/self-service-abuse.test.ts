@@ -31,7 +31,7 @@ function newEmail(name = 'abuse'): string {
   return `${name}${serial}@${DOMAIN}`;
 }
 
-describe('self-service abuse resistance (budgets by email and address, real SMTP)', function () {
+describe('accounts and sign-in: self-service abuse resistance (budgets by email and address, real SMTP)', function () {
   this.timeout(120000);
   let t: TestApp;
   let mail: TestMailServer;
@@ -160,7 +160,7 @@ describe('self-service abuse resistance (budgets by email and address, real SMTP
   });
 });
 
-describe('self-service: a wrong code never reaches argon2, and hashing sheds load (503)', function () {
+describe('accounts and sign-in: in self-service a wrong code never reaches argon2, and hashing sheds load (503)', function () {
   this.timeout(60000);
   let db: Database & { drop(): Promise<void> };
   let codes: EmailCodes;

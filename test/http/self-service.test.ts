@@ -28,7 +28,7 @@ function put(t: TestApp, path: string, body: unknown): Promise<Response> {
   return t.request(path, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 }
 
-describe('self-service accounts: sign-up and password reset (JSON endpoints, real SMTP)', function () {
+describe('accounts and sign-in: self-service sign-up and password reset (JSON endpoints, real SMTP)', function () {
   this.timeout(60000);
   let t: TestApp;
   let mail: TestMailServer;

@@ -13,7 +13,7 @@ import { authorize, createAccount, createClient, postJson, REDIRECT_URI } from '
 /** The database operations of a warm sign-in (README "Benchmarks", What a sign-in reads and writes). */
 const WARM_SIGN_IN_OPERATIONS = 13;
 
-describe('what a sign-in costs the database', function () {
+describe('accounts and sign-in: what a sign-in costs the database', function () {
   this.timeout(60000);
   let t: TestApp;
   let client: { id: string; secret: string };

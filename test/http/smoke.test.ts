@@ -3,7 +3,7 @@ import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { expectOk } from '../helpers/expect.js';
 import { buildStudent, insertSchool, issueKey } from '../helpers/factories.js';
 
-describe('smoke: the app over HTTP', () => {
+describe('data API: smoke, the app over HTTP', () => {
   let t: TestApp;
   let key: string;
   before(async () => {

@@ -22,7 +22,7 @@ function shownKey(html: string): string {
   return key;
 }
 
-describe('staff privilege needs the second factor on every surface (ADMIN_MFA=required, TEACHER_KEYS_MFA=true)', function () {
+describe('accounts and sign-in: staff privilege needs the second factor on every surface (ADMIN_MFA=required, TEACHER_KEYS_MFA=true)', function () {
   this.timeout(60000);
   let t: TestApp;
   const students = (key: string) => t.request('/v1/students?size=1', { headers: { 'X-API-KEY': key } });

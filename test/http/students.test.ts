@@ -147,7 +147,7 @@ const ORDER_ALL: Record<string, { ASC: number[]; DESC: number[] }> = {
   DORMITORY_ROOM: { ASC: [5, 11, 1, 7, 3, 2, 4, 6, 8, 9, 10, 12], DESC: [3, 1, 7, 5, 11, 2, 4, 6, 8, 9, 10, 12] },
 };
 
-describe('GET /v1/students', () => {
+describe('data API: GET /v1/students', () => {
   let t: TestApp;
   let key: string;
 
@@ -623,7 +623,7 @@ describe('GET /v1/students', () => {
   });
 });
 
-describe('GET /v1/students default page size', () => {
+describe('data API: GET /v1/students default page size', () => {
   let t: TestApp;
   let key: string;
   before(async () => {

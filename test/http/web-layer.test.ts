@@ -8,7 +8,7 @@ import { CookieJar, createAccount, createClient, pkcePair, REDIRECT_URI, signInT
  * boundary beside the API's JSON, one CSRF refusal for every form, the language a person
  * chooses, and the school's name in the shell.
  */
-describe('the web layer: one shell, one error boundary, one CSRF refusal', function () {
+describe('pages: the web layer, one shell, one error boundary, one CSRF refusal', function () {
   this.timeout(120000);
   let t: TestApp;
   let user: ConsoleSession;

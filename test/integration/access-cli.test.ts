@@ -9,7 +9,7 @@ import { testDatabaseUri } from '../helpers/database.js';
 /** Issue 22's commands, run as people run them: keys by owner and their approval, apps by owner and their state, teachers' sign-ups. */
 const campus = (uri: string, ...args: string[]) => runCampus({ MONGODB_URI: uri, SMTP_URL: '' }, args);
 
-describe('campus keys --owner|approve|refuse, clients --owner|approve|disable|enable, accounts approve|refuse', function () {
+describe('API keys: campus keys --owner|approve|refuse, clients --owner|approve|disable|enable, accounts approve|refuse', function () {
   this.timeout(180000);
   let uri: string;
   let db: Database;

@@ -7,7 +7,7 @@ import { createTestDatabase } from '../helpers/database.js';
  * approval (a ROOT's deliberate ADMIN is kept, and listed for review); developer-console apps in
  * use before the app registry count as approved.
  */
-describe('migrations 5 to 7: apps in use stay usable; approved teachers become TEACHER; keys keep what they asked for', function () {
+describe('operations: migrations 5 to 7, apps in use stay usable; approved teachers become TEACHER; keys keep what they asked for', function () {
   this.timeout(60000);
 
   it('tells approved teachers from deliberate ADMINs, and approves the apps already registered', async () => {

@@ -25,7 +25,7 @@ async function everything(db: Database): Promise<Record<string, unknown[]>> {
   return out;
 }
 
-describe('backup and restore (src/data/backup.ts)', function () {
+describe('operations: backup and restore (src/data/backup.ts)', function () {
   this.timeout(120000);
   let source: Database & { drop(): Promise<void> };
   let dir: string;
@@ -139,7 +139,7 @@ describe('backup and restore (src/data/backup.ts)', function () {
   });
 });
 
-describe('signed backups (BACKUP_KEY)', function () {
+describe('operations: signed backups (BACKUP_KEY)', function () {
   this.timeout(120000);
   const KEY = 'a backup key of at least 32 characters';
   let source: Database & { drop(): Promise<void> };
@@ -213,7 +213,7 @@ describe('signed backups (BACKUP_KEY)', function () {
   });
 });
 
-describe('encrypted backups (campus backup --encrypt, BACKUP_KEY)', function () {
+describe('operations: encrypted backups (campus backup --encrypt, BACKUP_KEY)', function () {
   this.timeout(120000);
   const KEY = 'a backup key of at least 32 characters';
   let source: Awaited<ReturnType<typeof createTestDatabase>>;
@@ -285,7 +285,7 @@ describe('encrypted backups (campus backup --encrypt, BACKUP_KEY)', function () 
   });
 });
 
-describe('backups across schema versions', function () {
+describe('operations: backups across schema versions', function () {
   this.timeout(60000);
 
   it("records the source's schema version; an archive from a newer schema is refused before anything is written", async () => {
@@ -324,7 +324,7 @@ describe('backups across schema versions', function () {
   });
 });
 
-describe('scheduled backups (src/data/backup-schedule.ts)', function () {
+describe('operations: scheduled backups (src/data/backup-schedule.ts)', function () {
   this.timeout(60000);
 
   it('one instance per day writes the archive; the newest BACKUP_KEEP are kept', async () => {

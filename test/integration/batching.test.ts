@@ -13,7 +13,7 @@ import type { Database } from '../../src/data/database.js';
  * shared by concurrent requests), every later one none, whatever it asks for. (Before the read
  * model each request cost a count and a page plus one query per kind of reference.)
  */
-describe('batching: database commands per request', () => {
+describe('data API: batching, database commands per request', () => {
   let db: Database & { drop(): Promise<void> };
   let t: TestApp;
   let key: string;

@@ -10,7 +10,7 @@ import { openDatabase, type Database } from '../../src/data/database.js';
 /** Runs the real `campus` command against the given database. */
 const campus = (uri: string, ...args: string[]) => runCampus({ MONGODB_URI: uri }, args);
 
-describe('campus command', function () {
+describe('operations: the campus command', function () {
   this.timeout(60000);
   let uri: string;
   let db: Database;

@@ -3,7 +3,7 @@ import { ClientStore } from '../../src/data/accounts.js';
 import type { Database } from '../../src/data/database.js';
 import { createTestDatabase } from '../helpers/database.js';
 
-describe('ClientStore.put (src/data/accounts.ts)', () => {
+describe('OAuth apps: ClientStore.put (src/data/accounts.ts)', () => {
   let db: Database & { drop(): Promise<void> };
 
   before(async () => {

@@ -22,7 +22,7 @@ import { serveDemo, type ServedDemo } from '../helpers/serve.js';
  * every data endpoint through its typed calls, 304 through If-None-Match, 400/401 envelopes,
  * the wait on a 429's Retry-After, and the OAuth helpers through a real login.
  */
-describe('clients/typescript against campus serve', function () {
+describe('developer kit: clients/typescript against campus serve', function () {
   this.timeout(120000);
   let served: ServedDemo;
   let campus: CampusClient;

@@ -18,7 +18,7 @@ const KEPT = 100;
  * (src/data/delete-matching.ts): the sweeps of expired tokens, pruned events and deleted
  * webhooks' deliveries must catch up however far behind they fell.
  */
-describe('deleting many documents', function () {
+describe('operations: deleting many documents', function () {
   this.timeout(120_000);
   let db: Database;
   let rows: Collection<Row>;

@@ -14,7 +14,7 @@ import { createAccount, signInToConsole } from '../helpers/oauth.js';
  * as an entry of the audit log, and the import's batch then reads as superseded, its undo
  * refused with the reason.
  */
-describe('campus seed --demo keeps the school; --reset replaces it in the audit log', function () {
+describe('school records: campus seed --demo keeps the school; --reset replaces it in the audit log', function () {
   this.timeout(180000);
   let uri: string;
   let db: Database;

@@ -13,7 +13,7 @@ import { createTestDatabase, testDatabaseEngine, testSqliteFile } from '../helpe
  * `_ferretdb_sjson->'$._id'`; over PostgreSQL they use its own btree on `_jsonb->'_id'`), after a
  * find with the same filter, so the find's plan stands for all three.
  */
-describe('indexes FerretDB can use (tools/ferretdb/indexes.go)', function () {
+describe('operations: indexes FerretDB can use (tools/ferretdb/indexes.go)', function () {
   this.timeout(60000);
   let engine: ReturnType<typeof testDatabaseEngine>;
   let db: Database & { drop(): Promise<void> };

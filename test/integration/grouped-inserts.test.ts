@@ -13,7 +13,7 @@ interface Row {
  * Group commit of the refresh grant's writes (src/data/grouped-inserts.ts) on the real database:
  * what is sent, what is stored, and who is told what when a document of a group is refused.
  */
-describe('grouped inserts', () => {
+describe("OAuth apps: grouped inserts of the refresh grant's writes", () => {
   let db: Database;
   const commands: string[] = [];
   const rows = () => db.client.db().collection<Row>('grouped_rows');

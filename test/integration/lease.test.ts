@@ -57,7 +57,7 @@ function exited(child: ChildProcessWithoutNullStreams): Promise<void> {
   return new Promise((done) => child.once('exit', () => done()));
 }
 
-describe('the lease between processes: takeover and fencing token', function () {
+describe('operations: the lease between processes, takeover and fencing token', function () {
   this.timeout(60_000);
   let db: Database & { readonly uri: string; drop(): Promise<void> };
   const leases = () => db.client.db().collection<LeaseDoc>('meta');

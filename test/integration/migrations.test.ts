@@ -4,7 +4,7 @@ import { MIGRATIONS, SCHEMA_VERSION, SchemaTooNewError, migrate, schemaStatus } 
 import { openDatabase } from '../../src/data/database.js';
 import { createTestDatabase, testDatabaseUri } from '../helpers/database.js';
 
-describe('schema migrations (src/data/migrations.ts)', function () {
+describe('operations: schema migrations (src/data/migrations.ts)', function () {
   this.timeout(60000);
 
   it('an empty database is brought to the code version, and a second run applies nothing', async () => {

@@ -11,7 +11,7 @@ import { runCampus } from '../helpers/cli.js';
 /** Runs the real `campus` command with the given environment. */
 const campus = (env: Record<string, string>, ...args: string[]) => runCampus(env, args);
 
-describe('campus neis sync and campus seed --demo', function () {
+describe('NEIS: campus neis sync and campus seed --demo', function () {
   this.timeout(60000);
   let fake: FakeNeis;
   let uri: string;

@@ -27,7 +27,7 @@ function meal(date: string, type: 'BREAKFAST' | 'LUNCH' | 'DINNER', menu: string
 }
 
 /** The store's guarantees against the real database: atomic switch, lease terms, clean-up. */
-describe('NEIS store: generations, segments and the lease', () => {
+describe('NEIS: the store, generations, segments and the lease', () => {
   let db: Database & { drop(): Promise<void> };
   let store: NeisStore;
 

@@ -20,7 +20,7 @@ interface ClientJson {
   clientSecret?: string | null;
 }
 
-describe('campus clients / accounts / seed --demo (OAuth)', function () {
+describe('OAuth apps: campus clients / accounts / seed --demo', function () {
   this.timeout(120000);
   let uri: string;
   let db: Database;

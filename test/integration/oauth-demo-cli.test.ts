@@ -14,7 +14,7 @@ import { generateJwks } from '../helpers/oauth.js';
  * removes exactly those (with their grants and tokens), leaving the school's data alone.
  * Everything through the real `campus` command.
  */
-describe('campus serve in production refuses demo credentials; campus seed --remove-demo', function () {
+describe('OAuth apps: campus serve in production refuses demo credentials; campus seed --remove-demo', function () {
   this.timeout(180000);
   let uri: string;
   let db: Database;

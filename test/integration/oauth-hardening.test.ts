@@ -7,7 +7,7 @@ import { ClientService } from '../../src/oauth/clients.js';
 import { testDatabaseUri } from '../helpers/database.js';
 
 /** Issue 8 against the real database (FerretDB in CI): ids that are never reused, single use that holds under races. */
-describe('OAuth hardening on the real database', () => {
+describe('OAuth apps: hardening on the real database', () => {
   let db: Database;
   let offsetMs = 0;
   let store: OAuthStore;

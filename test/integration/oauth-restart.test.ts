@@ -22,7 +22,7 @@ interface Served {
   readonly process: RunningCampus;
 }
 
-describe('a restart of the service and its database (both killed) loses no grant or token', function () {
+describe('OAuth apps: a restart of the service and its database (both killed) loses no grant or token', function () {
   this.timeout(120000);
   const dataDir = join('.data', `restart-${process.pid}`);
   let port: number;

@@ -13,7 +13,7 @@ import { clientSecretMatches } from '../../src/oauth/secrets.js';
 import { testDatabaseUri } from '../helpers/database.js';
 
 /** The oidc-provider adapter, keys, accounts and clients against the real database (FerretDB in CI). */
-describe('OAuth storage on the real database', () => {
+describe('OAuth apps: storage on the real database', () => {
   let uri: string;
   let db: Database;
   let offsetMs = 0;

@@ -47,7 +47,7 @@ interface TokenAnswer {
   refresh_token: string;
 }
 
-describe('operations through the campus command', function () {
+describe('operations: through the campus command', function () {
   this.timeout(240000);
   const opened: Database[] = [];
   let dir: string;

@@ -39,7 +39,7 @@ async function stopProcess(child: ChildProcess): Promise<void> {
   await exited;
 }
 
-describe('rate limits shared through Redis', function () {
+describe('data API: rate limits shared through Redis', function () {
   this.timeout(30000);
   let db: Database & { drop(): Promise<void> };
   let redisProcess: ChildProcess;

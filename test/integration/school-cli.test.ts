@@ -19,7 +19,7 @@ const campus = (uri: string, ...args: string[]) => runCampus({ MONGODB_URI: uri 
 const HEADER = '학생명,학번,이메일,성별,소속,호실,전공동아리';
 const GOOD = ['김새봄,2117,spring@gsm.hs.kr,여자,일반학생,318,Quokka', '이여름,2118,summer@gsm.hs.kr,남자,일반학생,,Quokka'];
 
-describe('campus import and export', function () {
+describe('school records: campus import and export', function () {
   this.timeout(120000);
   let uri: string;
   let db: Database;

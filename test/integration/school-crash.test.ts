@@ -162,7 +162,7 @@ async function interruptedBatch(db: Database, source: string, since: Date): Prom
   });
 }
 
-describe('school writes survive kill -9 (issue 28)', function () {
+describe('school records: writes survive kill -9', function () {
   this.timeout(600_000);
   let db: Database & { readonly uri: string; drop(): Promise<void> };
   let key: string;

@@ -56,7 +56,7 @@ function sourcesMatching(pattern: RegExp, dir = 'src'): string[] {
   });
 }
 
-describe('school data: change events (the outbox of the one write path)', function () {
+describe('events and webhooks: change events of school records (the outbox of the one write path)', function () {
   this.timeout(180000);
   let db: Database & { drop(): Promise<void> };
   const now = new Date('2026-03-02T09:00:00+09:00');

@@ -49,7 +49,7 @@ const row = (n: number, seat: number, extra: Partial<Record<'club' | 'room' | 's
 
 const where = (issues: readonly LocatedIssue[]) => issues.map((i) => `${i.sheet ?? ''}!${i.row ?? '-'} ${i.column ?? '-'} ${i.code}`);
 
-describe('school data: spreadsheet import and export', function () {
+describe('school records: spreadsheet import and export', function () {
   this.timeout(120000);
   let db: Database & { drop(): Promise<void> };
   const now = new Date('2026-03-02T09:00:00+09:00');

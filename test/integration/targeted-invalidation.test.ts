@@ -21,7 +21,7 @@ import { createLogger } from '../../src/logger.js';
 
 const REDIS_URL = 'redis://127.0.0.1:6379';
 
-describe('targeted invalidation of remembered keys and grants', function () {
+describe('operations: targeted invalidation of remembered keys and grants', function () {
   this.timeout(60000);
   let serving: Database & { uri: string; drop(): Promise<void> };
   let revoking: Database;

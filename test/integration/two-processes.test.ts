@@ -33,7 +33,7 @@ interface Served {
   readonly process: RunningCampus;
 }
 
-describe('two campus serve processes on one database and one Redis', function () {
+describe('operations: two campus serve processes on one database and one Redis', function () {
   this.timeout(180000);
   let db: Database;
   let redis: Redis;

@@ -11,7 +11,7 @@ import { DataVersions, VERSION_KINDS, type VersionStamp } from '../../src/data/v
  * a bump of one field can write back the old value of another; and the first upserts of a new
  * database race to create the document (CI once failed on that duplicate-key error).
  */
-describe('data versions: concurrent bumps', () => {
+describe('operations: data versions, concurrent bumps', () => {
   let db: Database & { drop(): Promise<void> };
 
   before(async function () {

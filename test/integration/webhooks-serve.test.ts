@@ -24,7 +24,7 @@ interface Created {
   state: string;
 }
 
-describe('webhooks with campus serve and the campus command', function () {
+describe('events and webhooks: webhooks with campus serve and the campus command', function () {
   this.timeout(240000);
   let db: Database & { uri: string; drop(): Promise<void> };
   const running: RunningCampus[] = [];

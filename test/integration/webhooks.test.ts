@@ -34,7 +34,7 @@ const DEV: TargetPolicy = { production: false, allowPrivate: true };
 const PRODUCTION: TargetPolicy = { production: true, allowPrivate: false };
 const OPERATOR: WebhookActor = 'OPERATOR';
 
-describe('webhooks: signed, ordered, retried delivery of the change feed', function () {
+describe('events and webhooks: signed, ordered, retried delivery of the change feed', function () {
   this.timeout(120000);
   let db: Database & { drop(): Promise<void> };
   let store: WebhookStore;

@@ -10,7 +10,7 @@ function schemaWith(sdl: string) {
   return guardRootFields(makeExecutableSchema({ typeDefs: [...loadTypeDefs(), parse(sdl)], resolvers }));
 }
 
-describe('GraphQL root-field rules (src/graphql/access.ts): declared in the schema or the schema does not build', () => {
+describe('GraphQL: root-field rules (src/graphql/access.ts), declared in the schema or the schema does not build', () => {
   it('the schema builds, and every Query and Mutation field has a rule', () => {
     const schema = buildSchema();
     const rules = rootFieldRules(schema);

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { addressKey } from '../../src/http/address.js';
 
 /** The budget key of a client address (src/http/address.ts): IPv4 as it is, IPv6 by its /64, one key per address however it is written. */
-describe('unit: addressKey', () => {
+describe('data API: the budget key of a client address (addressKey)', () => {
   it('keeps an IPv4 address as it is', () => {
     expect(addressKey('192.0.2.7')).to.equal('192.0.2.7');
     expect(addressKey('127.0.0.1')).to.equal('127.0.0.1');

@@ -5,7 +5,7 @@ import { buildProgram, COMMAND_MODULES } from '../../src/cli/index.js';
 /** The top-level command names a program holds. */
 const names = (program: Command) => program.commands.map((command) => command.name());
 
-describe('campus: each command loads only its own module (src/cli/index.ts)', () => {
+describe('operations: each campus command loads only its own module (src/cli/index.ts)', () => {
   it('every module registers the command it is listed under', async () => {
     for (const [name, load] of Object.entries(COMMAND_MODULES)) {
       const program = new Command('campus');

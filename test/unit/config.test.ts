@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { ConfigError, loadConfig } from '../../src/config/index.js';
 
-describe('config: loadConfig', () => {
+describe('operations: configuration, loadConfig', () => {
   it('runs a local start with no configuration at all', () => {
     const config = loadConfig({});
     expect(config.env).to.equal('development');

@@ -21,7 +21,7 @@ function underWay(deadlines: Deadlines): { budget: RequestBudget; addedAt: numbe
 }
 
 /** One timer for the deadlines of every data request under way (src/http/budget.ts). */
-describe('Deadlines: one timer for every request under way', () => {
+describe('data API: Deadlines, one timer for every request under way', () => {
   it('stops a request at its deadline, never before, and not one that ended before it', async () => {
     const deadlines = new Deadlines();
     const first = underWay(deadlines);

@@ -21,7 +21,7 @@ function issuesOf(school: DemoSchool): string[] {
 /** The one rule the demo breaks on purpose: a club whose recorded leader graduated reads a null leader (docs/spec.md). */
 const GRADUATE_LEADER = 'club 108 {"field":"leader","code":"NOT_ENROLLED","params":{"student":"오소율 (GRADUATE)"}}';
 
-describe('demo schools of a chosen size', () => {
+describe('school records: demo schools of a chosen size', () => {
   it('the default school passes every rule of school records but the graduate leader it shows on purpose', () => {
     expect(issuesOf(buildDemoSchool())).to.deep.equal([GRADUATE_LEADER]);
   });

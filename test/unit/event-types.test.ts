@@ -53,7 +53,7 @@ const IMPORT = {
   counts: { created: 1, updated: 0, deleted: 0 },
 };
 
-describe('unit: the event-type table and the presenter of an event', () => {
+describe('events and webhooks: the event-type table and the presenter of an event', () => {
   it('has every type the writers emit, each with one scope, a description and both hints', () => {
     expect(EVENT_TYPES).to.deep.equal([
       'student.created',

@@ -30,7 +30,7 @@ async function waitFor(condition: () => boolean, ms = 3000): Promise<void> {
   }
 }
 
-describe('logger: batched destination', () => {
+describe("operations: the logger's batched destination", () => {
   let dir: string;
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), 'campus-log-'));

@@ -6,7 +6,7 @@ import { createMailer } from '../../src/oauth/mail.js';
 import { TestMailServer } from '../helpers/smtp.js';
 
 /** The variables of self-service accounts: the sign-up domain and the mail server. */
-describe('configuration of sign-up and mail', () => {
+describe('accounts and sign-in: configuration of sign-up and mail', () => {
   const production = {
     NODE_ENV: 'production',
     MONGODB_URI: 'mongodb://db/campus',

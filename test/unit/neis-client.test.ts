@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { NeisError, exponentialBackoff, parseEnvelope } from '../../src/neis/client.js';
 
 /** NEIS's envelope, read without the network (the HTTP tests run the client against the fake). */
-describe('NEIS client: the envelope', () => {
+describe("NEIS: the client's envelope", () => {
   const page = (code: string, total: number, rows: unknown[]) => ({
     mealServiceDietInfo: [
       { head: [{ list_total_count: total }, { RESULT: { CODE: code, MESSAGE: '정상 처리되었습니다.' } }] },

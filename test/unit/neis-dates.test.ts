@@ -7,7 +7,7 @@ import { BadRequestError } from '../../src/errors/index.js';
 import { resolveDateRange } from '../../src/graphql/dates.js';
 import { staleReason } from '../../src/neis/scheduler.js';
 
-describe('NEIS dates: calendar arithmetic', () => {
+describe('NEIS: dates, calendar arithmetic', () => {
   it('computes today in Asia/Seoul, also around midnight UTC', () => {
     expect(todayIn('Asia/Seoul', new Date('2026-03-15T14:59:59Z'))).to.equal('2026-03-15');
     expect(todayIn('Asia/Seoul', new Date('2026-03-15T15:00:00Z'))).to.equal('2026-03-16');
@@ -46,7 +46,7 @@ describe('NEIS dates: calendar arithmetic', () => {
   });
 });
 
-describe('NEIS dates: the date parameters of docs/decisions.md', () => {
+describe('NEIS: dates, the date parameters of docs/decisions.md', () => {
   const today = '2026-03-16';
   const refusal = (args: Parameters<typeof resolveDateRange>[0]) => {
     try {
@@ -84,7 +84,7 @@ describe('NEIS dates: the date parameters of docs/decisions.md', () => {
   });
 });
 
-describe('NEIS dates: segments of live generations', () => {
+describe('NEIS: dates, segments of live generations', () => {
   const seg = (from: string, to: string, generation: string) => ({ from, to, generation });
 
   it('replaces the middle of a segment, retiring only the covered part', () => {
@@ -122,7 +122,7 @@ describe('NEIS dates: segments of live generations', () => {
   });
 });
 
-describe('NEIS dates: when the start-up sync runs', () => {
+describe('NEIS: dates, when the start-up sync runs', () => {
   const now = new Date('2026-03-16T03:00:00Z');
   const state = (overrides: Partial<NeisStateDoc> = {}): NeisStateDoc => ({
     _id: 'neis',
@@ -154,7 +154,7 @@ describe('NEIS dates: when the start-up sync runs', () => {
   });
 });
 
-describe('NEIS dates: the window of campus neis sync', () => {
+describe('NEIS: dates, the window of campus neis sync', () => {
   it('defaults to the academic year and takes --from with --to', () => {
     expect(syncWindow({}, '2027-01-15')).to.deep.equal({ from: '2026-03-01', to: '2027-02-28' });
     expect(syncWindow({ from: '2026-03-01', to: '2026-03-31' }, '2027-01-15')).to.deep.equal({ from: '2026-03-01', to: '2026-03-31' });

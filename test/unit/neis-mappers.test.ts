@@ -37,7 +37,7 @@ function mealRow(overrides: NeisRow = {}): NeisRow {
   };
 }
 
-describe('NEIS mappers: dishes and allergy codes', () => {
+describe('NEIS: mappers, dishes and allergy codes', () => {
   it('reads the parenthesised form with a trailing dot: 돈까스 (1.2.5.6.)', () => {
     expect(cleanDish('돈까스 (1.2.5.6.)')).to.deep.equal({ name: '돈까스', codes: ['1', '2', '5', '6'] });
   });
@@ -91,7 +91,7 @@ describe('NEIS mappers: dishes and allergy codes', () => {
   });
 });
 
-describe('NEIS mappers: meal fields', () => {
+describe('NEIS: mappers, meal fields', () => {
   it('maps a row to exactly the fields of the spec', () => {
     const meal = toMeal(mealRow());
     expect(meal).to.deep.equal({
@@ -178,7 +178,7 @@ function scheduleRow(overrides: NeisRow = {}): NeisRow {
   };
 }
 
-describe('NEIS mappers: schedules', () => {
+describe('NEIS: mappers, schedules', () => {
   it('maps a row to the schedule record of docs/decisions.md', () => {
     const { records } = mapSchedules([scheduleRow({ EVENT_CNTNT: '강당 10:00' })]);
     const [record] = records;
@@ -251,7 +251,7 @@ describe('NEIS mappers: schedules', () => {
   });
 });
 
-describe('NEIS mappers: timetables', () => {
+describe('NEIS: mappers, timetables', () => {
   const row = (overrides: NeisRow = {}): NeisRow => ({
     ...SCHOOL,
     AY: '2026',

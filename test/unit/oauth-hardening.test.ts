@@ -3,7 +3,7 @@ import { sessionTtl } from '../../src/oauth/provider.js';
 import { loginDelayMs } from '../../src/oauth/throttle.js';
 
 /** The numbers of issue 8's login delay and session lifetimes, as pure functions. */
-describe('login delay and session lifetime', () => {
+describe('accounts and sign-in: login delay and session lifetime', () => {
   it('the account-wide delay: free attempts, then doubling from the first delay up to the cap', () => {
     const delay = { firstMs: 500, maxMs: 10000 };
     const delays = Array.from({ length: 12 }, (_, earlier) => loginDelayMs(earlier, 5, delay));

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { ConfigError, loadConfig } from '../../src/config/index.js';
 
 /** The scheduled backup's variables (README "Configuration"). */
-describe('config: BACKUP_DIR, BACKUP_TIME, BACKUP_KEEP', () => {
+describe('operations: configuration of BACKUP_DIR, BACKUP_TIME, BACKUP_KEEP', () => {
   function problems(env: Record<string, string>): string[] {
     try {
       loadConfig(env);

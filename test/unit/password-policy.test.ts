@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { PASSWORD_LENGTH, passwordProblem } from '../../src/oauth/password-policy.js';
 
 /** The password rules of sign-up, reset and change (src/oauth/password-policy.ts), one source for all three. */
-describe('password rules', () => {
+describe('accounts and sign-in: password rules', () => {
   const email = 'minjun@gsm.hs.kr';
 
   it(`length: ${PASSWORD_LENGTH.min} to ${PASSWORD_LENGTH.max} characters, counted as characters (Korean included)`, async () => {

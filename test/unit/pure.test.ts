@@ -13,7 +13,7 @@ import { boolParam, dateParam, enumParam, intParam, parseQuery, textParam } from
 import { ResponseCache, etagOf, matchesIfNoneMatch } from '../../src/rest/response-cache.js';
 import { BadRequestError } from '../../src/errors/index.js';
 
-describe('unit: student record rule', () => {
+describe('school records: the student record rule', () => {
   const base = {
     _id: 7,
     name: 'Kim',
@@ -49,7 +49,7 @@ describe('unit: student record rule', () => {
   }
 });
 
-describe('unit: enrolment rules and sorts', () => {
+describe('school records: enrolment rules and sorts', () => {
   const cases: [boolean, boolean, boolean, string[]][] = [
     [false, false, false, ['GRADUATE', 'WITHDRAWN']],
     [false, true, false, ['WITHDRAWN']],
@@ -165,7 +165,7 @@ describe('unit: enrolment rules and sorts', () => {
   });
 });
 
-describe('unit: strict query parsing', () => {
+describe('data API: strict query parsing', () => {
   const schema = z.object({
     n: intParam({ min: 1, max: 3 }).optional(),
     b: boolParam().optional(),
@@ -212,7 +212,7 @@ describe('unit: strict query parsing', () => {
   });
 });
 
-describe('unit: conditional requests and the answer cache', () => {
+describe('data API: conditional requests and the answer cache', () => {
   const body = Buffer.from('{"status":"OK"}');
   const etag = etagOf(body);
 
@@ -241,7 +241,7 @@ describe('unit: conditional requests and the answer cache', () => {
   });
 });
 
-describe('unit: GraphQL cost and depth', () => {
+describe('GraphQL: cost and depth', () => {
   const schema = makeExecutableSchema({ typeDefs: loadTypeDefs() });
   /** Measures a document with already-coerced variables (the plugin coerces them first). */
   const measure = (query: string, variables: Record<string, unknown> = {}) => {

@@ -10,7 +10,7 @@ import { intParam } from '../../src/rest/params.js';
  * README.md's parameter tables are generated from the endpoint table (`npm run docs`,
  * scripts/readme-tables.ts): this fails as soon as README.md and the rows disagree.
  */
-describe('unit: README parameter tables', () => {
+describe('data API: README parameter tables', () => {
   const readme = readFileSync('README.md', 'utf8');
   const document = buildOpenApiDocument();
 

@@ -3,7 +3,7 @@ import { ConfigError, loadConfig } from '../../src/config/index.js';
 import { DEFAULT_SCOPE_POLICY, splitByPolicy } from '../../src/config/scope-policy.js';
 
 /** KEY_SCOPE_POLICY (issue 22): the table by role, overridden role by role; every mistake named. */
-describe('the key scope policy (KEY_SCOPE_POLICY)', () => {
+describe('API keys: the scope policy (KEY_SCOPE_POLICY)', () => {
   const problems = (value: string): string[] => {
     try {
       loadConfig({ KEY_SCOPE_POLICY: value });

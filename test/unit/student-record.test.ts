@@ -25,7 +25,7 @@ function keysOf(value: Record<string, unknown>, prefix = ''): string[] {
   ]);
 }
 
-describe('the one Student record builder (src/data/school/student-record.ts)', () => {
+describe('school records: the one Student record builder (src/data/school/student-record.ts)', () => {
   it('builds exactly the fields, in the order, of the selection GET /v1/students runs', () => {
     const operation = parse(STUDENTS_OPERATION).definitions[0];
     const list = operation?.kind === Kind.OPERATION_DEFINITION ? operation.selectionSet.selections[0] : undefined;
