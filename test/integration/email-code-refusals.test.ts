@@ -21,7 +21,7 @@ import { CODE_LIMITS, CodeBudgetSpent, EmailCodes, WRONG_CHECKS_PER_CODE } from 
 const REDIS_URL = 'redis://127.0.0.1:6379';
 const KEYS = ['k'.repeat(32)];
 
-describe('refused code checks read and write nothing; a code written elsewhere is found at once', function () {
+describe('accounts and sign-in: refused code checks read and write nothing; a code written elsewhere is found at once', function () {
   this.timeout(60000);
   let serving: Database & { uri: string; drop(): Promise<void> };
   let issuing: Database;

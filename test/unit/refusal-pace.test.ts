@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { RefusalPace } from '../../src/http/refusal-pace.js';
 
 /** How fast one client address is refused (src/http/refusal-pace.ts), on a clock the test moves. */
-describe('unit: RefusalPace', () => {
+describe('accounts and sign-in: refusals paced per address (RefusalPace)', () => {
   let now = 0;
   const pace = () => new RefusalPace({ perSecond: 500, pauseMs: 100 }, () => now);
   const delays = (p: RefusalPace, address: string, count: number) => Array.from({ length: count }, () => p.delayFor(address));
