@@ -61,18 +61,3 @@ export const scopePolicySpec = z
     }
     return { ...DEFAULT_SCOPE_POLICY, ...result.data };
   });
-
-/** How a role's request for `scopes` splits: granted now, pending approval, and not allowed at all. */
-export function splitByPolicy(
-  policy: ScopePolicy,
-  role: PolicyRole,
-  scopes: readonly string[],
-): { granted: PolicyScope[]; pending: PolicyScope[]; refused: string[] } {
-  const rule = policy[role];
-  const unique = [...new Set(scopes)];
-  return {
-    granted: rule.granted.filter((s) => unique.includes(s)),
-    pending: rule.approval.filter((s) => unique.includes(s)),
-    refused: unique.filter((s) => !(rule.granted as readonly string[]).includes(s) && !(rule.approval as readonly string[]).includes(s)),
-  };
-}

@@ -1,8 +1,9 @@
 import { expect } from 'chai';
 import { ConfigError, loadConfig } from '../../src/config/index.js';
-import { DEFAULT_SCOPE_POLICY, splitByPolicy } from '../../src/config/scope-policy.js';
+import { splitKeyRequest } from '../../src/auth/policy.js';
+import { DEFAULT_SCOPE_POLICY } from '../../src/config/scope-policy.js';
 
-/** KEY_SCOPE_POLICY (issue 22): the table by role, overridden role by role; every mistake named. */
+/** KEY_SCOPE_POLICY: the table by role, overridden role by role; every mistake named. */
 describe('API keys: the scope policy (KEY_SCOPE_POLICY)', () => {
   const problems = (value: string): string[] => {
     try {
@@ -30,13 +31,20 @@ describe('API keys: the scope policy (KEY_SCOPE_POLICY)', () => {
     );
   });
 
-  it('splits a request: granted, pending, and not allowed for the role', () => {
-    expect(splitByPolicy(DEFAULT_SCOPE_POLICY, 'USER', ['STUDENT_READ', 'CLUB_READ', 'CLUB_READ'])).to.deep.equal({
+  it("splits a request by the owner's standing (src/auth/policy.ts): granted, pending, and not allowed for the role", () => {
+    const settings = loadConfig({}).policy;
+    const user = { id: 1, role: 'USER', disabled: false, secondFactor: false } as const;
+    expect(splitKeyRequest(user, ['STUDENT_READ', 'CLUB_READ', 'CLUB_READ'], settings)).to.deep.equal({
       granted: ['CLUB_READ'],
       pending: ['STUDENT_READ'],
       refused: [],
     });
-    const strict = { ...DEFAULT_SCOPE_POLICY, USER: { granted: ['NEIS_READ'], approval: [] } } as const;
-    expect(splitByPolicy(strict, 'USER', ['STUDENT_READ', 'NEIS_READ']).refused).to.deep.equal(['STUDENT_READ']);
+    const strict = { ...settings, scopePolicy: { ...DEFAULT_SCOPE_POLICY, USER: { granted: ['NEIS_READ'], approval: [] } } } as const;
+    expect(splitKeyRequest(user, ['STUDENT_READ', 'NEIS_READ'], strict).refused).to.deep.equal(['STUDENT_READ']);
+    // A staff role whose second factor is required and missing is judged by USER's row.
+    const production = { ...settings, staffSecondFactor: 'required' } as const;
+    const admin = { id: 2, role: 'ADMIN', disabled: false, secondFactor: false } as const;
+    expect(splitKeyRequest(admin, ['STUDENT_READ'], production).pending).to.deep.equal(['STUDENT_READ']);
+    expect(splitKeyRequest({ ...admin, secondFactor: true }, ['STUDENT_READ'], production).granted).to.deep.equal(['STUDENT_READ']);
   });
 });
