@@ -118,11 +118,11 @@ function page(s: Session): string {
   const message = s.message ? `<p class="message" role="alert">${escape(s.message)}</p>` : '';
   delete s.message;
   const body = s.user
-    ? `<h2>안녕하세요, <span class="name">${escape(s.user.student?.name ?? s.user.email)}</span>님 <span lang="en">(Hello)</span></h2>
+    ? `<h2>안녕하세요, <span class="name">${escape(s.user.student?.name ?? s.user.teacher?.name ?? s.user.email ?? s.user.sub)}</span>님 <span lang="en">(Hello)</span></h2>
 <dl>
-<dt>이름 <span lang="en">(Name)</span></dt><dd class="name">${escape(s.user.student?.name ?? '—')}</dd>
-<dt>이메일 <span lang="en">(Email)</span></dt><dd class="email">${escape(s.user.email)}</dd>
-<dt>학번 <span lang="en">(Student number)</span></dt><dd>${escape(String(s.user.student?.['studentNumber'] ?? '—'))}</dd>
+<dt>이름 <span lang="en">(Name)</span></dt><dd class="name">${escape(s.user.student?.name ?? s.user.teacher?.name ?? '—')}</dd>
+<dt>이메일 <span lang="en">(Email)</span></dt><dd class="email">${escape(s.user.email ?? '—')}</dd>
+<dt>학번 <span lang="en">(Student number)</span></dt><dd>${escape(String(s.user.student?.studentNumber ?? '—'))}</dd>
 <dt>토큰 만료 <span lang="en">(Token expires)</span></dt><dd>${escape(new Date(Date.now() + (s.tokens?.expiresIn() ?? 0) * 1000).toLocaleTimeString('ko-KR'))}</dd>
 </dl>
 ${s.refreshedAt ? `<p class="refreshed">토큰을 새로 받았습니다 <span lang="en">(Tokens refreshed)</span>: ${escape(s.refreshedAt.toLocaleTimeString('ko-KR'))}</p>` : ''}

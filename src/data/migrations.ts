@@ -13,7 +13,8 @@ const MIGRATION_ACTOR: AccessActor = { kind: 'MIGRATION' };
  * Schema migrations. The database records the version it is at (`meta` document `schema`); each
  * start-up (and each `campus` command that writes) brings it to the version of this code under a
  * lock, so that when several instances start at once one migrates and the others wait. Every
- * migration is idempotent: one interrupted half-way is simply run again.
+ * migration is idempotent: one interrupted half-way is simply run again. A brand-new database
+ * (nothing written yet) skips the history: it is created at the current version in one step.
  */
 export interface Migration {
   readonly version: number;
@@ -221,8 +222,8 @@ export async function schemaStatus(db: Database): Promise<SchemaStatus> {
 
 /**
  * Brings the database to SCHEMA_VERSION. Returns the migrations this call applied (none when
- * the database was current or another instance migrated it meanwhile). Refuses a database newer
- * than the code.
+ * the database was current or another instance migrated it meanwhile; for a brand-new database,
+ * the one record of its creation at SCHEMA_VERSION). Refuses a database newer than the code.
  */
 export async function migrate(db: Database, options: MigrateOptions = {}): Promise<MigrationRecord[]> {
   const progress = options.progress ?? (() => {});
@@ -247,6 +248,7 @@ export async function migrate(db: Database, options: MigrateOptions = {}): Promi
 async function applyPending(db: Database, owner: string, lockTtlMs: number, progress: (line: string) => void): Promise<MigrationRecord[]> {
   // Read again under the lock: the previous holder may have finished just before we took it.
   const from = checkVersion((await schemaDoc(db))?.version ?? 0);
+  if (from === 0 && (await isBrandNew(db))) return [await createAtCurrentSchema(db, owner, progress)];
   const applied: MigrationRecord[] = [];
   const heartbeat = setInterval(
     () => {
@@ -268,6 +270,45 @@ async function applyPending(db: Database, owner: string, lockTtlMs: number, prog
     clearInterval(heartbeat);
   }
   return applied;
+}
+
+/** What the history records for a database created at the current schema (createAtCurrentSchema). */
+export const NEW_DATABASE = 'a new database, created at this schema (the indexes of every collection)';
+
+/**
+ * A database nothing was written to yet: no schema document (the caller saw version 0) and no
+ * document in any collection but the migration lock this instance holds. Collections without
+ * documents do not count: FerretDB and `ensureIndexes` make them before anything is written.
+ */
+async function isBrandNew(db: Database): Promise<boolean> {
+  for (const { name } of await db.client.db().listCollections({}, { nameOnly: true }).toArray()) {
+    if (name.startsWith('system.')) continue;
+    const filter = name === 'meta' ? { _id: { $ne: LOCK_ID } } : {};
+    if (
+      await db.client
+        .db()
+        .collection(name)
+        .findOne(filter as never, { projection: { _id: 1 } })
+    )
+      return false;
+  }
+  return true;
+}
+
+/**
+ * A brand-new database needs none of the migrations' history, only what they leave behind for an
+ * empty one: the indexes (migration 1; every later one rewrites stored data, of which there is
+ * none). It is created at SCHEMA_VERSION in one step, recorded as one history entry. A later
+ * migration that an empty database needs too must add its work here.
+ */
+async function createAtCurrentSchema(db: Database, owner: string, progress: (line: string) => void): Promise<MigrationRecord> {
+  await db.ensureIndexes();
+  const record: MigrationRecord = { version: SCHEMA_VERSION, name: NEW_DATABASE, appliedAt: new Date(), by: owner };
+  await meta(db).updateOne({ _id: SCHEMA_ID } as never, { $set: { version: SCHEMA_VERSION }, $push: { history: record } } as never, {
+    upsert: true,
+  });
+  progress(`created the database at schema ${SCHEMA_VERSION}`);
+  return record;
 }
 
 function checkVersion(version: number): number {

@@ -6,6 +6,8 @@
  * the same way everywhere and releases exactly what the consent page listed.
  */
 
+import { AccountRole, ClubType, ProjectStatus } from '../data/__generated__/enums.js';
+
 /** A field of the userinfo answer, in words. */
 export interface FieldWords {
   /** The key in the userinfo answer (or in the record under it). */
@@ -18,7 +20,7 @@ export interface FieldWords {
 export interface LoginScope {
   readonly name: string;
   /** The top-level userinfo keys it releases (`sub` is always there). */
-  readonly fields: readonly string[];
+  readonly fields: readonly UserinfoKey[];
   readonly title: { readonly ko: string; readonly en: string };
   /** What the consent page lists: every field the app receives, nested records' fields included. */
   readonly shown: readonly FieldWords[];
@@ -77,6 +79,62 @@ const labelled = (record: string, prefix: { ko: string; en: string }, fields: re
 
 /** Every answer carries the account's identifier, whatever the scopes. */
 export const SUB_FIELD: FieldWords = { key: 'sub', ko: '계정 식별자 (sub)', en: 'account identifier (sub)' };
+
+/** A JSON Schema (2020-12) of a value of the userinfo answer. */
+export type JsonSchema = { readonly [keyword: string]: unknown };
+
+/**
+ * Where a schema below stands for the student record GET /v1/students shows: the generated client
+ * types it as that endpoint's record, and the tests put the OpenAPI document's schema of it there.
+ */
+export const STUDENT_RECORD_REF = '#/$defs/Student';
+
+const nullable = (schema: JsonSchema): JsonSchema => ({ anyOf: [schema, { type: 'null' }] });
+/** An object with exactly these fields, every one always there (null when it has no value). */
+const record = (properties: Record<string, JsonSchema>): JsonSchema => ({
+  type: 'object',
+  properties,
+  required: Object.keys(properties),
+  additionalProperties: false,
+});
+const INTEGER = { type: 'integer' };
+const TEXT = { type: 'string' };
+
+/**
+ * Every top-level key of the userinfo answer, in the answer's order (src/oauth/userinfo.ts builds
+ * it), with the JSON Schema of its value. A scope's `fields` name only these keys. The TypeScript
+ * client's `Userinfo` type is generated from this table and the scopes' fields
+ * (scripts/client-types.ts: `npm run codegen`; `npm run codegen:check` fails when it is stale),
+ * and test/http/login-scopes.test.ts checks real answers against it.
+ */
+export const USERINFO_FIELDS = {
+  sub: { ...TEXT, description: 'The account identifier (the ID token names the same `sub`); always there.' },
+  id: { ...INTEGER, description: 'The account number.' },
+  email: { ...TEXT, description: "The account's email." },
+  role: { enum: Object.values(AccountRole), description: "The account's role: TEACHER for an approved teacher." },
+  isStudent: { type: 'boolean', description: "Whether a student record has the account's email." },
+  student: {
+    ...nullable({ $ref: STUDENT_RECORD_REF }),
+    description: "The student record with the account's email, as GET /v1/students shows it; null for anyone else.",
+  },
+  teacher: {
+    ...nullable(record({ name: nullable(TEXT), department: nullable(TEXT) })),
+    description: "A teacher's record (name, department); null for anyone else.",
+  },
+  clubs: {
+    type: 'array',
+    items: record({ id: INTEGER, name: TEXT, type: { enum: Object.values(ClubType) } }),
+    description: "The person's clubs (their major and autonomous club).",
+  },
+  projects: {
+    type: 'array',
+    items: record({ id: INTEGER, name: TEXT, status: { enum: Object.values(ProjectStatus) } }),
+    description: 'The projects the person takes part in.',
+  },
+} satisfies Record<string, JsonSchema>;
+
+/** A top-level key of the userinfo answer. */
+export type UserinfoKey = keyof typeof USERINFO_FIELDS;
 
 const STUDENT_RECORD = { ko: '학생 기록:', en: 'student record:' };
 const TEACHER_RECORD = { ko: '교사 기록:', en: 'teacher record:' };

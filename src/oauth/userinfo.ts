@@ -6,27 +6,29 @@ import { OAuthError, renderOAuthError } from '../http/errors.js';
 import type { AppContext, AppMiddleware } from '../http/context.js';
 import { AccessTokenRejected, type AccessTokenVerifier } from './access-token.js';
 import { OAUTH_PATHS, RESOURCE_SCOPES } from './constants.js';
-import { releasedFields } from './login-scopes.js';
-import { clubSummary } from '../data/school/shapes.js';
+import { releasedFields, type UserinfoKey } from './login-scopes.js';
+import { clubSummary, type ClubSummary } from '../data/school/shapes.js';
 import { studentRecord } from '../data/school/student-record.js';
+import type { AccountRole, ProjectStatus } from '../data/__generated__/enums.js';
 
 /**
- * The whole userinfo answer of docs/decisions.md and issue 22; a token sees only the fields its
- * scopes release (src/oauth/login-scopes.ts), the others are absent.
+ * The whole userinfo answer of docs/decisions.md; a token sees only the fields its scopes release
+ * (src/oauth/login-scopes.ts), the others are absent. Its keys are those of the table's
+ * USERINFO_FIELDS (userinfoOf checks both), whose JSON Schemas the client's type comes from.
  */
 export interface UserinfoResponse {
   sub: string;
   id: number;
   email: string;
-  role: string;
+  role: AccountRole;
   isStudent: boolean;
-  student: Record<string, unknown> | null;
+  student: ReturnType<typeof studentRecord> | null;
   /** A teacher's record (name, department); null for anyone else. */
   teacher: { name: string | null; department: string | null } | null;
   /** The person's clubs (their major and autonomous club), as summaries. */
-  clubs: Record<string, unknown>[];
+  clubs: ClubSummary[];
   /** The projects the person takes part in, as summaries. */
-  projects: Record<string, unknown>[];
+  projects: { id: number; name: string; status: ProjectStatus }[];
 }
 
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
@@ -102,6 +104,7 @@ type ShownAccount = Pick<AccountDoc, '_id' | 'email' | 'role' | 'name' | 'depart
  */
 export function userinfoOf(account: ShownAccount, school: SchoolSnapshot): UserinfoResponse {
   const student = school.studentByEmail(account.email) ?? null;
+  // Exactly the table's keys (a key added there must be built here), and exactly the interface's.
   return {
     sub: String(account._id),
     id: account._id,
@@ -121,7 +124,7 @@ export function userinfoOf(account: ShownAccount, school: SchoolSnapshot): Useri
           .filter((p) => (p.participantIds ?? []).includes(student._id))
           .map((p) => ({ id: p._id, name: p.name, status: p.status ?? 'ACTIVE' }))
       : [],
-  };
+  } satisfies Record<UserinfoKey, unknown>;
 }
 
 /** 401 `invalid_token`, also in WWW-Authenticate (RFC 6750 section 3). */

@@ -2,13 +2,15 @@ import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
 import { ENDPOINTS } from '../../src/rest/endpoints.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { VIEWPORTS, launchChromium, screenshot } from '../helpers/browser.js';
+import { VIEWPORTS, launchChromium, screenshot, wcagViolations } from '../helpers/browser.js';
 
 /**
  * The API reference page (GET /docs) in headless Chromium, at phone and desktop widths: Swagger
  * UI, served from our own origin (swagger-ui-dist out of node_modules), renders every operation
  * of the endpoint table from /v1/openapi.json under a Content-Security-Policy that allows no
- * inline code; nothing is fetched from anywhere else.
+ * inline code; nothing is fetched from anywhere else. Like every page of ours
+ * (test/browser/pages.test.ts), it meets WCAG 2.2 AA as axe-core checks it, in each state a
+ * reader brings it to (src/http/docs.ts says what it takes).
  */
 describe('data API: the reference page (/docs) in a browser', function () {
   this.timeout(60000);
@@ -75,6 +77,55 @@ describe('data API: the reference page (/docs) in a browser', function () {
       }
     });
   }
+
+  for (const [name, viewport] of Object.entries(VIEWPORTS)) {
+    it(`meets WCAG 2.2 AA (axe-core) at ${name} width: as loaded, an operation opened, tried and answered, the Authorize dialog`, async () => {
+      const { page, context, consoleErrors } = await openDocs(viewport);
+      try {
+        expect(await wcagViolations(page), 'as loaded').to.deep.equal([]);
+        await screenshot(page, `docs-axe-${name}`);
+        // An operation's path is no link inside its button; deep linking still names it in the address.
+        expect(await page.locator('.opblock-summary-control a[href]').count(), 'links inside the buttons').to.equal(0);
+        await page.click('.opblock-summary-path[data-path="/v1/students"]');
+        await page.waitForSelector('.parameters-container tr[data-param-name="sortBy"]');
+        expect(new URL(page.url()).hash).to.equal('#/students/getStudents');
+        await page.click('button.try-out__btn');
+        await page.click('button.execute');
+        await page.waitForSelector('.live-responses-table tr.response .response-col_status');
+        // Without a key: the 401 envelope, shown with its headers.
+        expect((await page.textContent('.live-responses-table tr.response .response-col_status'))?.trim()).to.equal('401');
+        expect(await page.getAttribute('tr[data-param-name="sortBy"] select', 'aria-label')).to.equal('sortBy');
+        expect(await wcagViolations(page), 'an operation tried').to.deep.equal([]);
+        await screenshot(page, `docs-axe-tried-${name}`);
+
+        await page.click('.auth-wrapper button.authorize');
+        await page.waitForSelector('.modal-ux input');
+        expect(await wcagViolations(page), 'the Authorize dialog').to.deep.equal([]);
+        await page.fill('.modal-ux input', '00000000-0000-4000-8000-000000000000');
+        await page.click('.modal-ux .auth-btn-wrapper button.authorize');
+        await page.waitForSelector('.modal-ux .auth-btn-wrapper button:has-text("Logout")');
+        expect(await wcagViolations(page), 'the Authorize dialog, authorized').to.deep.equal([]);
+        await screenshot(page, `docs-axe-authorized-${name}`);
+        // The browser reports the request tried without a key, and nothing else.
+        expect(consoleErrors).to.deep.equal(['Failed to load resource: the server responded with a status of 401 (Unauthorized)']);
+      } finally {
+        await context.close();
+      }
+    });
+  }
+
+  it('an address naming an operation opens it (deep linking, without links in the operation buttons)', async () => {
+    const context = await browser.newContext({ viewport: VIEWPORTS.desktop });
+    const page = await context.newPage();
+    try {
+      await page.goto(`${t.url}/docs#/clubs/getClubs`);
+      await page.waitForSelector('#operations-clubs-getClubs .parameters-container');
+      expect(await page.getAttribute('#operations-clubs-getClubs .opblock-summary-control', 'aria-expanded')).to.equal('true');
+      expect(await page.getAttribute('#operations-students-getStudents .opblock-summary-control', 'aria-expanded')).to.equal('false');
+    } finally {
+      await context.close();
+    }
+  });
 
   it('opens an operation: its parameters (with enum values) and responses come from the document', async () => {
     const { page, context, consoleErrors } = await openDocs(VIEWPORTS.desktop);

@@ -8,7 +8,7 @@ import { ClientService } from '../../src/oauth/clients.js';
 import { WebhookStore } from '../../src/data/webhooks.js';
 import { CookieSealer } from '../../src/surfaces/web/seal.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { launchChromium, screenshot, signIn, VIEWPORTS } from '../helpers/browser.js';
+import { launchChromium, screenshot, signIn, VIEWPORTS, wcagViolations } from '../helpers/browser.js';
 import { authorize, createAccount, signInToConsole } from '../helpers/oauth.js';
 
 /** What the label check reads of a form control in the page. */
@@ -217,6 +217,7 @@ describe('pages: every page, its shell, labels, phone width, both languages', fu
     expect(Number(await page.evaluate('document.documentElement.scrollWidth')), `${path}: page width`).to.be.at.most(viewport.width);
     if (viewport.width <= VIEWPORTS.phone.width)
       expect(await pastTheEdge(page, viewport.width), `${path}: past the right edge`).to.deep.equal([]);
+    expect(await wcagViolations(page), `${path}: axe-core, WCAG 2.2 AA`).to.deep.equal([]);
     await screenshot(page, name);
   }
 

@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import axe from 'axe-core';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 
 /** Debian's Chromium, headless, without the background traffic this machine's network refuses. */
@@ -46,4 +47,26 @@ export async function screenshot(page: Page, name: string, locator?: Locator): P
   mkdirSync(dir, { recursive: true });
   const path = join(dir, `${name}.png`);
   await (locator ? locator.screenshot({ path }) : page.screenshot({ path, fullPage: true }));
+}
+
+/**
+ * axe-core's rules for WCAG 2.2 level AA: every level A and AA success criterion of WCAG 2.0, 2.1
+ * and 2.2 (2.1's level A holds 2.5.3 Label in Name: a control's name contains its visible label).
+ */
+const WCAG_22_AA = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'];
+
+/**
+ * What axe-core finds against WCAG 2.2 AA on the page as it is shown now: one line per rule
+ * broken, with the elements breaking it (axe's selectors), e.g. `color-contrast (Elements must
+ * meet minimum color contrast ratio thresholds): .opblock-summary-method`. Empty when it passes.
+ */
+export async function wcagViolations(page: Page): Promise<string[]> {
+  // Evaluated over the DevTools protocol, which the page's Content-Security-Policy does not govern
+  // (the pages allow no inline script, so a <script> holding axe would be refused).
+  await page.evaluate(axe.source);
+  return page.evaluate(async (tags) => {
+    const { axe: inPage } = globalThis as unknown as { axe: typeof axe };
+    const results = await inPage.run({ runOnly: { type: 'tag', values: tags }, resultTypes: ['violations'] });
+    return results.violations.map((rule) => `${rule.id} (${rule.help}): ${rule.nodes.map((node) => node.target.join(' ')).join(', ')}`);
+  }, WCAG_22_AA);
 }

@@ -1,7 +1,12 @@
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
 import { expect } from 'chai';
+import type { UserinfoFields } from '../../clients/typescript/src/index.js';
 import { AccountStore } from '../../src/data/accounts.js';
 import { hashPassword } from '../../src/oauth/secrets.js';
-import { LOGIN_SCOPES, OAUTH_SCOPES } from '../../src/oauth/login-scopes.js';
+import { LOGIN_SCOPES, OAUTH_SCOPES, STUDENT_RECORD_REF, USERINFO_FIELDS, type UserinfoKey } from '../../src/oauth/login-scopes.js';
+import type { UserinfoResponse } from '../../src/oauth/userinfo.js';
+import { buildOpenApiDocument } from '../../src/rest/openapi.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { buildClub, buildProject, buildStudent, insertSchool } from '../helpers/factories.js';
 import { authorize, createAccount, createClient, postJson, REDIRECT_URI } from '../helpers/oauth.js';
@@ -44,9 +49,44 @@ function fieldKeys(answer: Record<string, unknown>): string[] {
   return keys;
 }
 
+// ajv-formats is CommonJS whose default export is the plugin; under NodeNext it arrives wrapped.
+const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
+
+/** The value at a path of keys in a JSON document; throws when there is none. */
+function at(value: unknown, path: readonly string[]): object {
+  let node = value;
+  for (const key of path) node = typeof node === 'object' && node !== null ? (node as Record<string, unknown>)[key] : undefined;
+  if (typeof node !== 'object' || node === null) throw new Error(`nothing at ${path.join('/')}`);
+  return node;
+}
+
+/**
+ * The userinfo answer as the table's JSON Schemas describe it (what the client's type is generated
+ * from), with the student record's schema from the OpenAPI document, where GET /v1/students has it.
+ */
+function userinfoValidator(): ValidateFunction {
+  const students = ['paths', '/v1/students', 'get', 'responses', '200', 'content', 'application/json', 'schema'];
+  const student = at(buildOpenApiDocument(), [...students, 'properties', 'data', 'properties', 'students', 'items']);
+  expect(STUDENT_RECORD_REF).to.equal('#/$defs/Student');
+  const schema = {
+    type: 'object',
+    properties: USERINFO_FIELDS,
+    required: ['sub'],
+    additionalProperties: false,
+    $defs: { Student: student },
+  };
+  return addFormats(new Ajv2020({ strict: true, allErrors: true })).compile(schema);
+}
+
+// The generated client type follows the table: the same keys, and the server's answer fits it (`npm
+// run typecheck` fails when clients/typescript/src/__generated__/userinfo.ts is stale).
+const sameKeys: [keyof UserinfoFields] extends [UserinfoKey] ? ([UserinfoKey] extends [keyof UserinfoFields] ? true : false) : false = true;
+const answerFitsClient: UserinfoResponse extends UserinfoFields ? true : false = true;
+
 describe('OAuth apps: login scopes, userinfo releases exactly what the consent page lists', () => {
   let t: TestApp;
   let client: { id: string; secret: string };
+  const matchesTable = userinfoValidator();
 
   before(async () => {
     t = await buildTestApp('login_scopes');
@@ -113,6 +153,7 @@ describe('OAuth apps: login scopes, userinfo releases exactly what the consent p
         const { status, body } = await userinfo(tokens.access_token);
         expect(status).to.equal(200);
         expect(Object.keys(body)).to.deep.equal(expectedKeys(scopes));
+        expect(matchesTable(body) ? [] : matchesTable.errors).to.deep.equal([]);
         for (const key of fieldKeys(body)) {
           expect(consent, `consent names ${key}`).to.include(key.endsWith('.') ? `data-field="${key}` : `data-field="${key}"`);
         }
@@ -136,13 +177,21 @@ describe('OAuth apps: login scopes, userinfo releases exactly what the consent p
     expect(body['teacher']).to.equal(null);
     expect((body['student'] as Record<string, unknown>)['dormitoryRoom']).to.equal(301);
 
+    expect(matchesTable(body) ? [] : matchesTable.errors).to.deep.equal([]);
+
     for (const scope of ['student:read', 'self:read']) {
       const teacher = await userinfo((await login(TEACHER, scope)).tokens.access_token);
       expect(teacher.body['teacher'], scope).to.deep.equal({ name: '김선생', department: '소프트웨어과' });
       expect(teacher.body['student'], scope).to.equal(null);
+      expect(matchesTable(teacher.body) ? [] : matchesTable.errors, scope).to.deep.equal([]);
     }
     const account = await userinfo((await login(TEACHER, 'account:read')).tokens.access_token);
     expect(account.body).to.include({ role: 'TEACHER', isStudent: false, email: TEACHER.email });
+    expect(matchesTable(account.body) ? [] : matchesTable.errors).to.deep.equal([]);
+  });
+
+  it("the client's generated Userinfo type has the table's keys, and the server's answer type fits it (checked when type-checking)", () => {
+    expect({ sameKeys, answerFitsClient }).to.deep.equal({ sameKeys: true, answerFitsClient: true });
   });
 
   it('openid alone releases no data: 403 insufficient_scope', async () => {

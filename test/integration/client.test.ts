@@ -210,9 +210,12 @@ describe('developer kit: clients/typescript against campus serve', function () {
     const claims = tokens.claims();
     expect(claims?.sub).to.equal('1');
 
-    const me = await userinfo({ ...app, accessToken: tokens.access_token, expectedSubject: claims?.sub ?? '' });
-    expect(me).to.deep.include({ sub: '1', email: demoAccountEmail(), isStudent: true });
-    expect(me.student?.name).to.equal('홍건우');
+    // Naming the login's scopes makes the fields they release required in the type (generated from the login-scope table).
+    const me = await userinfo<'openid' | 'self:read'>({ ...app, accessToken: tokens.access_token, expectedSubject: claims?.sub ?? '' });
+    expect(me).to.deep.include({ sub: '1', email: demoAccountEmail(), isStudent: true, teacher: null });
+    const student: { name: string; studentNumber: number | null } | null = me.student;
+    expect(student?.name).to.equal('홍건우');
+    expect(Object.keys(me)).to.deep.equal(['sub', 'id', 'email', 'role', 'isStudent', 'student', 'teacher']);
 
     const renewed = await refresh({ ...app, refreshToken: tokens.refresh_token ?? '' });
     expect(renewed.refresh_token).to.be.a('string').and.not.equal(tokens.refresh_token);

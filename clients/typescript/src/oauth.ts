@@ -1,4 +1,7 @@
 import * as oidc from 'openid-client';
+import type { UserinfoFields, UserinfoScopes, UserinfoStudent } from './__generated__/userinfo.js';
+
+export type { UserinfoFields, UserinfoScopes, UserinfoStudent };
 
 /**
  * "Log in with the school" for a server-side app, on openid-client (an OpenID Certified relying
@@ -120,29 +123,31 @@ export async function refresh(options: OAuthClientOptions & { readonly refreshTo
   return oidc.refreshTokenGrant(await discover(options), options.refreshToken);
 }
 
-/** The answer of the userinfo server (README "Log in with the school"). */
-export interface Userinfo {
-  readonly sub: string;
-  readonly id: number;
-  readonly email: string;
-  readonly role: 'USER' | 'ADMIN' | 'ROOT';
-  readonly isStudent: boolean;
-  /** The student record of the account's email (as GET /v1/students shows it), or null. */
-  readonly student: ({ readonly id: number; readonly name: string } & Record<string, unknown>) | null;
-}
+/** A login scope the service knows (its discovery's `scopes_supported`). */
+export type LoginScope = keyof UserinfoScopes;
+
+/**
+ * The answer of the userinfo server (README "Log in with the school"): `sub` always, and each
+ * other field when the login's scopes release it (`UserinfoScopes`; absent otherwise). Name the
+ * scopes the login asked for to have their fields required: `Userinfo<'self:read'>`,
+ * `Userinfo<'account:read' | 'club:read'>`. Generated from the service's login-scope table
+ * (`UserinfoFields`), so a field the service adds appears here.
+ */
+export type Userinfo<S extends LoginScope = never> = Pick<UserinfoFields, 'sub' | UserinfoScopes[S]> & Partial<UserinfoFields>;
 
 /**
  * Who signed in. `expectedSubject` (the ID token's `sub`, when the login asked for `openid`) is
  * checked against the answer; without it the check is skipped, which is safe for a token this
- * server took from the token endpoint itself.
+ * server took from the token endpoint itself. `S`: the scopes the login asked for (see Userinfo).
  */
-export async function userinfo(
+export async function userinfo<S extends LoginScope = never>(
   options: OAuthClientOptions & { readonly accessToken: string; readonly expectedSubject?: string },
-): Promise<Userinfo> {
+): Promise<Userinfo<S>> {
   const config = await discover(options);
   // An empty subject (no ID token) is no subject to check, not one that must match.
   const answer = await oidc.fetchUserInfo(config, options.accessToken, options.expectedSubject || oidc.skipSubjectCheck);
-  return answer as unknown as Userinfo;
+  // The server's answer, typed by its login-scope table (src/oauth/login-scopes.ts).
+  return answer as unknown as Userinfo<S>;
 }
 
 /** Revokes a token (RFC 7009); revoking the refresh token ends the whole login grant of this app. */

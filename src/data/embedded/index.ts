@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createHash } from 'node:crypto';
+import { createHash, randomInt } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
 import { homedir } from 'node:os';
@@ -91,11 +91,14 @@ export async function acquireEmbeddedDatabase(options: EmbeddedOptions): Promise
 }
 
 async function startEmbedded(options: EmbeddedOptions, dataDir: string, stateFile: string): Promise<EmbeddedDatabase> {
-  const port = (await isPortFree(options.preferredPort)) ? options.preferredPort : await freePort();
   const mongod = options.postgresqlUrl ? undefined : findOnPath('mongod');
   const started = mongod
-    ? await startMongod(mongod, join(dataDir, 'mongod'), port)
-    : await startFerretDb(await ensureFerretDbBinary(options.progress ?? (() => {})), port, {
+    ? await startMongod(
+        mongod,
+        join(dataDir, 'mongod'),
+        (await isPortFree(options.preferredPort)) ? options.preferredPort : await freePort(),
+      )
+    : await startFerretDb(await ensureFerretDbBinary(options.progress ?? (() => {})), options.preferredPort, {
         sqliteDir: join(dataDir, 'ferretdb'),
         postgresqlUrl: options.postgresqlUrl,
         sqliteSynchronous: options.sqliteSynchronous ?? 'normal',
@@ -238,7 +241,29 @@ interface Started {
   engine: EmbeddedDatabase['engine'];
 }
 
+/** FerretDB could not bind the port it was given (another process holds it). */
+class PortTakenError extends EmbeddedDatabaseError {}
+
+/**
+ * Starts FerretDB on the preferred port, taken by binding it (no check beforehand, which another
+ * process could beat: two starts in the same second then clashed). When something holds it,
+ * FerretDB binds port 0 instead, which the kernel hands out atomically, and its ready line
+ * (`ready mongodb://127.0.0.1:<port>/`, tools/ferretdb/main.go) names the port it got.
+ */
 async function startFerretDb(
+  binary: string,
+  preferredPort: number,
+  backend: { sqliteDir: string; postgresqlUrl: string | undefined; sqliteSynchronous: 'normal' | 'full' },
+): Promise<Started> {
+  try {
+    return await spawnFerretDb(binary, preferredPort, backend);
+  } catch (err) {
+    if (!(err instanceof PortTakenError)) throw err;
+    return spawnFerretDb(binary, 0, backend);
+  }
+}
+
+async function spawnFerretDb(
   binary: string,
   port: number,
   backend: { sqliteDir: string; postgresqlUrl: string | undefined; sqliteSynchronous: 'normal' | 'full' },
@@ -250,8 +275,9 @@ async function startFerretDb(
     stdio: ['pipe', 'pipe', 'pipe'],
     env: postgresqlEnv(backend),
   });
-  await waitForLine(child, /^ready /, 30000);
-  return { child, uri: `mongodb://127.0.0.1:${port}/campus`, engine: backend.postgresqlUrl ? 'ferretdb-postgresql' : 'ferretdb' };
+  const ready = await waitForLine(child, /^ready (mongodb:\/\/\S+)/, 30000);
+  const bound = new URL(ready[1] ?? '').port;
+  return { child, uri: `mongodb://127.0.0.1:${bound}/campus`, engine: backend.postgresqlUrl ? 'ferretdb-postgresql' : 'ferretdb' };
 }
 
 async function startMongod(mongod: string, dir: string, port: number): Promise<Started> {
@@ -273,23 +299,33 @@ async function stopChild(child: ChildProcess, stateFile: string): Promise<void> 
   clearTimeout(timer);
 }
 
-function waitForLine(child: ChildProcess, pattern: RegExp, timeoutMs: number): Promise<void> {
+/**
+ * The first line of the child's stdout matching `pattern`, as matched. Fails when the child ends
+ * first, with the last lines of its stderr (read whole: 'close' comes after its pipes are drained);
+ * as PortTakenError when they say its port was taken.
+ */
+function waitForLine(child: ChildProcess, pattern: RegExp, timeoutMs: number): Promise<RegExpExecArray> {
   return new Promise((done, fail) => {
     const errors: string[] = [];
     const stdout = child.stdout;
     const stderr = child.stderr;
     if (!stdout || !stderr) return fail(new EmbeddedDatabaseError('embedded database has no output pipes'));
-    createInterface({ input: stderr }).on('line', (line) => errors.push(line));
+    createInterface({ input: stderr }).on('line', (line) => {
+      errors.push(line);
+      if (errors.length > 5) errors.shift();
+    });
     const timer = setTimeout(() => fail(new EmbeddedDatabaseError(`embedded database did not start in ${timeoutMs} ms`)), timeoutMs);
     createInterface({ input: stdout }).on('line', (line) => {
-      if (pattern.test(line)) {
+      const match = pattern.exec(line);
+      if (match) {
         clearTimeout(timer);
-        done();
+        done(match);
       }
     });
-    child.once('exit', (code) => {
+    child.once('close', (code) => {
       clearTimeout(timer);
-      fail(new EmbeddedDatabaseError(`embedded database exited with code ${code}: ${errors.slice(-5).join(' | ')}`));
+      const message = `embedded database exited with code ${code}: ${errors.join(' | ')}`;
+      fail(errors.some((line) => /address already in use/i.test(line)) ? new PortTakenError(message) : new EmbeddedDatabaseError(message));
     });
   });
 }
@@ -367,15 +403,33 @@ function isPortFree(port: number): Promise<boolean> {
   });
 }
 
-/** Asks the kernel for a free loopback port. */
-export function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => done(port));
-    });
-  });
+/**
+ * A loopback port free now, for a listener started a moment later (the tests' `campus serve` and
+ * embedded databases, mongod). It is picked at random below the kernel's ephemeral range, never
+ * in it: the kernel takes ports of that range for every outgoing connection of every process, so
+ * a port it picked there could be taken by any connection in the seconds before the listener
+ * binds it (seen: "Cannot listen on 127.0.0.1:42787 (EADDRINUSE)" in
+ * test/integration/operations-cli.test.ts). Random, so that processes asking at once rarely meet.
+ */
+export async function freePort(): Promise<number> {
+  const high = ephemeralPortsStart();
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = randomInt(FREE_PORTS_FROM, high);
+    if (await isPortFree(port)) return port;
+  }
+  throw new EmbeddedDatabaseError(`no free loopback port found between ${FREE_PORTS_FROM} and ${high}`);
+}
+
+/** Where freePort starts: above the ports services usually listen on by default. */
+const FREE_PORTS_FROM = 20000;
+
+/** The first port of the kernel's ephemeral range (Linux's own file; 32768, its default and below every other system's, elsewhere). */
+function ephemeralPortsStart(): number {
+  try {
+    const start = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    if (Number.isInteger(start) && start > FREE_PORTS_FROM + 1000) return start;
+  } catch {
+    // Not Linux.
+  }
+  return 32768;
 }

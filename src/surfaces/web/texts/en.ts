@@ -994,7 +994,8 @@ export const en: Texts = {
       states: { active: 'active', expired: 'expired', revoked: 'revoked' },
       renew: 'Extend 30 days',
       revoke: 'Revoke',
-      renewLabel: (prefix: string) => `Extend ${prefix}… by 30 days`,
+      // A control's name holds its visible words (WCAG 2.5.3 Label in Name: a voice user says them).
+      renewLabel: (prefix: string) => `Extend 30 days: ${prefix}…`,
       revokeLabel: (prefix: string) => `Revoke ${prefix}…`,
       renewed: (prefix: string) => `Key ${prefix}… has been extended.`,
       revoked: (prefix: string) => `Key ${prefix}… has been revoked.`,

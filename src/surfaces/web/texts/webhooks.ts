@@ -141,5 +141,6 @@ export const webhooksEn: WebhookTexts = {
   noAnswer: 'no answer',
   byHand: 'by hand',
   redeliver: 'Send again',
-  redeliverLabel: (id: string) => `Send ${id} again`,
+  // Holds the visible words (WCAG 2.5.3 Label in Name).
+  redeliverLabel: (id: string) => `Send again: ${id}`,
 };
