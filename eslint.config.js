@@ -14,12 +14,19 @@ import tseslint from 'typescript-eslint';
 const layers = [
   { layer: ['src/cli', 'src/main.ts', 'src/app.ts'], may: 'everything below' },
   { layer: ['src/surfaces'], above: ['src/cli', 'src/main.ts', 'src/app.ts'] },
-  { layer: ['src/rest', 'src/neis'], above: ['src/cli', 'src/main.ts', 'src/app.ts', 'src/surfaces'] },
-  { layer: ['src/oauth'], above: ['src/cli', 'src/main.ts', 'src/app.ts', 'src/surfaces', 'src/rest', 'src/neis', 'src/graphql'] },
-  { layer: ['src/http'], above: ['src/cli', 'src/main.ts', 'src/app.ts', 'src/surfaces', 'src/rest', 'src/neis', 'src/oauth'] },
+  // The background workers sit beside the endpoint table: NEIS sync and webhook delivery (src/events).
+  { layer: ['src/rest', 'src/neis', 'src/events'], above: ['src/cli', 'src/main.ts', 'src/app.ts', 'src/surfaces'] },
+  {
+    layer: ['src/oauth'],
+    above: ['src/cli', 'src/main.ts', 'src/app.ts', 'src/surfaces', 'src/rest', 'src/neis', 'src/events', 'src/graphql'],
+  },
+  {
+    layer: ['src/http'],
+    above: ['src/cli', 'src/main.ts', 'src/app.ts', 'src/surfaces', 'src/rest', 'src/neis', 'src/events', 'src/oauth'],
+  },
   {
     layer: ['src/graphql'],
-    above: ['src/cli', 'src/main.ts', 'src/app.ts', 'src/surfaces', 'src/rest', 'src/neis', 'src/oauth', 'src/http'],
+    above: ['src/cli', 'src/main.ts', 'src/app.ts', 'src/surfaces', 'src/rest', 'src/neis', 'src/events', 'src/oauth', 'src/http'],
   },
   {
     layer: [
@@ -33,10 +40,34 @@ const layers = [
       'src/compare.ts',
       'src/plural.ts',
     ],
-    above: ['src/cli', 'src/main.ts', 'src/app.ts', 'src/surfaces', 'src/rest', 'src/neis', 'src/oauth', 'src/http', 'src/graphql'],
+    above: [
+      'src/cli',
+      'src/main.ts',
+      'src/app.ts',
+      'src/surfaces',
+      'src/rest',
+      'src/neis',
+      'src/events',
+      'src/oauth',
+      'src/http',
+      'src/graphql',
+    ],
   },
 ];
 const zones = layers.flatMap(({ layer, above = [] }) => layer.flatMap((target) => above.map((from) => ({ target, from }))));
+
+/**
+ * Inside the data layer, the database platform (src/data/platform: versions, leases, telemetry,
+ * caches, the embedded launcher) stands apart from the domains' stores: it knows none of them.
+ * The domains (school, neis, accounts, apps, keys, events, operations) and the composition of the
+ * database handle (database.ts, runtime.ts, migrations.ts) build on it.
+ */
+const DATA_DOMAINS = ['school', 'neis', 'accounts', 'apps', 'keys', 'events', 'operations'];
+zones.push(
+  ...[...DATA_DOMAINS.map((domain) => `src/data/${domain}`), 'src/data/database.ts', 'src/data/runtime.ts', 'src/data/migrations.ts'].map(
+    (from) => ({ target: 'src/data/platform', from }),
+  ),
+);
 
 export default tseslint.config(
   { ignores: ['dist/', '**/dist/', 'node_modules/', '.data/', '**/__generated__/'] },

@@ -2,9 +2,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { get, type IncomingHttpHeaders } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ApiKeyService, API_SCOPES } from '../src/data/api-keys.js';
+import { ApiKeyService, API_SCOPES } from '../src/data/keys/store.js';
 import { openDatabase } from '../src/data/database.js';
-import { seedDemoSchool } from '../src/data/seed/demo.js';
+import { seedDemoSchool } from '../src/data/school/demo.js';
 import { benchDatabase, compare, type Figures, report, startProcess, BENCH_POLICY } from './lib.js';
 
 const STUDENT_SORTS = ['ID', 'NAME', 'EMAIL', 'STUDENT_NUMBER', 'GRADE', 'CLASS_NUM', 'NUMBER', 'MAJOR', 'ROLE', 'SEX', 'DORMITORY_ROOM'];

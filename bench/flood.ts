@@ -1,9 +1,9 @@
 import { Agent, get } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ApiKeyService, API_SCOPES } from '../src/data/api-keys.js';
+import { ApiKeyService, API_SCOPES } from '../src/data/keys/store.js';
 import { TEST_POLICY } from '../test/helpers/factories.js';
 import { openDatabase } from '../src/data/database.js';
-import { seedDemoSchool } from '../src/data/seed/demo.js';
+import { seedDemoSchool } from '../src/data/school/demo.js';
 import { benchDatabase, type Figures, measureHashFloor, percentile, report, runChild, startProcess } from './lib.js';
 import { LOGIN_BROWSERS, measureLogins, prepare, type Server } from './oauth.js';
 

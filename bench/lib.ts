@@ -5,7 +5,7 @@ import { get, type Agent } from 'node:http';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { loadConfig } from '../src/config/index.js';
-import { acquireEmbeddedDatabase, freePort, type BackendIndexer } from '../src/data/embedded/index.js';
+import { acquireEmbeddedDatabase, freePort, type BackendIndexer } from '../src/data/platform/embedded/index.js';
 
 /** The privilege settings of a service with no settings of its own (what `campus serve` runs with here). */
 export const BENCH_POLICY = loadConfig({}).policy;

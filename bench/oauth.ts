@@ -1,12 +1,12 @@
 import autocannon from 'autocannon';
 import { randomBytes } from 'node:crypto';
 import { openDatabase, type Database } from '../src/data/database.js';
-import { deleteMatching } from '../src/data/delete-matching.js';
-import type { BackendIndexer } from '../src/data/embedded/index.js';
-import { recordKey } from '../src/data/oauth-store.js';
-import { seedDemoSchool } from '../src/data/seed/demo.js';
+import { deleteMatching } from '../src/data/platform/delete-matching.js';
+import type { BackendIndexer } from '../src/data/platform/embedded/index.js';
+import { recordKey } from '../src/data/accounts/oauth-records.js';
+import { seedDemoSchool } from '../src/data/school/demo.js';
 import { AccountService } from '../src/oauth/accounts.js';
-import { ClientService } from '../src/oauth/clients.js';
+import { AppService } from '../src/oauth/apps.js';
 import { alternate, benchDatabase, compare, type Figures, percentile, report, startProcess } from './lib.js';
 
 /**
@@ -109,7 +109,7 @@ export async function prepare(
   USER.email = student?.email ?? 'bench@school.test';
   await new AccountService(db).ensure({ email: USER.email, password: USER.password, role: 'USER' });
   // PKCE optional, as in the bare oidc-provider it is compared with (pkce.required: false).
-  await new ClientService(db, { isProduction: false }).put({
+  await new AppService(db, { isProduction: false }).put({
     ...CLIENT,
     name: 'bench',
     redirectUris: [CLIENT.redirectUri],

@@ -1,11 +1,11 @@
 import { Agent } from 'node:http';
 import { openDatabase, type Database } from '../src/data/database.js';
-import { deleteMatching } from '../src/data/delete-matching.js';
-import { seedDemoSchool } from '../src/data/seed/demo.js';
-import { AccountStore } from '../src/data/accounts.js';
+import { deleteMatching } from '../src/data/platform/delete-matching.js';
+import { seedDemoSchool } from '../src/data/school/demo.js';
+import { AccountStore } from '../src/data/accounts/store.js';
 import { AccountService } from '../src/oauth/accounts.js';
 import { hashPassword } from '../src/oauth/secrets.js';
-import { ClientService } from '../src/oauth/clients.js';
+import { AppService } from '../src/oauth/apps.js';
 import {
   benchDatabase,
   measureHashFloor,
@@ -110,7 +110,7 @@ async function prepareRush(db: Database): Promise<string[]> {
   );
   const accounts = new AccountService(db);
   await accounts.ensure({ email: WARM_UP_EMAIL, password: PASSWORD, role: 'USER' });
-  await new ClientService(db, { isProduction: false }).put({
+  await new AppService(db, { isProduction: false }).put({
     id: APP.id,
     secret: APP.secret,
     name: 'bench rush',
@@ -126,7 +126,7 @@ async function prepareRush(db: Database): Promise<string[]> {
 /**
  * Accounts for `emails`, each with its own argon2id hash of PASSWORD (src/oauth/secrets.ts), as
  * AccountService.create makes them: the hashes in parallel, then the records one at a time
- * through the account store (src/data/accounts.ts), whose id counter makes concurrent creations
+ * through the account store (src/data/accounts/store.ts), whose id counter makes concurrent creations
  * retry each other's ids (measured on 2026-12-04 over SQLite, loaded machine: 300 accounts in
  * 14 s one at a time, 45 s four at a time; each creation costs more as the accounts grow).
  */

@@ -4,7 +4,7 @@ import { applyImport } from '../src/data/school/import.js';
 import { applyRollover } from '../src/data/school/rollover.js';
 import { CLI_ACTOR } from '../src/data/school/types.js';
 import { isEnrolledRole, type StudentDoc } from '../src/data/models/student.model.js';
-import { seedDemoSchool } from '../src/data/seed/demo.js';
+import { seedDemoSchool } from '../src/data/school/demo.js';
 import { benchDatabase } from './lib.js';
 
 /** Issue 28's school: 1,000 student records, every one of the 216 seats taken. */

@@ -46,7 +46,7 @@ function countingCommands(handle: ReturnType<typeof app.callback>): RequestListe
 }
 
 /**
- * The kinds of OAuth records a command reads or writes, from their keys (src/data/oauth-store.ts:
+ * The kinds of OAuth records a command reads or writes, from their keys (src/data/accounts/oauth-records.ts:
  * `Kind:id`, `Kind#field:value` for a lookup pointer, `...#claim` for a claim), e.g. `Grant` or
  * `AuthorizationCode#claim+RefreshToken` for a batch; empty when the command names no key.
  */

@@ -1,9 +1,9 @@
 import { Agent } from 'node:http';
 import { openDatabase } from '../src/data/database.js';
-import { deleteMatching } from '../src/data/delete-matching.js';
-import { seedDemoSchool } from '../src/data/seed/demo.js';
+import { deleteMatching } from '../src/data/platform/delete-matching.js';
+import { seedDemoSchool } from '../src/data/school/demo.js';
 import { AccountService } from '../src/oauth/accounts.js';
-import { ClientService } from '../src/oauth/clients.js';
+import { AppService } from '../src/oauth/apps.js';
 import { benchDatabase, getText, readMetrics, startProcess } from './lib.js';
 import { COMMANDS_PATH } from './serve.js';
 import { signIn, type Credentials, type SignInApp } from './signin.js';
@@ -50,7 +50,7 @@ export async function runSigninOpsBench(): Promise<boolean> {
     const people: Credentials[] = students.map((s) => ({ email: s.email, password: PASSWORD }));
     const accounts = new AccountService(db);
     for (const who of people) await accounts.ensure({ ...who, role: 'USER' });
-    await new ClientService(db, { isProduction: false }).put({
+    await new AppService(db, { isProduction: false }).put({
       id: APP.id,
       secret: APP.secret,
       name: 'bench sign-in operations',

@@ -1,6 +1,6 @@
-import { ApiKeyService, API_SCOPES } from '../src/data/api-keys.js';
+import { ApiKeyService, API_SCOPES } from '../src/data/keys/store.js';
 import { openDatabase, type Database } from '../src/data/database.js';
-import { seedDemoSchool } from '../src/data/seed/demo.js';
+import { seedDemoSchool } from '../src/data/school/demo.js';
 import { benchDatabase, compare, type Figures, measure, report, startProcess, BENCH_POLICY } from './lib.js';
 
 /** Issue 9's target: uncached list queries on a school of 1,000 students answer with p99 at most 50 ms. */

@@ -1,11 +1,11 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { openDatabase, type Database } from '../src/data/database.js';
-import { lastSequence } from '../src/data/school/events.js';
+import { lastSequence } from '../src/data/events/outbox.js';
 import { applyImport } from '../src/data/school/import.js';
 import { CLI_ACTOR } from '../src/data/school/types.js';
-import { seedDemoSchool } from '../src/data/seed/demo.js';
-import { WebhookStore, WEBHOOK_SECRET_PURPOSE } from '../src/data/webhooks.js';
+import { seedDemoSchool } from '../src/data/school/demo.js';
+import { WebhookStore, WEBHOOK_SECRET_PURPOSE } from '../src/data/events/webhooks.js';
 import { WebhookDelivery } from '../src/events/delivery.js';
 import { createLogger } from '../src/logger.js';
 import { CookieSealer } from '../src/surfaces/web/seal.js';

@@ -1,6 +1,6 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { EVENT_TYPES, eventTypeRow } from '../src/data/event-types.js';
+import { EVENT_TYPES, eventTypeRow } from '../src/data/events/types.js';
 import { ENDPOINTS } from '../src/rest/endpoints.js';
 import { buildOpenApiDocument, type JsonSchema, type OpenApiDocument, type ParameterObject } from '../src/rest/openapi.js';
 
@@ -9,7 +9,7 @@ import { buildOpenApiDocument, type JsonSchema, type OpenApiDocument, type Param
  * `<!-- endpoint-table:/v1/... -->` and `<!-- /endpoint-table -->`, from the OpenAPI document
  * (src/rest/openapi.ts), itself built from the endpoint table (src/rest/endpoints.ts); and the
  * event types, between `<!-- event-types -->` and `<!-- /event-types -->`, from their table
- * (src/data/event-types.ts). A unit test (test/unit/readme-tables.test.ts) fails when README.md
+ * (src/data/events/types.ts). A unit test (test/unit/readme-tables.test.ts) fails when README.md
  * differs from what this writes.
  */
 

@@ -2,18 +2,18 @@ import { createServer, type Server } from 'node:http';
 import { Redis } from 'ioredis';
 import { closeServer, createApp, type App } from './app.js';
 import type { Config } from './config/index.js';
-import { BackupScheduler } from './data/backup-schedule.js';
+import { BackupScheduler } from './data/operations/backup-schedule.js';
 import type { Database } from './data/database.js';
 import { migrate } from './data/migrations.js';
 import { SchoolUnsettledError, settleSchool, watchForInterrupted } from './data/school/engine.js';
-import { joinVersionBus, type VersionBus } from './data/version-bus.js';
+import { joinVersionBus, type VersionBus } from './data/platform/version-bus.js';
 import { openDatabaseRuntime } from './data/runtime.js';
 import type { SurfaceName } from './surfaces/types.js';
 import type { Logger } from './logger.js';
 import { refuseDemoCredentials } from './oauth/seed.js';
 import { WebhookDelivery } from './events/delivery.js';
-import { WebhookStore, WEBHOOK_SECRET_PURPOSE } from './data/webhooks.js';
-import { loadOAuthKeys } from './oauth/keys.js';
+import { WebhookStore, WEBHOOK_SECRET_PURPOSE } from './data/events/webhooks.js';
+import { loadOAuthKeys } from './oauth/signing-keys.js';
 import { createMailer } from './oauth/mail.js';
 import { CookieSealer } from './surfaces/web/seal.js';
 
@@ -88,7 +88,7 @@ export async function startService(
     });
     if (recovered.length > 0) logger.warn({ batches: recovered }, `rolled back ${recovered.length} interrupted change(s) to school data`);
     // Processes sharing the database hear each other's data changes and revocations at once
-    // through Redis (src/data/version-bus.ts); without Redis, within the clock's second.
+    // through Redis (src/data/platform/version-bus.ts); without Redis, within the clock's second.
     if (redis) bus = await joinVersionBus(runtime.db.versions, redis, runtime.db.name, logger);
     app = await createApp({ config, db: runtime.db, logger, ...(redis ? { redis } : {}) }, surfaces ? { surfaces } : {});
     server.on('request', app.callback());

@@ -7,7 +7,7 @@ import type { PolicyRole, ScopePolicy } from '../config/scope-policy.js';
  * hand. Nothing here is frozen when a key, a grant or a webhook is made: a key's scopes are
  * worked out from what it asked for, what its owner's role grants now and what an admin
  * approved, each time its cached entry is built (src/http/api-key.ts forgets entries when the
- * owner's role or factor changes: src/data/versions.ts). The callers (pages, GraphQL, the data
+ * owner's role or factor changes: src/data/platform/versions.ts). The callers (pages, GraphQL, the data
  * API, webhooks, the approval paths) only gather the facts and ask.
  */
 
@@ -128,7 +128,7 @@ export function splitKeyRequest(
 /**
  * Whether a key or a webhook is an operator's: one without an owner account (`campus keys issue`,
  * `campus webhooks create`, each without --owner). Only an operator's is shown which account made
- * a change in the change feed (presentEvent, src/data/school/events.ts): an account id is the
+ * a change in the change feed (presentEvent, src/data/events/outbox.ts): an account id is the
  * OAuth `sub`, and with it an app could tie a person to the records they edited.
  */
 export function belongsToOperators(holder: { readonly ownerAccountId: number | null }): boolean {
@@ -224,7 +224,7 @@ export function accountChangeRefusal(
 /** An app as the authorization rules see it. */
 export interface AppStanding {
   readonly ownerAccountId: number | null;
-  /** `testing`: registered, not yet approved for everyone (src/oauth/clients.ts). */
+  /** `testing`: registered, not yet approved for everyone (src/oauth/apps.ts). */
   readonly state: 'active' | 'testing' | 'disabled';
 }
 

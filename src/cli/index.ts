@@ -1,5 +1,5 @@
 import { Command, CommanderError } from 'commander';
-import { toAppError } from '../data/errors.js';
+import { toAppError } from '../data/platform/errors.js';
 
 type Register = (program: Command) => void;
 
@@ -16,8 +16,10 @@ export const COMMAND_MODULES: Readonly<Record<string, () => Promise<Register>>> 
   db: async () => (await import('./commands/db.js')).registerDb,
   seed: async () => (await import('./commands/seed.js')).registerSeed,
   keys: async () => (await import('./commands/keys.js')).registerKeys,
-  clients: async () => (await import('./commands/oauth.js')).registerOAuthCommands,
-  accounts: async () => (await import('./commands/oauth.js')).registerOAuthCommands,
+  apps: async () => (await import('./commands/apps.js')).registerApps,
+  // `campus clients`: the apps' name in OAuth's words (an alias of `campus apps`).
+  clients: async () => (await import('./commands/apps.js')).registerApps,
+  accounts: async () => (await import('./commands/accounts.js')).registerAccountCommands,
   neis: async () => (await import('./commands/neis.js')).registerNeisCommands,
   secrets: async () => (await import('./commands/secrets.js')).registerSecrets,
   backup: async () => (await import('./commands/backup.js')).registerBackup,
@@ -48,7 +50,7 @@ export async function buildProgram(argv: readonly string[] = []): Promise<Comman
   const named = argv.slice(2).find((arg) => !arg.startsWith('-'));
   const load = named !== undefined ? COMMAND_MODULES[named] : undefined;
   const registers = load ? [await load()] : await Promise.all(Object.values(COMMAND_MODULES).map((loadOne) => loadOne()));
-  // A module that registers two top-level commands (clients and accounts; backup and restore) is listed twice.
+  // A module that registers two top-level commands, or one under two names (apps and clients; backup and restore), is listed twice.
   for (const register of new Set(registers)) register(program);
   return program;
 }

@@ -139,11 +139,11 @@ const envSchema = z.object({
   OAUTH_LOGIN_DELAY_MS: z.coerce.number().int().min(0).max(60000).default(500),
   OAUTH_LOGIN_DELAY_MAX_MS: z.coerce.number().int().min(0).max(60000).default(10000),
 
-  // The optional daily backup of `campus serve` (src/data/backup-schedule.ts): off unless BACKUP_DIR.
+  // The optional daily backup of `campus serve` (src/data/operations/backup-schedule.ts): off unless BACKUP_DIR.
   BACKUP_DIR: z.string().trim().min(1).optional(),
   BACKUP_TIME: dailyTime.default('03:00'),
   BACKUP_KEEP: z.coerce.number().int().min(1).max(3650).default(7),
-  // Signs backup manifests (HMAC-SHA256), and restores only archives signed with it (src/data/backup.ts).
+  // Signs backup manifests (HMAC-SHA256), and restores only archives signed with it (src/data/operations/backup.ts).
   BACKUP_KEY: z.string().trim().min(32, 'must be at least 32 characters').optional(),
 
   // The school's name in the pages' header and on the login page (src/surfaces/web/shell.ts); the
@@ -414,7 +414,7 @@ function productionProblems(e: Env): string[] {
   return problems;
 }
 
-/** The demo school's names (the defaults, src/data/seed/demo.ts), else SCHOOL_NAME in both languages unless SCHOOL_NAME_EN. */
+/** The demo school's names (the defaults, src/data/school/demo.ts), else SCHOOL_NAME in both languages unless SCHOOL_NAME_EN. */
 function schoolNameOf(e: Env): { ko: string; en: string } {
   if (!e.SCHOOL_NAME && !e.SCHOOL_NAME_EN) return { ko: DEMO_SCHOOL_NAME.ko, en: DEMO_SCHOOL_NAME.en };
   const ko = e.SCHOOL_NAME ?? e.SCHOOL_NAME_EN ?? '';

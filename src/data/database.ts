@@ -14,12 +14,12 @@ import { neisLeaseModel, neisStateModel } from './models/neis-state.model.js';
 import { scheduleModel } from './models/schedule.model.js';
 import { timetableModel } from './models/timetable.model.js';
 import { updateRequestModel } from './models/update-request.model.js';
-import { DataVersions } from './versions.js';
-import { budgetPlugin } from './budget.js';
-import { SchoolReadModel } from './read-model.js';
+import { DataVersions } from './platform/versions.js';
+import { budgetPlugin } from './platform/budget.js';
+import { SchoolReadModel } from './school/read-model.js';
 import { readSettled } from './school/engine.js';
-import { DataTelemetry, operationTimingPlugin, reportOperations } from './telemetry.js';
-import type { BackendIndexer } from './embedded/index.js';
+import { DataTelemetry, operationTimingPlugin, reportOperations } from './platform/telemetry.js';
+import type { BackendIndexer } from './platform/embedded/index.js';
 
 /** The models of every domain, bound to one connection. */
 export function createModels(connection: Connection) {
@@ -75,7 +75,7 @@ export interface ConnectOptions {
   monitorCommands?: boolean;
   serverSelectionTimeoutMS?: number;
   /**
-   * Set for FerretDB only: the indexes its storage can use (src/data/embedded/index.ts,
+   * Set for FerretDB only: the indexes its storage can use (src/data/platform/embedded/index.ts,
    * ferretDbIndexer), made by ensureIndexes in place of the schemas' non-unique indexes, which
    * serve no FerretDB query (see ensureIndexes). Unset on MongoDB, whose own indexes serve.
    */

@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Collection } from 'mongodb';
 import type { Database } from './database.js';
-import { hashStoredCredentials, moveClaimsToRecords } from './oauth-store.js';
+import { hashStoredCredentials, moveClaimsToRecords } from './accounts/oauth-records.js';
 import { MisconfiguredError } from '../errors/index.js';
-import { isDuplicateKey } from './errors.js';
-import { AccessAudit, type AccessActor } from './access-audit.js';
+import { isDuplicateKey } from './platform/errors.js';
+import { AccessAudit, type AccessActor } from './accounts/access-log.js';
 
 const MIGRATION_ACTOR: AccessActor = { kind: 'MIGRATION' };
 
@@ -37,7 +37,7 @@ export const MIGRATIONS: readonly Migration[] = [
   {
     version: 3,
     name: 'one data-version document per kind (the shared one is retired)',
-    // src/data/versions.ts: the kinds shared one document, where FerretDB's unisolated updates
+    // src/data/platform/versions.ts: the kinds shared one document, where FerretDB's unisolated updates
     // could return one kind to an old value. Its successors need no seeding: a missing one reads 0
     // and the first bump creates it. The schema version also keeps older processes, which still
     // bump the retired document, from running beside this code unnoticed.
@@ -49,7 +49,7 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 4,
     name: 'claims of codes and refresh tokens move beside them (oauth_records)',
     // A refresh then writes the used token's claim and its successor in one insert
-    // (src/data/oauth-store.ts, rotate); oauth_claims is dropped.
+    // (src/data/accounts/oauth-records.ts, rotate); oauth_claims is dropped.
     up: moveClaimsToRecords,
   },
   {

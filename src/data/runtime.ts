@@ -1,7 +1,7 @@
 import type { Config } from '../config/index.js';
 import { ServiceUnavailableError } from '../errors/index.js';
 import { openDatabase, type Database } from './database.js';
-import { acquireEmbeddedDatabase, ferretDbIndexer, type BackendIndexer, type EmbeddedDatabase } from './embedded/index.js';
+import { acquireEmbeddedDatabase, ferretDbIndexer, type BackendIndexer, type EmbeddedDatabase } from './platform/embedded/index.js';
 
 // Apart from src/main.ts (which builds the whole app) so that a command like `campus keys list`
 // opens the database without loading Koa, GraphQL and oidc-provider (src/cli/runtime.ts).

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { belongsToOperators } from '../auth/policy.js';
 import type { Database } from '../data/database.js';
-import { Lease } from '../data/lease.js';
-import type { Subscriber } from '../data/event-types.js';
-import { events, presentEvent, type ChangeEvent } from '../data/school/events.js';
-import { CursorExpiredError, readChanges } from '../data/school/feed.js';
+import { Lease } from '../data/platform/lease.js';
+import type { Subscriber } from '../data/events/types.js';
+import { events, presentEvent, type ChangeEvent } from '../data/events/outbox.js';
+import { CursorExpiredError, readChanges } from '../data/events/feed.js';
 import {
   TEST_EVENT_TYPE,
   wantsType,
@@ -13,7 +13,7 @@ import {
   type WebhookActor,
   type WebhookDoc,
   type WebhookStore,
-} from '../data/webhooks.js';
+} from '../data/events/webhooks.js';
 import { AppError } from '../errors/index.js';
 import type { Logger } from '../logger.js';
 import type { Mail } from '../oauth/mail.js';
@@ -24,11 +24,11 @@ import type { TargetPolicy } from './targets.js';
 /*
  * The delivery of webhooks inside `campus serve` (issue 24; README "Webhooks"). Every
  * `POLL_MS` the worker looks for active webhooks that are due; for each, it takes the lease
- * `webhook:<id>` (src/data/lease.ts: it expires when its holder stops renewing it, and is taken at
+ * `webhook:<id>` (src/data/platform/lease.ts: it expires when its holder stops renewing it, and is taken at
  * once from a process of this machine and container that is gone, so a `kill -9` loses nothing
  * and holds nothing), then reads the feed after the webhook's cursor exactly as GET /v1/changes would for
- * its owner's keys (readChanges, src/data/school/feed.ts, each event presented for the webhook by
- * presentEvent, src/data/school/events.ts), keeps the types the webhook asked for,
+ * its owner's keys (readChanges, src/data/events/feed.ts, each event presented for the webhook by
+ * presentEvent, src/data/events/outbox.ts), keeps the types the webhook asked for,
  * and sends them one at a time, in order. A 2xx moves the cursor past the event; anything else
  * records the attempt and waits per the retry schedule, the same event first again (at least
  * once, in order). When the schedule is spent the webhook is FAILING and its owner is mailed;

@@ -1,7 +1,7 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
-import type { Attempt } from '../data/webhooks.js';
+import type { Attempt } from '../data/events/webhooks.js';
 import { signedHeaders } from './signature.js';
 import { checkTargetUrl, hostOf, safeLookup, UnsafeTargetError, type TargetPolicy } from './targets.js';
 

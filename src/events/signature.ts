@@ -7,7 +7,7 @@ import { createHmac } from 'node:crypto';
  * `v1,` + base64 of its HMAC-SHA256 under the secret's bytes.
  */
 
-/** Secrets are made by src/data/webhooks.ts (newWebhookSecret). */
+/** Secrets are made by src/data/events/webhooks.ts (newWebhookSecret). */
 const PREFIX = 'whsec_';
 
 /** The headers of one delivery attempt: the message id (the same on every retry), its time in Unix seconds, the signature. */

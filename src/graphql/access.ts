@@ -8,7 +8,7 @@ import {
   type GraphQLSchema,
 } from 'graphql';
 import { assertAnyScope, assertStaff } from '../auth/principal.js';
-import { API_SCOPES } from '../data/api-keys.js';
+import { API_SCOPES } from '../data/keys/store.js';
 import type { ApiScope } from '../data/__generated__/enums.js';
 import type { GraphQLContext } from './context.js';
 

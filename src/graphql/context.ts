@@ -1,7 +1,7 @@
 import { holdsScope, type Principal } from '../auth/principal.js';
 import type { ApiScope } from '../data/__generated__/enums.js';
 import type { Database } from '../data/database.js';
-import { createLoaders, type Loaders } from '../data/loaders.js';
+import { createLoaders, type Loaders } from '../data/school/loaders.js';
 import type { Logger } from '../logger.js';
 
 /** Per-request GraphQL context: the caller, fresh DataLoaders, and the database. */

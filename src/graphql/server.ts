@@ -2,7 +2,7 @@ import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
 import { unwrapResolverError } from '@apollo/server/errors';
 import { ApolloServerPluginCacheControlDisabled } from '@apollo/server/plugin/disabled';
 import { GraphQLError, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
-import { toAppError } from '../data/errors.js';
+import { toAppError } from '../data/platform/errors.js';
 import { AppError, BadRequestError, InternalError, isLoadShedding } from '../errors/index.js';
 import type { Logger } from '../logger.js';
 import type { GraphQLContext } from './context.js';

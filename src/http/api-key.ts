@@ -2,10 +2,10 @@ import { LRUCache } from 'lru-cache';
 import { assertAnyScope, type ApiKeyPrincipal } from '../auth/principal.js';
 import type { ApiScope } from '../data/__generated__/enums.js';
 import { keyScopes, type AccountStanding, type PolicySettings } from '../auth/policy.js';
-import { ApiKeyService, keyScopeRecord, UUID_PATTERN, type KeyMatch } from '../data/api-keys.js';
+import { ApiKeyService, keyScopeRecord, UUID_PATTERN, type KeyMatch } from '../data/keys/store.js';
 import type { Database } from '../data/database.js';
-import { findStanding } from '../data/standing.js';
-import { cacheTarget, type TargetedCache } from '../data/versions.js';
+import { findStanding } from '../data/accounts/standing.js';
+import { cacheTarget, type TargetedCache } from '../data/platform/versions.js';
 import { UnauthorizedError } from '../errors/index.js';
 import type { AppMiddleware } from './context.js';
 import type { FailureLimiter } from './rate-limit.js';
@@ -18,7 +18,7 @@ const MAX_UNKNOWN_KEYS = 10000;
 
 /**
  * Resolves the X-API-KEY header to a principal. Lookups are cached per key and dropped when a
- * change of keys names the key or its owner (src/data/versions.ts), so an issue, renewal,
+ * change of keys names the key or its owner (src/data/platform/versions.ts), so an issue, renewal,
  * rotation or revocation made anywhere (another instance, the CLI) takes effect at once where
  * Redis carries the news, within a second elsewhere, and leaves every other key's entry in
  * place. Found keys and unknown values live in two least-recently-used caches of their own; any
@@ -95,7 +95,7 @@ export class ApiKeyAuthenticator implements TargetedCache {
     const changes = versions.changesOf('keys');
     const match = await this.service.match(key);
     // What the key reads rests on its owner's standing now (role, second factor): read with it,
-    // and forgotten with it when a change names the account (src/data/standing.ts).
+    // and forgotten with it when a change names the account (src/data/accounts/standing.ts).
     const ownerId = match?.doc.ownerAccountId ?? null;
     const owner = ownerId === null ? null : await findStanding(this.db, ownerId);
     // A change heard of during the read may postdate what it found: used, not remembered.

@@ -1,4 +1,4 @@
-import { RequestBudget, withRequestBudget, type Gate } from '../data/budget.js';
+import { RequestBudget, withRequestBudget, type Gate } from '../data/platform/budget.js';
 import type { AppMiddleware } from './context.js';
 
 export interface BudgetOptions {
@@ -14,7 +14,7 @@ export interface BudgetOptions {
  * Gives a data request its budget and holds it to the deadline: when the time is spent the
  * request is answered 503 with the envelope and Retry-After at once, whatever it is doing;
  * reads still running stop by themselves (they run with `maxTimeMS` = time left), reads not yet
- * started are refused, and an answer that arrives late is dropped (src/data/budget.ts).
+ * started are refused, and an answer that arrives late is dropped (src/data/platform/budget.ts).
  */
 export function timeBudget(options: BudgetOptions): AppMiddleware {
   const deadlines = new Deadlines();

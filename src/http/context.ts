@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Middleware, ParameterizedContext } from 'koa';
-import type { RequestBudget } from '../data/budget.js';
+import type { RequestBudget } from '../data/platform/budget.js';
 import type { Logger } from '../logger.js';
 import { appErrorOf, renderEnvelopeError } from './errors.js';
 import type { AccountPrincipal, ApiKeyPrincipal } from '../auth/principal.js';

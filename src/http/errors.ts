@@ -1,4 +1,4 @@
-import { toAppError } from '../data/errors.js';
+import { toAppError } from '../data/platform/errors.js';
 import { AppError, isLoadShedding, type ErrorCode } from '../errors/index.js';
 import { errorEnvelope } from './envelope.js';
 import type { AppContext } from './context.js';
@@ -44,7 +44,7 @@ function oauthErrorCode(error: AppError): string {
   return error.status >= 500 ? 'server_error' : 'invalid_request';
 }
 
-/** Anything thrown as an AppError: Koa's http-errors keep their 4xx meaning, the rest is classified (src/data/errors.ts). */
+/** Anything thrown as an AppError: Koa's http-errors keep their 4xx meaning, the rest is classified (src/data/platform/errors.ts). */
 export function appErrorOf(err: unknown): AppError {
   return toAppError(fromHttpError(err));
 }

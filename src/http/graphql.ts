@@ -1,5 +1,5 @@
 import { HeaderMap } from '@apollo/server';
-import type { Gate } from '../data/budget.js';
+import type { Gate } from '../data/platform/budget.js';
 import { AppError } from '../errors/index.js';
 import type { GraphQLContext } from '../graphql/context.js';
 import type { GraphQLServer } from '../graphql/server.js';

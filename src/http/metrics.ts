@@ -50,7 +50,7 @@ export type LoginOutcome = 'succeeded' | 'failed' | 'unchecked' | 'locked';
 /**
  * The Prometheus metrics of one app (src/app.ts makes one per app; tests build many): HTTP
  * requests and their durations per route pattern and status, database operation durations and
- * read-model loads (from the data layer's telemetry, src/data/telemetry.ts), answer-cache hits and
+ * read-model loads (from the data layer's telemetry, src/data/platform/telemetry.ts), answer-cache hits and
  * misses (src/rest/response-cache.ts), rate-limit refusals, and NEIS sync results.
  */
 export class AppMetrics {

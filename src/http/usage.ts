@@ -1,6 +1,6 @@
-import { writeUsage, type UsageCounts } from '../data/api-key-usage.js';
+import { writeUsage, type UsageCounts } from '../data/keys/usage.js';
 import type { Database } from '../data/database.js';
-import { toAppError } from '../data/errors.js';
+import { toAppError } from '../data/platform/errors.js';
 import type { Logger } from '../logger.js';
 
 /** How often gathered counts are written (the console's chart is at most this much behind). */
@@ -11,7 +11,7 @@ const MAX_PENDING_PAIRS = 100_000;
 /**
  * The per-key, per-day request counters of the developer console (requests, 4xx, 429). A request
  * only adds to a map in memory, so the data API's answers never wait for the database; every
- * few seconds the sums are written with `$inc` upserts (src/data/api-key-usage.ts). The day is
+ * few seconds the sums are written with `$inc` upserts (src/data/keys/usage.ts). The day is
  * the school's (SCHOOL_TIMEZONE), like every date of the service.
  */
 export class UsageRecorder {

@@ -1,7 +1,7 @@
 import type { Config } from '../config/index.js';
 import type { Database } from '../data/database.js';
 import type { NeisStateDoc } from '../data/models/neis-state.model.js';
-import { NeisStore } from '../data/neis.js';
+import { NeisStore } from '../data/neis/store.js';
 import type { Logger } from '../logger.js';
 import { NeisScheduler } from './scheduler.js';
 import { neisSyncFromConfig, schoolKey } from './sync.js';

@@ -1,7 +1,7 @@
 import { academicYearWindow, nextDailyRun, todayIn } from '../calendar.js';
 import type { NeisStateDoc } from '../data/models/neis-state.model.js';
-import type { NeisStore } from '../data/neis.js';
-import { covers } from '../data/neis-segments.js';
+import type { NeisStore } from '../data/neis/store.js';
+import { covers } from '../data/neis/segments.js';
 import type { Logger } from '../logger.js';
 import type { NeisSync, SyncResult, SyncTrigger } from './sync.js';
 

@@ -1,7 +1,7 @@
 import { addDays, todayIn } from '../calendar.js';
 import type { Config } from '../config/index.js';
 import type { Database } from '../data/database.js';
-import { NeisStore } from '../data/neis.js';
+import { NeisStore } from '../data/neis/store.js';
 import { createLogger, type Logger } from '../logger.js';
 import { NeisClient } from './client.js';
 import { startFakeNeis } from './fake-server.js';

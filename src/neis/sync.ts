@@ -4,8 +4,8 @@ import type { Config } from '../config/index.js';
 import type { Database } from '../data/database.js';
 import { MEAL_TYPE_RANK } from '../data/models/meal.model.js';
 import { NEIS_DATASETS, type DatasetReport, type NeisDataset, type SyncReport } from '../data/models/neis-state.model.js';
-import { LeaseLostError, NeisStore, type Lease } from '../data/neis.js';
-import { changedDates, fingerprints, liveFingerprints, recordNeisEvent } from '../data/neis-events.js';
+import { LeaseLostError, NeisStore, type Lease } from '../data/neis/store.js';
+import { changedDates, fingerprints, liveFingerprints, recordNeisEvent } from '../data/neis/events.js';
 import type { Logger } from '../logger.js';
 import { NeisClient, NeisError, type NeisClientEvent, type NeisRow } from './client.js';
 import { mapMeals, mapSchedules, mapTimetables, type Mapped } from './mappers.js';
@@ -139,7 +139,7 @@ export class NeisSync {
       const docs = toDocs(dataset, mapped.records);
       await store.writeGeneration(dataset, lease, generation, docs, async () => heartbeat.check());
       heartbeat.check();
-      // The change feed names the dates whose rows differ from what was served (src/data/neis-events.ts);
+      // The change feed names the dates whose rows differ from what was served (src/data/neis/events.ts);
       // the demo seed's data is loaded without events, as the demo school is (README "Events").
       const emits = request.trigger !== 'seed';
       const before = emits ? await liveFingerprints(store.db, dataset, request.from, request.to) : new Map<string, string>();

@@ -1,8 +1,8 @@
 import { createLocalJWKSet, errors as joseErrors, jwtVerify, type JWK, type JWTPayload } from 'jose';
-import type { OAuthStore } from '../data/oauth-store.js';
+import type { OAuthStore } from '../data/accounts/oauth-records.js';
 import type { Config } from '../config/index.js';
 import { userinfoAudience } from './constants.js';
-import type { OAuthKeys } from './keys.js';
+import type { OAuthKeys } from './signing-keys.js';
 
 /** A verified access token: whose it is, which client holds it, what it allows. */
 export interface VerifiedAccessToken {
@@ -32,8 +32,8 @@ export interface AccessTokenVerifierOptions {
  * behind it is still alive, so a revoked grant ends its access tokens at once.
  *
  * The store remembers live grants until a change names the grant, its account or its client, as
- * every revocation does (src/data/oauth-store.ts) in this process or another
- * (src/data/version-bus.ts, src/data/versions.ts): a token's
+ * every revocation does (src/data/accounts/oauth-records.ts) in this process or another
+ * (src/data/platform/version-bus.ts, src/data/platform/versions.ts): a token's
  * holder is then checked without a database read, and a revocation still counts at once.
  */
 export class AccessTokenVerifier {

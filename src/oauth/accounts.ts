@@ -3,23 +3,23 @@ import { accountChangeRefusal, type AccountAction, type AccountActorStanding, ty
 import {
   AccountStore,
   ACCOUNT_ROLES,
-  ClientStore,
   type AccountDoc,
   type AccountRole,
   type AccountSearch,
   type ApprovalState,
   type KnownAccount,
-} from '../data/accounts.js';
-import { deleteKeysOwnedBy } from '../data/api-keys.js';
-import { AccessAudit, CLI_ACTOR, type AccessActor } from '../data/access-audit.js';
+} from '../data/accounts/store.js';
+import { deleteKeysOwnedBy } from '../data/keys/store.js';
+import { AppStore } from '../data/apps/store.js';
+import { AccessAudit, CLI_ACTOR, type AccessActor } from '../data/accounts/access-log.js';
 import type { Database } from '../data/database.js';
-import { EmailCodeStore } from '../data/email-codes.js';
-import { OAuthStore } from '../data/oauth-store.js';
-import { deleteWebhooksOwnedBy } from '../data/webhooks.js';
+import { EmailCodeStore } from '../data/accounts/email-codes.js';
+import { OAuthStore } from '../data/accounts/oauth-records.js';
+import { deleteWebhooksOwnedBy } from '../data/events/webhooks.js';
 import { hashPassword, verifyPassword } from './secrets.js';
 import { BadRequestError, ForbiddenError } from '../errors/index.js';
 
-export { DuplicateAccountError } from '../data/accounts.js';
+export { DuplicateAccountError } from '../data/accounts/store.js';
 
 /** An account as `campus accounts list` shows it (never the password hash). */
 export interface AccountSummary {
@@ -113,7 +113,7 @@ export class AccountService {
     return Number.isSafeInteger(id) && id > 0 ? this.store.findById(id) : null;
   }
 
-  /** The account as the sign-in path reads it, remembered until a change names it (src/data/accounts.ts, known). */
+  /** The account as the sign-in path reads it, remembered until a change names it (src/data/accounts/store.ts, known). */
   async known(id: number): Promise<KnownAccount | null> {
     return Number.isSafeInteger(id) && id > 0 ? this.store.known(id) : null;
   }
@@ -129,7 +129,7 @@ export class AccountService {
     if (!doc) throw new AccountValidationError(`No account ${idOrEmail}.`);
     const account = await this.summarize(doc);
     const oauth = new OAuthStore(this.db);
-    const clients = new ClientStore(this.db);
+    const clients = new AppStore(this.db);
     const apiKeys = await deleteKeysOwnedBy(this.db, doc._id);
     const webhooks = await deleteWebhooksOwnedBy(this.db, doc._id);
     const owned = await clients.listOwnedBy(doc._id);
@@ -168,7 +168,7 @@ export class AccountService {
    * says so and whom to ask), its login sessions end, the access tokens of its grants stop at
    * userinfo and its refresh tokens at the token endpoint (the provider no longer finds the
    * account), and its API keys stop at the data API; all at once, in every process (the `oauth`
-   * and `keys` versions move: src/data/versions.ts, version-bus.ts). Nothing is deleted, so
+   * and `keys` versions move: src/data/platform/versions.ts, version-bus.ts). Nothing is deleted, so
    * re-enabled, its tokens and keys work again. Not one's own account; an ADMIN's or ROOT's only
    * by a ROOT (src/auth/policy.ts), its role as read still its role when written. In the access log.
    */
@@ -283,7 +283,7 @@ export class AccountService {
    * verification as a wrong password, so neither the answer nor its timing tells them apart.
    */
   async verifyLogin(email: string, password: string): Promise<AccountDoc | null> {
-    // Remembered until a change names the account (src/data/accounts.ts, known): a sign-in reads no account.
+    // Remembered until a change names the account (src/data/accounts/store.ts, known): a sign-in reads no account.
     const account = isEmail(email.trim()) ? ((await this.store.knownByEmail(email))?.doc ?? null) : null;
     const hash = account?.passwordHash ?? (await this.unknownAccountHash());
     const ok = await verifyPassword(hash, password);

@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import Provider, { errors, type Adapter, type AdapterPayload, type ClientMetadata, type KoaContextWithOIDC } from 'oidc-provider';
-import type { OAuthRecordKeys, OAuthStore } from '../data/oauth-store.js';
-import type { ClientDirectory } from './clients.js';
+import type { OAuthRecordKeys, OAuthStore } from '../data/accounts/oauth-records.js';
+import type { AppDirectory } from './apps.js';
 import { LIFETIMES, SESSION_DEVICE } from './constants.js';
 
 /** Kinds whose first use must be their only use; a second redemption is a replay. */
@@ -38,10 +38,10 @@ export function withInteractionMemo<T>(step: () => Promise<T>): Promise<T> {
 /**
  * oidc-provider's storage interface over the data layer, one instance per model name. Clients are
  * read from the client registry (`campus clients`), which remembers them until a change names the
- * client (src/data/accounts.ts, ClientStore.known); everything else from the OAuth store. The
+ * client (src/data/accounts/store.ts, AppStore.known); everything else from the OAuth store. The
  * store's clock decides expiry, so tests can move time forward.
  */
-export function createAdapterFactory(store: OAuthStore, clients: ClientDirectory): (name: string) => Adapter {
+export function createAdapterFactory(store: OAuthStore, clients: AppDirectory): (name: string) => Adapter {
   return (name) => (name === 'Client' ? new ClientAdapter(clients) : new StoreAdapter(name, store));
 }
 
@@ -134,7 +134,7 @@ class StoreAdapter implements Adapter {
 
 /** Clients are registered with the CLI, never through the provider (no dynamic registration). */
 class ClientAdapter implements Adapter {
-  constructor(private readonly clients: ClientDirectory) {}
+  constructor(private readonly clients: AppDirectory) {}
 
   async find(id: string): Promise<ClientMetadata | undefined> {
     return this.clients.metadata(id);

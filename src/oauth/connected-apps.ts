@@ -1,6 +1,6 @@
-import { ClientStore } from '../data/accounts.js';
+import { AppStore } from '../data/apps/store.js';
 import type { Database } from '../data/database.js';
-import { OAuthStore, type OAuthRecord } from '../data/oauth-store.js';
+import { OAuthStore, type OAuthRecord } from '../data/accounts/oauth-records.js';
 
 /** An app that holds a grant to an account: what the "connected apps" page lists. */
 export interface ConnectedApp {
@@ -24,7 +24,7 @@ export async function connectedApps(db: Database, accountId: number, hidden: rea
   const store = new OAuthStore(db);
   const grants = (await store.listOf('Grant', { accountId: String(accountId) })).filter((g) => !hidden.includes(clientOf(g)));
   const lastIssued = await store.lastIssued(grants.map((g) => g.id));
-  const clients = new Map((await new ClientStore(db).findByIds([...new Set(grants.map(clientOf))])).map((c) => [c._id, c]));
+  const clients = new Map((await new AppStore(db).findByIds([...new Set(grants.map(clientOf))])).map((c) => [c._id, c]));
   const byClient = new Map<string, { scopes: Set<string>; granted: number[]; used: number[] }>();
   for (const grant of grants) {
     const entry = byClient.get(clientOf(grant)) ?? { scopes: new Set<string>(), granted: [], used: [] };

@@ -44,7 +44,7 @@ export const LIFETIMES = {
   rememberedSession: 14 * 24 * 3600,
   // A used refresh token presented again this soon after its use, while its successor is still
   // unused, is a retry of a refresh whose answer was lost: answered with a new pair, not treated
-  // as reuse (src/data/oauth-store.ts, rotate; README "Refresh tokens").
+  // as reuse (src/data/accounts/oauth-records.ts, rotate; README "Refresh tokens").
   refreshRetryGrace: 60,
 } as const;
 

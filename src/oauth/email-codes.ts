@@ -4,7 +4,7 @@ import type { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
 import { RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Database } from '../data/database.js';
-import { EmailCodeStore, type EmailCodePurpose } from '../data/email-codes.js';
+import { EmailCodeStore, type EmailCodePurpose } from '../data/accounts/email-codes.js';
 import { addressKey } from '../http/address.js';
 import { limiter } from './throttle.js';
 
@@ -111,7 +111,7 @@ export class EmailCodes {
    * constant time. Returns a handle for `consume` when it matches, else null (wrong, replaced,
    * expired, never issued or dead of wrong checks: the same answer). A wrong check counts
    * against the code (in memory, or Redis); the WRONG_CHECKS_PER_CODE-th deletes it. The stored
-   * code comes from this process's memory of every code (src/data/email-codes.ts, LiveCodes), so
+   * code comes from this process's memory of every code (src/data/accounts/email-codes.ts, LiveCodes), so
    * a refusal makes no database operation, whichever budget or code refuses it.
    */
   async check(purpose: EmailCodePurpose, email: string, code: string, address: string): Promise<{ codeHash: string } | null> {

@@ -221,6 +221,6 @@ export function releasedFields(scopes: Iterable<string>): Set<string> {
 
 /**
  * The scopes that let an app read more than who signed in: a developer-console app asking for any
- * of them is in testing until an admin approves it (src/oauth/clients.ts).
+ * of them is in testing until an admin approves it (src/oauth/apps.ts).
  */
 export const SCOPES_NEEDING_APPROVAL: readonly string[] = [STUDENT_READ, SELF_READ, CLUB_READ, PROJECT_READ];

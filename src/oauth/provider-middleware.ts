@@ -4,7 +4,7 @@ import type Provider from 'oidc-provider';
 import type Koa from 'koa';
 import type { Middleware } from 'koa';
 import type { KoaContextWithOIDC, errors } from 'oidc-provider';
-import type { OAuthStore } from '../data/oauth-store.js';
+import type { OAuthStore } from '../data/accounts/oauth-records.js';
 import type { Logger } from '../logger.js';
 import { AccessTokenRejected, looksLikeJwt, type AccessTokenVerifier, type VerifiedAccessToken } from './access-token.js';
 import { COOKIE_NAMES, OAUTH_PATHS, OAUTH_SCOPES, SELF_READ } from './constants.js';

@@ -13,11 +13,11 @@ import Provider, {
   type ErrorOut,
 } from 'oidc-provider';
 import type { Config } from '../config/index.js';
-import type { OAuthStore } from '../data/oauth-store.js';
+import type { OAuthStore } from '../data/accounts/oauth-records.js';
 import type { Logger } from '../logger.js';
 import type { AccountService } from './accounts.js';
 import { createAdapterFactory } from './adapter.js';
-import { ALLOWED_SCOPES, FIRST_PARTY, REQUIRE_PKCE, SERVICE_NAME, type ClientService } from './clients.js';
+import { ALLOWED_SCOPES, FIRST_PARTY, REQUIRE_PKCE, SERVICE_NAME, type AppService } from './apps.js';
 import {
   providerCookieNames,
   servesHttps,
@@ -29,7 +29,7 @@ import {
   userinfoAudience,
   WEB_CLIENT_ID,
 } from './constants.js';
-import type { OAuthKeys, SigningAlg } from './keys.js';
+import type { OAuthKeys, SigningAlg } from './signing-keys.js';
 import { clientSecretMatches } from './secrets.js';
 import { appAdmits } from '../auth/policy.js';
 
@@ -39,10 +39,10 @@ export interface ProviderDeps {
   readonly keys: OAuthKeys;
   readonly store: OAuthStore;
   readonly accounts: AccountService;
-  readonly clients: ClientService;
+  readonly clients: AppService;
   /** The pages the provider shows itself (src/surfaces/web/provider-pages.ts: the web layer renders every page). */
   readonly pages: ProviderPages;
-  /** Data updates the school asks of students at sign-in (src/data/update-requests.ts). */
+  /** Data updates the school asks of students at sign-in (src/data/school/update-requests.ts). */
   readonly dataUpdates: { pendingForAccount(accountId: number): Promise<unknown> };
 }
 
@@ -189,7 +189,7 @@ function resourceServer(ctx: KoaContextWithOIDC, resource: string, client: Clien
 /**
  * oidc-provider's prompts (login, then consent) with ours between them: an app that does not
  * admit the signed-in account, then a data update the school asks of the signed-in student
- * (src/data/update-requests.ts). A prompt's checks run on every authorization request, a session that would skip
+ * (src/data/school/update-requests.ts). A prompt's checks run on every authorization request, a session that would skip
  * the login page included, so single sign-on and an earlier consent cannot pass them. Not
  * requestable: an app cannot ask for them with `prompt=`.
  */
@@ -252,7 +252,7 @@ function signInClaims(ctx: KoaContextWithOIDC, token: AccessToken | ClientCreden
 /** Accounts whose existence is remembered per process. */
 /**
  * The provider's account look-up (every code and refresh grant makes one), remembered until a
- * change names the account (src/data/accounts.ts, known), so a refresh reads no account. A
+ * change names the account (src/data/accounts/store.ts, known), so a refresh reads no account. A
  * disabled account is no account to the provider: its refresh tokens and codes are refused, and
  * a session of it asks for a login again, which the login page refuses.
  */
@@ -268,7 +268,7 @@ function accountFinder(deps: ProviderDeps): (ctx: unknown, sub: string) => Promi
  * The provider's default, plus: a first-party client's grant is created (or widened) with
  * exactly the requested scopes, so the consent prompt finds nothing missing and is skipped. An
  * existing grant that already holds them is not saved again (a saved grant is news to every
- * process that remembers it, src/data/oauth-store.ts).
+ * process that remembers it, src/data/accounts/oauth-records.ts).
  */
 async function loadExistingGrant(ctx: KoaContextWithOIDC): Promise<Grant | undefined> {
   const oidc = ctx.oidc;

@@ -1,10 +1,10 @@
 import type { Config } from '../config/index.js';
-import { hashApiKey } from '../data/api-keys.js';
+import { hashApiKey } from '../data/keys/store.js';
 import type { Database } from '../data/database.js';
-import { AccountStore } from '../data/accounts.js';
-import { DEMO_ACCOUNT_STUDENT_ID, DEMO_API_KEY, demoAccountEmail } from '../data/seed/demo.js';
+import { AccountStore } from '../data/accounts/store.js';
+import { DEMO_ACCOUNT_STUDENT_ID, DEMO_API_KEY, demoAccountEmail } from '../data/school/demo.js';
 import { AccountService } from './accounts.js';
-import { ClientService } from './clients.js';
+import { AppService } from './apps.js';
 import { verifyPassword } from './secrets.js';
 import { ConflictError } from '../errors/index.js';
 
@@ -33,7 +33,7 @@ export async function seedDemoOAuth(db: Database, config: Config): Promise<{ lin
   const student = await db.models.students.findOne({ _id: DEMO_ACCOUNT_STUDENT_ID }).lean<{ email: string; name: string }>();
   if (!student) throw new Error('the demo school must be loaded before the demo OAuth data');
   const account = await new AccountService(db).ensure({ email: student.email, password: DEMO_OAUTH.password, role: 'USER' });
-  const clients = new ClientService(db, config);
+  const clients = new AppService(db, config);
   await clients.put({
     id: DEMO_OAUTH.clientId,
     secret: DEMO_OAUTH.clientSecret,
@@ -116,7 +116,7 @@ export function describeDemoCredentials(found: DemoCredentials): string {
 export async function removeDemoCredentials(db: Database, config: Config): Promise<RemovedDemoCredentials> {
   const found = await findDemoCredentials(db);
   const apiKeys = (await db.models.apiKeys.deleteMany({ hash: hashApiKey(DEMO_API_KEY) })).deletedCount;
-  const clients = new ClientService(db, config);
+  const clients = new AppService(db, config);
   let revoked = 0;
   for (const id of found.clientIds) revoked += (await clients.delete(id)).revoked;
   const accountEmails: string[] = [];

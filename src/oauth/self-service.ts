@@ -1,14 +1,14 @@
 import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Config } from '../config/index.js';
-import { AccountStore, DuplicateAccountError, type AccountDoc } from '../data/accounts.js';
+import { AccountStore, DuplicateAccountError, type AccountDoc } from '../data/accounts/store.js';
 import type { Database } from '../data/database.js';
-import type { EmailCodePurpose } from '../data/email-codes.js';
-import { OAuthStore } from '../data/oauth-store.js';
+import type { EmailCodePurpose } from '../data/accounts/email-codes.js';
+import { OAuthStore } from '../data/accounts/oauth-records.js';
 import type { ErrorCode } from '../errors/index.js';
 import { OAuthError } from '../http/errors.js';
 import type { Logger } from '../logger.js';
-import { AccessAudit } from '../data/access-audit.js';
+import { AccessAudit } from '../data/accounts/access-log.js';
 import {
   AccountRuleError,
   AccountService,

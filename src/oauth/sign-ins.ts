@@ -1,5 +1,5 @@
 import Bowser from 'bowser';
-import type { OAuthRecord, OAuthStore } from '../data/oauth-store.js';
+import type { OAuthRecord, OAuthStore } from '../data/accounts/oauth-records.js';
 import { SESSION_DEVICE, WEB_CLIENT_ID } from './constants.js';
 
 /** One login session of a person at the authorization server, as "My sign-ins" shows it. */

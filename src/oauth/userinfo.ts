@@ -1,7 +1,7 @@
-import { AccountStore, type AccountDoc } from '../data/accounts.js';
+import { AccountStore, type AccountDoc } from '../data/accounts/store.js';
 import type { Database } from '../data/database.js';
-import type { SchoolSnapshot } from '../data/read-model.js';
-import { toAppError } from '../data/errors.js';
+import type { SchoolSnapshot } from '../data/school/read-model.js';
+import { toAppError } from '../data/platform/errors.js';
 import { OAuthError, renderOAuthError } from '../http/errors.js';
 import type { AppContext, AppMiddleware } from '../http/context.js';
 import { AccessTokenRejected, type AccessTokenVerifier } from './access-token.js';
@@ -80,7 +80,7 @@ async function answer(ctx: AppContext, deps: UserinfoDeps, accounts: AccountStor
   }
   if (deps.clientActive && !(await deps.clientActive(verified.clientId)))
     throw invalidToken(deps.realm, 'the app of the access token is disabled');
-  // Remembered until a change names the account (src/data/accounts.ts, known): a repeated call reads no account.
+  // Remembered until a change names the account (src/data/accounts/store.ts, known): a repeated call reads no account.
   const account = /^\d+$/.test(verified.sub) ? (await accounts.known(Number(verified.sub)))?.doc : undefined;
   if (!account) throw invalidToken(deps.realm, 'the account of the access token no longer exists');
   // A disabled account's tokens stop here at once (the account moved the `oauth` version).
@@ -100,7 +100,7 @@ type ShownAccount = Pick<AccountDoc, '_id' | 'email' | 'role' | 'name' | 'depart
 
 /**
  * Builds the answer: the account, and the student with the same email as the data API shows it,
- * from the school held in memory at the current data version (src/data/read-model.ts).
+ * from the school held in memory at the current data version (src/data/school/read-model.ts).
  */
 export function userinfoOf(account: ShownAccount, school: SchoolSnapshot): UserinfoResponse {
   const student = school.studentByEmail(account.email) ?? null;

@@ -12,7 +12,7 @@ import {
   StudentRole,
   StudentSortBy,
 } from '../data/__generated__/enums.js';
-import { FEED_SCOPES } from '../data/event-types.js';
+import { FEED_SCOPES } from '../data/events/types.js';
 import { NotFoundError } from '../errors/index.js';
 import { requireClass, resolveDateRange } from '../graphql/dates.js';
 import { CHANGES_LIMIT, RANGES } from '../limits.js';
@@ -55,7 +55,7 @@ export interface Endpoint {
   /**
    * The scope a key needs; a list means any one of them, and the answer then depends on which the
    * key holds and on whether it is an operator's (the change feed presents its events by them:
-   * presentEvent, src/data/school/events.ts), so it is cached per set of scopes and operator or not.
+   * presentEvent, src/data/events/outbox.ts), so it is cached per set of scopes and operator or not.
    * `PUBLIC`: no key at all, and a rate limit per client address instead (issue 25).
    */
   readonly scope: ApiScope | readonly ApiScope[] | typeof PUBLIC;
@@ -285,7 +285,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
   }),
   endpoint({
     path: '/v1/changes',
-    // Any scope some event type needs (src/data/event-types.ts).
+    // Any scope some event type needs (src/data/events/types.ts).
     scope: FEED_SCOPES,
     summary: {
       ko: '학생, 동아리, 프로젝트, NEIS(급식·학사일정·시간표)의 변경 이벤트를 커밋 순서로 (키의 범위에 맞는 것만; 30일 보관).',

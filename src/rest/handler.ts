@@ -111,7 +111,7 @@ export function endpointSteps(endpoint: Endpoint, deps: RestDeps): EndpointSteps
 /**
  * What an answer that depends on the key is cached per (an endpoint taking several scopes: the
  * change feed): the scopes it holds, and whether it is an operator's, who is shown which account
- * made a change (presentEvent, src/data/school/events.ts).
+ * made a change (presentEvent, src/data/events/outbox.ts).
  */
 function subscriberKey(ctx: AppContext, scopes: readonly ApiScope[]): string {
   const held = scopes.filter((scope) => holdsScope(ctx.state.apiKey, scope)).join(',');

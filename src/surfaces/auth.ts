@@ -1,18 +1,18 @@
 import compose from 'koa-compose';
-import { AccountStore, rememberAllAccounts } from '../data/accounts.js';
-import { ApiKeyService } from '../data/api-keys.js';
-import { AccessAudit } from '../data/access-audit.js';
-import { OAuthStore } from '../data/oauth-store.js';
+import { AccountStore, rememberAllAccounts } from '../data/accounts/store.js';
+import { ApiKeyService } from '../data/keys/store.js';
+import { AccessAudit } from '../data/accounts/access-log.js';
+import { OAuthStore } from '../data/accounts/oauth-records.js';
 import { ProjectProposals } from '../data/school/proposals.js';
-import { UpdateRequests } from '../data/update-requests.js';
+import { UpdateRequests } from '../data/school/update-requests.js';
 import { createGraphQLServer } from '../graphql/server.js';
 import type { Logger } from '../logger.js';
 import { verifierFor } from '../oauth/access-token.js';
 import { AccountService } from '../oauth/accounts.js';
-import { ClientService } from '../oauth/clients.js';
+import { AppService } from '../oauth/apps.js';
 import { OAUTH_PATHS } from '../oauth/constants.js';
 import { EmailCodes } from '../oauth/email-codes.js';
-import { loadOAuthKeys } from '../oauth/keys.js';
+import { loadOAuthKeys } from '../oauth/signing-keys.js';
 import { createMailer } from '../oauth/mail.js';
 import { buildProvider } from '../oauth/provider.js';
 import { installProviderMiddleware } from '../oauth/provider-middleware.js';
@@ -31,12 +31,12 @@ import { serveAssets } from './web/assets.js';
 import { devCallbackRoutes } from './web/dev-callback.js';
 import { homeRoutes } from './web/home.js';
 import { loginRoutes } from './web/login.js';
-import { MfaService } from '../oauth/mfa.js';
+import { MfaService } from '../oauth/second-factor.js';
 import { providerPages } from './web/provider-pages.js';
 import { CookieSealer } from './web/seal.js';
 import { registerWebClient, signInRoutes } from './web/signin.js';
 import { Web } from './web/web.js';
-import { WebhookStore, WEBHOOK_SECRET_PURPOSE } from '../data/webhooks.js';
+import { WebhookStore, WEBHOOK_SECRET_PURPOSE } from '../data/events/webhooks.js';
 
 /**
  * Expired records are also refused on every read; the sweep only reclaims their space. Over SQLite
@@ -59,14 +59,14 @@ export async function createAuthSurface(deps: AppDeps): Promise<Surface> {
   const keys = await loadOAuthKeys(config, db);
   const store = new OAuthStore(db, now);
   const accounts = new AccountService(db);
-  const clients = new ClientService(db, { isProduction: config.isProduction });
+  const clients = new AppService(db, { isProduction: config.isProduction });
   const web = new Web({ config, db, cookieKeys: keys.cookieKeys, now });
   const dataUpdates = new UpdateRequests(db, new AccountStore(db), now);
   const provider = buildProvider({ config, logger, keys, store, accounts, clients, pages: providerPages(web, accounts), dataUpdates });
   const verifier = verifierFor(config, keys, store, now);
   installProviderMiddleware(provider, { verifier, store, logger });
   await registerWebClient(clients, config);
-  // The accounts in memory before the first sign-in (src/data/accounts.ts); a failure only means they are read as used.
+  // The accounts in memory before the first sign-in (src/data/accounts/store.ts); a failure only means they are read as used.
   await rememberAllAccounts(db).catch((err: unknown) =>
     logger.warn(
       { event: 'accounts.remember_failed', reason: err instanceof Error ? err.message : String(err) },

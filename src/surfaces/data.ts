@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import bodyParser from 'koa-bodyparser';
 import compose from 'koa-compose';
 import type { ApiScope } from '../data/__generated__/enums.js';
-import { Gate } from '../data/budget.js';
+import { Gate } from '../data/platform/budget.js';
 import { MethodNotAllowedError } from '../errors/index.js';
 import { createContext } from '../graphql/context.js';
 import { buildSchema } from '../graphql/schema.js';

@@ -1,10 +1,10 @@
-import { OAuthStore } from '../data/oauth-store.js';
+import { OAuthStore } from '../data/accounts/oauth-records.js';
 import { verifierFor } from '../oauth/access-token.js';
-import { loadOAuthKeys } from '../oauth/keys.js';
+import { loadOAuthKeys } from '../oauth/signing-keys.js';
 import { userinfoRoutes } from '../oauth/userinfo.js';
-import { ClientService } from '../oauth/clients.js';
-import { RememberedLookups } from '../data/remembered.js';
-import { cacheTarget } from '../data/versions.js';
+import { AppService } from '../oauth/apps.js';
+import { RememberedLookups } from '../data/platform/remembered.js';
+import { cacheTarget } from '../data/platform/versions.js';
 
 /** Apps whose state userinfo remembers per process. */
 const MAX_REMEMBERED_CLIENTS = 10000;
@@ -16,8 +16,8 @@ export async function createUserinfoSurface(deps: AppDeps): Promise<Surface> {
   const keys = await loadOAuthKeys(deps.config, deps.db);
   const store = new OAuthStore(deps.db, now);
   // A disabled app's tokens stop here at once: whether an app is active is remembered until a
-  // change names the app, as disabling it does (src/data/accounts.ts, ClientStore).
-  const clients = new ClientService(deps.db, { isProduction: deps.config.isProduction });
+  // change names the app, as disabling it does (src/data/accounts/store.ts, AppStore).
+  const clients = new AppService(deps.db, { isProduction: deps.config.isProduction });
   const active = new RememberedLookups(
     deps.db.versions,
     'oauth',

@@ -4,7 +4,7 @@ import ExcelJS from 'exceljs';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { StudentDoc } from '../../src/data/models/student.model.js';
 import { journalBatch, settleSchool } from '../../src/data/school/engine.js';
-import { seedDemoSchool } from '../../src/data/seed/demo.js';
+import { seedDemoSchool } from '../../src/data/school/demo.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { launchChromium, screenshot, signIn, VIEWPORTS } from '../helpers/browser.js';
 import { issueKey } from '../helpers/factories.js';

@@ -1,11 +1,11 @@
 import { assert, expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
 import { addDays, todayIn } from '../../src/calendar.js';
-import { ApiKeyService } from '../../src/data/api-keys.js';
-import { findStanding } from '../../src/data/standing.js';
-import { seedDemoSchool } from '../../src/data/seed/demo.js';
-import { ClientService } from '../../src/oauth/clients.js';
-import { WebhookStore } from '../../src/data/webhooks.js';
+import { ApiKeyService } from '../../src/data/keys/store.js';
+import { findStanding } from '../../src/data/accounts/standing.js';
+import { seedDemoSchool } from '../../src/data/school/demo.js';
+import { AppService } from '../../src/oauth/apps.js';
+import { WebhookStore } from '../../src/data/events/webhooks.js';
 import { CookieSealer } from '../../src/surfaces/web/seal.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { launchChromium, screenshot, signIn, VIEWPORTS, wcagViolations } from '../helpers/browser.js';
@@ -118,7 +118,7 @@ describe('pages: every page, its shell, labels, phone width, both languages', fu
     );
     await webhooks.recordAttempt(delivery(42, 'club.updated'), attempt(200, '2026-03-02T09:10:05+09:00', '{"received":true}'), 'DELIVERED');
     await webhooks.recordAttempt(delivery(41, 'student.updated'), attempt(200, '2026-03-02T09:12:00+09:00', 'ok', true), 'DELIVERED');
-    const clients = new ClientService(t.db, { isProduction: false });
+    const clients = new AppService(t.db, { isProduction: false });
     const app = await clients.createOwned(devId, {
       name: 'Timetable widget',
       serviceName: 'GSM 시간표',

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
-import { seedDemoSchool } from '../../src/data/seed/demo.js';
+import { seedDemoSchool } from '../../src/data/school/demo.js';
 import { AccountService } from '../../src/oauth/accounts.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { launchChromium, screenshot, signIn, VIEWPORTS } from '../helpers/browser.js';

@@ -1,5 +1,5 @@
-import { ApiKeyService } from '../../src/data/api-keys.js';
-import { ClientService } from '../../src/oauth/clients.js';
+import { ApiKeyService } from '../../src/data/keys/store.js';
+import { AppService } from '../../src/oauth/apps.js';
 import { expect } from 'chai';
 import { createServer, type Server } from 'node:http';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -146,7 +146,7 @@ describe('accounts and sign-in: self-service in a browser, from sign-up to conne
     secrets.push(appSecret);
     expect(appSecret.length).to.be.greaterThan(30);
     // It asks for self:read: in testing until the school approves it (issue 22).
-    await new ClientService(t.db, { isProduction: false }).approve(appId, { kind: 'CLI' });
+    await new AppService(t.db, { isProduction: false }).approve(appId, { kind: 'CLI' });
 
     const { context, page } = await newPage();
     const { verifier, challenge } = pkcePair();

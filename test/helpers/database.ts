@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { openDatabase, type Database, type ConnectOptions } from '../../src/data/database.js';
-import { acquireEmbeddedDatabase, freePort, type EmbeddedDatabase } from '../../src/data/embedded/index.js';
+import { acquireEmbeddedDatabase, freePort, type EmbeddedDatabase } from '../../src/data/platform/embedded/index.js';
 
 let embedded: EmbeddedDatabase | undefined;
 let baseUri: string | undefined;

@@ -1,6 +1,6 @@
 import type { PolicySettings } from '../../src/auth/policy.js';
 import { loadConfig } from '../../src/config/index.js';
-import { ApiKeyService, API_SCOPES, type ApiScope } from '../../src/data/api-keys.js';
+import { ApiKeyService, API_SCOPES, type ApiScope } from '../../src/data/keys/store.js';
 import type { Database } from '../../src/data/database.js';
 import type { ClubDoc } from '../../src/data/models/club.model.js';
 import type { ProjectDoc } from '../../src/data/models/project.model.js';

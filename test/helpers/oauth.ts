@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import { exportJWK, generateKeyPair } from 'jose';
 import type { Database } from '../../src/data/database.js';
 import { AccountService } from '../../src/oauth/accounts.js';
-import { ClientService, type ClientSummary, type CreateClientInput } from '../../src/oauth/clients.js';
+import { AppService, type AppSummary, type CreateAppInput } from '../../src/oauth/apps.js';
 import type { TestApp } from './app.js';
 
 /** A minimal cookie jar for fetch (names only; the provider's cookies have distinct names). */
@@ -43,9 +43,9 @@ export async function createAccount(db: Database, email: string, password: strin
 /** Registers a client; confidential by default, with the test redirect address. */
 export async function createClient(
   db: Database,
-  input: Partial<CreateClientInput> = {},
-): Promise<{ client: ClientSummary; secret: string | null }> {
-  return new ClientService(db, { isProduction: false }).create({ name: 'Test app', redirectUris: [REDIRECT_URI], ...input });
+  input: Partial<CreateAppInput> = {},
+): Promise<{ client: AppSummary; secret: string | null }> {
+  return new AppService(db, { isProduction: false }).create({ name: 'Test app', redirectUris: [REDIRECT_URI], ...input });
 }
 
 /** A PKCE verifier and its S256 challenge. */

@@ -1,4 +1,4 @@
-import { freePort } from '../../src/data/embedded/index.js';
+import { freePort } from '../../src/data/platform/embedded/index.js';
 import { runCampus, startCampus, type RunningCampus } from './cli.js';
 import { testDatabaseUri } from './database.js';
 

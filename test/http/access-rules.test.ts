@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { GraphQLSchema } from 'graphql';
 import { accountPrincipal, type Principal } from '../../src/auth/principal.js';
-import { findStanding } from '../../src/data/standing.js';
+import { findStanding } from '../../src/data/accounts/standing.js';
 import { rootFieldRules, type AccessRule } from '../../src/graphql/access.js';
 import { createContext } from '../../src/graphql/context.js';
 import { buildSchema } from '../../src/graphql/schema.js';

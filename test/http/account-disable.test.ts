@@ -6,7 +6,7 @@ import { expectEnvelope, expectOAuthError } from '../helpers/expect.js';
 import { buildStudent, insertSchool } from '../helpers/factories.js';
 import { authorize, createAccount, createClient, postJson, REDIRECT_URI, signInToConsole, type ConsoleSession } from '../helpers/oauth.js';
 import { codeOf, TestMailServer } from '../helpers/smtp.js';
-import { ApiKeyService } from '../../src/data/api-keys.js';
+import { ApiKeyService } from '../../src/data/keys/store.js';
 
 /**
  * Issue 25, item 5: staff manage accounts in /admin/accounts. A disabled account cannot sign in

@@ -3,8 +3,8 @@ import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { expectEnvelope, expectOk } from '../helpers/expect.js';
 import { authorize, createAccount, createClient, postJson, REDIRECT_URI, signInToConsole, type ConsoleSession } from '../helpers/oauth.js';
 import { TestMailServer } from '../helpers/smtp.js';
-import { AccountStore } from '../../src/data/accounts.js';
-import { ApiKeyService } from '../../src/data/api-keys.js';
+import { AccountStore } from '../../src/data/accounts/store.js';
+import { ApiKeyService } from '../../src/data/keys/store.js';
 import { hashPassword } from '../../src/oauth/secrets.js';
 
 /** The admin console's accounts and API keys pages (src/surfaces/admin/accounts.ts, keys.ts). */

@@ -6,8 +6,8 @@ import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { CookieJar } from '../helpers/oauth.js';
 import { loadConfig } from '../../src/config/index.js';
 import { AccountService } from '../../src/oauth/accounts.js';
-import { loadOAuthKeys } from '../../src/oauth/keys.js';
-import { MFA_FAILURE_LIMIT, MfaService, RECOVERY_CODE_COUNT } from '../../src/oauth/mfa.js';
+import { loadOAuthKeys } from '../../src/oauth/signing-keys.js';
+import { MFA_FAILURE_LIMIT, MfaService, RECOVERY_CODE_COUNT } from '../../src/oauth/second-factor.js';
 
 /**
  * Issue 23, item 4, over HTTP as a browser without JavaScript: two-step sign-in (TOTP, RFC 6238)

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { ApiKeyService, API_SCOPES } from '../../src/data/api-keys.js';
+import { ApiKeyService, API_SCOPES } from '../../src/data/keys/store.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { expectEnvelope, expectOk } from '../helpers/expect.js';
 import { createAccount } from '../helpers/oauth.js';

@@ -4,12 +4,12 @@ import { createTestDatabase } from '../helpers/database.js';
 import { expectEnvelope, expectOk } from '../helpers/expect.js';
 import { buildStudent, insertSchool, TEST_POLICY } from '../helpers/factories.js';
 import { todayIn } from '../../src/calendar.js';
-import { ApiKeyCommandError, ApiKeyService, MAX_ROTATION_GRACE_SECONDS } from '../../src/data/api-keys.js';
+import { ApiKeyCommandError, ApiKeyService, MAX_ROTATION_GRACE_SECONDS } from '../../src/data/keys/store.js';
 import type { Database } from '../../src/data/database.js';
 
 /**
  * The per-key, per-day usage counters of the developer console (src/http/usage.ts) and the
- * rotation grace period of API keys (src/data/api-keys.ts).
+ * rotation grace period of API keys (src/data/keys/store.ts).
  */
 describe('API keys: usage counters and rotation grace', function () {
   this.timeout(60000);

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { AccountStore } from '../../src/data/accounts.js';
-import { ClientService } from '../../src/oauth/clients.js';
+import { AccountStore } from '../../src/data/accounts/store.js';
+import { AppService } from '../../src/oauth/apps.js';
 import { hashPassword } from '../../src/oauth/secrets.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { expectOAuthError } from '../helpers/expect.js';
@@ -96,7 +96,7 @@ describe('OAuth apps: the app registry (testing, approval, disabling, reserved n
     expect(refused.pages.at(-1))
       .to.include('학교의 승인을 기다리는 앱')
       .and.include('우리 반 출석 앱은 아직 학교의 승인을 받지 않았습니다.');
-    expect(await new ClientService(t.db, { isProduction: false }).grantingAccounts(appId)).to.equal(0);
+    expect(await new AppService(t.db, { isProduction: false }).grantingAccounts(appId)).to.equal(0);
 
     const admitted = await authorize(t, params('self:read club:read'), OWNER);
     expect(admitted.pages.find((p) => p.includes('name="decision"')))

@@ -1,7 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { ApiKeyService } from '../../src/data/api-keys.js';
+import { ApiKeyService } from '../../src/data/keys/store.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { expectEnvelope, expectOk } from '../helpers/expect.js';
 import { buildClub, buildProject, buildStudent, insertSchool, issueKey } from '../helpers/factories.js';

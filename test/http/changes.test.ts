@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { AccountStore } from '../../src/data/accounts.js';
-import { ApiKeyService } from '../../src/data/api-keys.js';
+import { AccountStore } from '../../src/data/accounts/store.js';
+import { ApiKeyService } from '../../src/data/keys/store.js';
 import type { ApiScope, AccountRole } from '../../src/data/__generated__/enums.js';
 import { undoBatch } from '../../src/data/school/audit.js';
 import { applyImport } from '../../src/data/school/import.js';
@@ -11,7 +11,7 @@ import { expectEnvelope, expectOk } from '../helpers/expect.js';
 import { buildClub, buildProject, buildStudent, insertSchool, issueKey } from '../helpers/factories.js';
 
 /**
- * GET /v1/changes over HTTP (issue 24; src/data/school/feed.ts): the data API's envelope, keys,
+ * GET /v1/changes over HTTP (issue 24; src/data/events/feed.ts): the data API's envelope, keys,
  * validation and rate limit; events in commit order whose before/after are exactly what the REST
  * lists show; exact resume from a cursor; filtering by the key's scopes; 410 past the retention;
  * the same feed in GraphQL and in the OpenAPI document.

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { Webhook } from 'standardwebhooks';
-import { ApiKeyService } from '../../src/data/api-keys.js';
-import { EVENT_TYPE_TABLE, EVENT_TYPES, scopesReceiving } from '../../src/data/event-types.js';
-import { MAX_WEBHOOKS_PER_ACCOUNT } from '../../src/data/webhooks.js';
+import { ApiKeyService } from '../../src/data/keys/store.js';
+import { EVENT_TYPE_TABLE, EVENT_TYPES, scopesReceiving } from '../../src/data/events/types.js';
+import { MAX_WEBHOOKS_PER_ACCOUNT } from '../../src/data/events/webhooks.js';
 import { WEBHOOK_SEND_LIMIT } from '../../src/limits.js';
 import { escapeHtml } from '../../src/surfaces/web/html.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';

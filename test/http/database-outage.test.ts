@@ -5,7 +5,7 @@ import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { expectEnvelope, expectOk } from '../helpers/expect.js';
 import { buildStudent, insertSchool, issueKey } from '../helpers/factories.js';
 import { openDatabase, type Database } from '../../src/data/database.js';
-import { acquireEmbeddedDatabase, freePort, type EmbeddedDatabase } from '../../src/data/embedded/index.js';
+import { acquireEmbeddedDatabase, freePort, type EmbeddedDatabase } from '../../src/data/platform/embedded/index.js';
 
 /**
  * The database stops while the service runs: data endpoints answer 503 with the envelope and

@@ -1,11 +1,11 @@
-import { ClientService } from '../../src/oauth/clients.js';
+import { AppService } from '../../src/oauth/apps.js';
 import { expect } from 'chai';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { expectEnvelope, expectOAuthError, expectOk } from '../helpers/expect.js';
 import { buildStudent, insertSchool } from '../helpers/factories.js';
 import { authorize, CookieJar, createAccount, postJson, signInToConsole, type ConsoleSession } from '../helpers/oauth.js';
-import { MAX_ACTIVE_KEYS_PER_ACCOUNT } from '../../src/data/api-keys.js';
-import { MAX_APPS_PER_ACCOUNT, MAX_REDIRECT_URIS } from '../../src/oauth/clients.js';
+import { MAX_ACTIVE_KEYS_PER_ACCOUNT } from '../../src/data/keys/store.js';
+import { MAX_APPS_PER_ACCOUNT, MAX_REDIRECT_URIS } from '../../src/oauth/apps.js';
 
 /**
  * The developer console over HTTP (the browser test walks the same pages in Chromium): keys, apps
@@ -153,7 +153,7 @@ describe('accounts and sign-in: the developer console (/console) over HTTP', fun
 
     it('another account grants it; it is listed under that account’s connected apps; disconnecting stops userinfo and refresh at once', async () => {
       // It asks for self:read: in testing until the school approves it (issue 22; test/http/app-registry.test.ts).
-      await new ClientService(t.db, { isProduction: false }).approve(appId, { kind: 'CLI' });
+      await new AppService(t.db, { isProduction: false }).approve(appId, { kind: 'CLI' });
       const result = await authorize(t, { client_id: appId, redirect_uri: CALLBACK, response_type: 'code', state: 's' }, bob);
       const tokens = (await (
         await postJson(t, '/v1/oauth/token', {

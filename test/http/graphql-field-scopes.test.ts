@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { ApiScope } from '../../src/data/__generated__/enums.js';
-import { API_SCOPES } from '../../src/data/api-keys.js';
+import { API_SCOPES } from '../../src/data/keys/store.js';
 import { FIELD_SCOPES } from '../../src/graphql/field-scopes.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { buildClub, buildProject, buildStudent, insertSchool, issueKey } from '../helpers/factories.js';

@@ -5,7 +5,7 @@ import { createDeflateRaw, crc32 } from 'node:zlib';
 import { expect } from 'chai';
 import ExcelJS from 'exceljs';
 import { FILE_LIMITS } from '../../src/data/school/spreadsheet.js';
-import { seedDemoSchool } from '../../src/data/seed/demo.js';
+import { seedDemoSchool } from '../../src/data/school/demo.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { runCampus } from '../helpers/cli.js';
 import { createTestDatabase } from '../helpers/database.js';

@@ -6,7 +6,7 @@ import { parse } from 'graphql';
 import type { CommandStartedEvent } from 'mongodb';
 import { addDays, todayIn } from '../../src/calendar.js';
 import type { Database } from '../../src/data/database.js';
-import { seedDemoSchool } from '../../src/data/seed/demo.js';
+import { seedDemoSchool } from '../../src/data/school/demo.js';
 import { MAX_COST, measureOperation } from '../../src/graphql/limits.js';
 import { loadTypeDefs } from '../../src/graphql/schema.js';
 import { ApiKeyAuthenticator } from '../../src/http/api-key.js';
@@ -90,7 +90,7 @@ describe('data API: isolation by the time budget of a data request', () => {
   it('GraphQL: 503 envelope with Retry-After at the deadline; its reads ran with maxTimeMS and none started after it', async () => {
     // Within the default budget (5 s) a document is served, its reads bounded by maxTimeMS. The
     // school itself is read once per data version into the read model, outside any request's
-    // budget (src/data/read-model.ts): those finds carry no maxTimeMS.
+    // budget (src/data/school/read-model.ts): those finds carry no maxTimeMS.
     commands.length = 0;
     const served = await postGraphql(
       roomy,

@@ -1,6 +1,6 @@
-import { ApiKeyService } from '../../src/data/api-keys.js';
+import { ApiKeyService } from '../../src/data/keys/store.js';
 import { expect } from 'chai';
-import { AccountStore } from '../../src/data/accounts.js';
+import { AccountStore } from '../../src/data/accounts/store.js';
 import { DEFAULT_SCOPE_POLICY, POLICY_SCOPES, type PolicyRole, type PolicyScope } from '../../src/config/scope-policy.js';
 import { hashPassword } from '../../src/oauth/secrets.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';

@@ -5,8 +5,8 @@ import { createTestDatabase } from '../helpers/database.js';
 import { expectOAuthError } from '../helpers/expect.js';
 import { authorize, createAccount, createClient, generateJwks, pkcePair, postJson, REDIRECT_URI } from '../helpers/oauth.js';
 import type { Database } from '../../src/data/database.js';
-import { freePort } from '../../src/data/embedded/index.js';
-import { generateCookieKey, parseJwks } from '../../src/oauth/keys.js';
+import { freePort } from '../../src/data/platform/embedded/index.js';
+import { generateCookieKey, parseJwks } from '../../src/oauth/signing-keys.js';
 
 /**
  * Rotating OAUTH_JWKS and OAUTH_COOKIE_KEYS without logging anyone out (README "Running in

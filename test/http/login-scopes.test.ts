@@ -2,7 +2,7 @@ import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { expect } from 'chai';
 import type { UserinfoFields } from '../../clients/typescript/src/index.js';
-import { AccountStore } from '../../src/data/accounts.js';
+import { AccountStore } from '../../src/data/accounts/store.js';
 import { hashPassword } from '../../src/oauth/secrets.js';
 import { LOGIN_SCOPES, OAUTH_SCOPES, STUDENT_RECORD_REF, USERINFO_FIELDS, type UserinfoKey } from '../../src/oauth/login-scopes.js';
 import type { UserinfoResponse } from '../../src/oauth/userinfo.js';

@@ -58,7 +58,7 @@ describe('operations: metrics, GET /metrics in Prometheus text (src/http/metrics
       // oidc-provider answers these itself, outside our routers.
       await (await t.request('/.well-known/openid-configuration')).arrayBuffer();
       await (await t.request('/v1/oauth/interaction/no-such-interaction')).arrayBuffer();
-      // What src/data/neis.ts reports after a sync.
+      // What src/data/neis/store.ts reports after a sync.
       t.db.telemetry.neisSync({
         outcome: 'partial',
         trigger: 'cli',

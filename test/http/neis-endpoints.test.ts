@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { createLogger } from '../../src/logger.js';
-import { NeisStore } from '../../src/data/neis.js';
+import { NeisStore } from '../../src/data/neis/store.js';
 import { NeisClient } from '../../src/neis/client.js';
 import { fakeMealRows, fakeSchool, fakeScheduleRows } from '../../src/neis/fake-fixtures.js';
 import { startFakeNeis, type FakeNeis } from '../../src/neis/fake-server.js';

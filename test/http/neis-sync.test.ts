@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import { expect } from 'chai';
 import type { Database } from '../../src/data/database.js';
 import type { SyncReport } from '../../src/data/models/neis-state.model.js';
-import { NeisStore } from '../../src/data/neis.js';
+import { NeisStore } from '../../src/data/neis/store.js';
 import { createLogger, type Logger } from '../../src/logger.js';
 import { NeisClient, type NeisClientOptions } from '../../src/neis/client.js';
 import { startFakeNeis, type FakeNeis } from '../../src/neis/fake-server.js';

@@ -553,7 +553,7 @@ describe('OAuth apps: hardening of sessions, logout, PKCE and single use', funct
     });
 
     // Within 60 s of a refresh token's use, and before its successor is used, presenting it again
-    // is a retry of a lost answer (src/data/oauth-store.ts, rotate): each gets a new pair, the one
+    // is a retry of a lost answer (src/data/accounts/oauth-records.ts, rotate): each gets a new pair, the one
     // before it is retired, and the person stays signed in with the last one.
     it('20 parallel redemptions of one refresh token: each a new pair, exactly one of them usable, the grant kept (5 rounds)', async () => {
       for (let round = 0; round < 5; round++) {

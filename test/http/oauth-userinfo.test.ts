@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { exportJWK, generateKeyPair, SignJWT, decodeJwt } from 'jose';
 import { openDatabase, type Database } from '../../src/data/database.js';
-import { freePort } from '../../src/data/embedded/index.js';
+import { freePort } from '../../src/data/platform/embedded/index.js';
 import { AccountService } from '../../src/oauth/accounts.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { testDatabaseUri } from '../helpers/database.js';

@@ -18,11 +18,11 @@ import {
 } from 'graphql';
 import { z } from 'zod';
 import { addDays, todayIn } from '../../src/calendar.js';
-import { API_SCOPES } from '../../src/data/api-keys.js';
-import { pruneEvents } from '../../src/data/school/events.js';
+import { API_SCOPES } from '../../src/data/keys/store.js';
+import { pruneEvents } from '../../src/data/events/outbox.js';
 import { CLI_ACTOR } from '../../src/data/school/types.js';
 import { SchoolWriter } from '../../src/data/school/writes.js';
-import { seedDemoSchool } from '../../src/data/seed/demo.js';
+import { seedDemoSchool } from '../../src/data/school/demo.js';
 import { statusName } from '../../src/errors/index.js';
 import { buildSchema } from '../../src/graphql/schema.js';
 import { createLogger } from '../../src/logger.js';

@@ -5,8 +5,8 @@ import { buildTestApp } from '../helpers/app.js';
 import { runCampus, startCampus } from '../helpers/cli.js';
 import { createTestDatabase, testDatabaseUri } from '../helpers/database.js';
 import { expectEnvelope } from '../helpers/expect.js';
-import { freePort } from '../../src/data/embedded/index.js';
-import { ClientService } from '../../src/oauth/clients.js';
+import { freePort } from '../../src/data/platform/embedded/index.js';
+import { AppService } from '../../src/oauth/apps.js';
 import { generateJwks, pkcePair } from '../helpers/oauth.js';
 
 /** A production environment that passes start-up checks (only the data surface is built). */
@@ -84,7 +84,7 @@ describe('operations: campus serve stopping, behind TLS and refusing a bad envir
     const HSTS = 'max-age=31536000; includeSubDomains';
     const tls = { 'X-Forwarded-Proto': 'https' };
     try {
-      const { client } = await new ClientService(db, { isProduction: true }).create({
+      const { client } = await new AppService(db, { isProduction: true }).create({
         name: 'HSTS app',
         redirectUris: ['https://app.school.test/cb'],
       });

@@ -10,7 +10,7 @@ import { expectEnvelope, expectOk } from '../helpers/expect.js';
 import { generateJwks } from '../helpers/oauth.js';
 import { closeServer } from '../../src/app.js';
 import { openDatabase, type Database } from '../../src/data/database.js';
-import { acquireEmbeddedDatabase, freePort } from '../../src/data/embedded/index.js';
+import { acquireEmbeddedDatabase, freePort } from '../../src/data/platform/embedded/index.js';
 import { isLoopback, STRICT_TRANSPORT_SECURITY } from '../../src/http/tls.js';
 import type { SurfaceName } from '../../src/surfaces/types.js';
 

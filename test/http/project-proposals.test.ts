@@ -183,7 +183,7 @@ describe('school records: project proposals (/console/projects, /admin/proposals
     const written = JSON.parse(accepted.stdout) as { state: string; resultProjectId: number; decidedByKind: string; batchId: string };
     expect(written).to.deep.include({ state: 'ACCEPTED', decidedByKind: 'CLI' });
     // The service in this process learns of another process's write within a second (the data
-    // version's age, src/data/versions.ts), so the new project is waited for, not read at once.
+    // version's age, src/data/platform/versions.ts), so the new project is waited for, not read at once.
     await eventually(
       async () => (await projects()).some((p) => p.name === 'Weather Station'),
       5000,

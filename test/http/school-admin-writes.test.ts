@@ -2,7 +2,7 @@ import { isStaffRole } from '../../src/auth/policy.js';
 import { Writable } from 'node:stream';
 import { expect } from 'chai';
 import type { AccountRole } from '../../src/data/__generated__/enums.js';
-import { seedDemoSchool } from '../../src/data/seed/demo.js';
+import { seedDemoSchool } from '../../src/data/school/demo.js';
 import { createContext } from '../../src/graphql/context.js';
 import { buildSchema } from '../../src/graphql/schema.js';
 import { createGraphQLServer, type GraphQLServer } from '../../src/graphql/server.js';

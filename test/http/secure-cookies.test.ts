@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { closeServer } from '../../src/app.js';
-import { freePort } from '../../src/data/embedded/index.js';
+import { freePort } from '../../src/data/platform/embedded/index.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { createAccount, signInToConsole, type ConsoleSession } from '../helpers/oauth.js';
 

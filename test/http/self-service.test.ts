@@ -4,7 +4,7 @@ import { expectOAuthError } from '../helpers/expect.js';
 import { buildStudent, insertSchool } from '../helpers/factories.js';
 import { authorize, createAccount, createClient, postJson, REDIRECT_URI } from '../helpers/oauth.js';
 import { codeOf, TestMailServer } from '../helpers/smtp.js';
-import { freePort } from '../../src/data/embedded/index.js';
+import { freePort } from '../../src/data/platform/embedded/index.js';
 import { AccountService } from '../../src/oauth/accounts.js';
 import { CODE_LIMITS, WRONG_CHECKS_PER_CODE } from '../../src/oauth/email-codes.js';
 

@@ -5,7 +5,7 @@ import { authorize, createAccount, createClient, postJson, REDIRECT_URI } from '
 
 /**
  * What one sign-in costs the database, counted by the data layer's telemetry (every operation
- * made through a model, src/data/telemetry.ts): authorize, the login page, the password, the
+ * made through a model, src/data/platform/telemetry.ts): authorize, the login page, the password, the
  * code at the redirect, the token exchange and one userinfo call. The README's Benchmarks say what
  * each of these reads and writes, and why; a change that adds one fails here.
  */

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { AccountStore } from '../../src/data/accounts.js';
+import { AccountStore } from '../../src/data/accounts/store.js';
 import { openDatabase, type Database } from '../../src/data/database.js';
 import { migrate } from '../../src/data/migrations.js';
 import { hashPassword } from '../../src/oauth/secrets.js';

@@ -6,13 +6,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import type { Database } from '../../src/data/database.js';
-import { ApiKeyService } from '../../src/data/api-keys.js';
-import { BackupError, restoreBackup, verifyArchive, writeBackup } from '../../src/data/backup.js';
-import { BackupScheduler } from '../../src/data/backup-schedule.js';
+import { ApiKeyService } from '../../src/data/keys/store.js';
+import { BackupError, restoreBackup, verifyArchive, writeBackup } from '../../src/data/operations/backup.js';
+import { BackupScheduler } from '../../src/data/operations/backup-schedule.js';
 import { SCHEMA_VERSION, migrate } from '../../src/data/migrations.js';
 import { createLogger } from '../../src/logger.js';
-import { OAuthStore } from '../../src/data/oauth-store.js';
-import { seedDemoSchool } from '../../src/data/seed/demo.js';
+import { OAuthStore } from '../../src/data/accounts/oauth-records.js';
+import { seedDemoSchool } from '../../src/data/school/demo.js';
 import { runCampus } from '../helpers/cli.js';
 import { createTestDatabase } from '../helpers/database.js';
 
@@ -25,7 +25,7 @@ async function everything(db: Database): Promise<Record<string, unknown[]>> {
   return out;
 }
 
-describe('operations: backup and restore (src/data/backup.ts)', function () {
+describe('operations: backup and restore (src/data/operations/backup.ts)', function () {
   this.timeout(120000);
   let source: Database & { drop(): Promise<void> };
   let dir: string;
@@ -324,7 +324,7 @@ describe('operations: backups across schema versions', function () {
   });
 });
 
-describe('operations: scheduled backups (src/data/backup-schedule.ts)', function () {
+describe('operations: scheduled backups (src/data/operations/backup-schedule.ts)', function () {
   this.timeout(60000);
 
   it('one instance per day writes the archive; the newest BACKUP_KEEP are kept', async () => {

@@ -9,7 +9,7 @@ import type { Database } from '../../src/data/database.js';
 /**
  * Database commands per request, counted from the driver's own command events, not from our
  * code. Students, clubs and projects are read once per data version into the read model
- * (src/data/read-model.ts): the first request after a change costs that one load (three finds,
+ * (src/data/school/read-model.ts): the first request after a change costs that one load (three finds,
  * shared by concurrent requests), every later one none, whatever it asks for. (Before the read
  * model each request cost a count and a page plus one query per kind of reference.)
  */

@@ -1,9 +1,9 @@
 import { expect } from 'chai';
-import { ClientStore } from '../../src/data/accounts.js';
+import { AppStore } from '../../src/data/apps/store.js';
 import type { Database } from '../../src/data/database.js';
 import { createTestDatabase } from '../helpers/database.js';
 
-describe('OAuth apps: ClientStore.put (src/data/accounts.ts)', () => {
+describe('OAuth apps: AppStore.put (src/data/accounts/store.ts)', () => {
   let db: Database & { drop(): Promise<void> };
 
   before(async () => {
@@ -15,7 +15,7 @@ describe('OAuth apps: ClientStore.put (src/data/accounts.ts)', () => {
   });
 
   it('puts of one new client at the same moment (two `campus serve` starting) all succeed, and one client stands', async () => {
-    const store = new ClientStore(db);
+    const store = new AppStore(db);
     for (let round = 0; round < 20; round++) {
       const id = `web-${round}`;
       const record = (name: string) => ({

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { DEMO_API_KEY, demoAccountEmail } from '../../src/data/seed/demo.js';
+import { DEMO_API_KEY, demoAccountEmail } from '../../src/data/school/demo.js';
 import { DEMO_OAUTH } from '../../src/oauth/seed.js';
 import { ENDPOINTS } from '../../src/rest/endpoints.js';
 import {

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { MongoServerError, type Collection } from 'mongodb';
 import { openDatabase, type Database } from '../../src/data/database.js';
-import { deleteMatching } from '../../src/data/delete-matching.js';
+import { deleteMatching } from '../../src/data/platform/delete-matching.js';
 import { testDatabaseEngine, testDatabaseUri } from '../helpers/database.js';
 
 interface Row {
@@ -15,7 +15,7 @@ const KEPT = 100;
 
 /**
  * Deletes that match more documents than one FerretDB statement can name
- * (src/data/delete-matching.ts): the sweeps of expired tokens, pruned events and deleted
+ * (src/data/platform/delete-matching.ts): the sweeps of expired tokens, pruned events and deleted
  * webhooks' deliveries must catch up however far behind they fell.
  */
 describe('operations: deleting many documents', function () {

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { createTestDatabase } from '../helpers/database.js';
 import { openDatabase, type Database } from '../../src/data/database.js';
-import { joinVersionBus, type VersionBus } from '../../src/data/version-bus.js';
+import { joinVersionBus, type VersionBus } from '../../src/data/platform/version-bus.js';
 import { createLogger } from '../../src/logger.js';
 import { CODE_LIMITS, CodeBudgetSpent, EmailCodes, WRONG_CHECKS_PER_CODE } from '../../src/oauth/email-codes.js';
 
@@ -11,11 +11,11 @@ import { CODE_LIMITS, CodeBudgetSpent, EmailCodes, WRONG_CHECKS_PER_CODE } from 
  * A refusal of the self-service costs no database operation (README "Limits and security",
  * Self-service): a spent budget, a check of an email that has no code and a wrong code against a
  * live one are answered from memory. Two database handles stand for two processes, joined through
- * the real Redis (src/data/version-bus.ts) as in test/integration/targeted-invalidation.test.ts:
+ * the real Redis (src/data/platform/version-bus.ts) as in test/integration/targeted-invalidation.test.ts:
  * a code written by one is never refused by the other for having remembered its absence.
  * The serving process's operations are counted twice: through the data layer's telemetry (every
  * model operation) and as every command its driver sends, less the version clock's read of its
- * stamp, which is made at most once a second whatever the traffic (src/data/versions.ts).
+ * stamp, which is made at most once a second whatever the traffic (src/data/platform/versions.ts).
  */
 
 const REDIS_URL = 'redis://127.0.0.1:6379';
@@ -48,7 +48,7 @@ describe('accounts and sign-in: refused code checks read and write nothing; a co
     serving.client.on('commandStarted', (event) => {
       const target: unknown = event.command[event.commandName];
       const collection = typeof target === 'string' ? target : '-';
-      // The clock's stamp: one `find` of `meta` a second at most (src/data/versions.ts, DataVersions.current).
+      // The clock's stamp: one `find` of `meta` a second at most (src/data/platform/versions.ts, DataVersions.current).
       if (event.commandName === 'find' && collection === 'meta') return;
       commands.push(`${event.commandName} ${collection}`);
     });

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { MongoClient } from 'mongodb';
-import { acquireEmbeddedDatabase, freePort, type EmbeddedDatabase } from '../../src/data/embedded/index.js';
+import { acquireEmbeddedDatabase, freePort, type EmbeddedDatabase } from '../../src/data/platform/embedded/index.js';
 
 /** Listens on 127.0.0.1:port until closed: another process holding the embedded database's port. */
 async function hold(port: number): Promise<Server> {
@@ -29,12 +29,12 @@ async function tagsAfterWriting(uri: string, tag: string): Promise<string[]> {
 }
 
 /**
- * The embedded database takes its port by binding it (src/data/embedded/index.ts, startFerretDb):
+ * The embedded database takes its port by binding it (src/data/platform/embedded/index.ts, startFerretDb):
  * when something holds the preferred port, even one that was free a moment before, it starts on a
  * port the kernel picks instead of failing with "address already in use" or, worse, handing out
  * the address of another process's database.
  */
-describe('the embedded database takes its port atomically (src/data/embedded/index.ts)', function () {
+describe('the embedded database takes its port atomically (src/data/platform/embedded/index.ts)', function () {
   this.timeout(60000);
   let dir: string;
   const started: EmbeddedDatabase[] = [];

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { DatabaseSync } from 'node:sqlite';
 import type { Database } from '../../src/data/database.js';
-import { isDuplicateKey } from '../../src/data/errors.js';
+import { isDuplicateKey } from '../../src/data/platform/errors.js';
 import { createTestDatabase, testDatabaseEngine, testSqliteFile } from '../helpers/database.js';
 
 /**

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import type { CommandStartedEvent } from 'mongodb';
 import { openDatabase, type Database } from '../../src/data/database.js';
-import { isDuplicateKey } from '../../src/data/errors.js';
-import { GroupedInserts, InsertRefused } from '../../src/data/grouped-inserts.js';
+import { isDuplicateKey } from '../../src/data/platform/errors.js';
+import { GroupedInserts, InsertRefused } from '../../src/data/platform/grouped-inserts.js';
 import { testDatabaseUri } from '../helpers/database.js';
 
 interface Row {
@@ -10,7 +10,7 @@ interface Row {
 }
 
 /**
- * Group commit of the refresh grant's writes (src/data/grouped-inserts.ts) on the real database:
+ * Group commit of the refresh grant's writes (src/data/platform/grouped-inserts.ts) on the real database:
  * what is sent, what is stored, and who is told what when a document of a group is refused.
  */
 describe("OAuth apps: grouped inserts of the refresh grant's writes", () => {

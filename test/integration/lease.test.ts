@@ -4,12 +4,12 @@ import { hostname } from 'node:os';
 import { createInterface } from 'node:readline';
 import { expect } from 'chai';
 import type { Database } from '../../src/data/database.js';
-import { Lease, type LeaseDoc } from '../../src/data/lease.js';
-import { thisProcess } from '../../src/data/process-identity.js';
+import { Lease, type LeaseDoc } from '../../src/data/platform/lease.js';
+import { thisProcess } from '../../src/data/platform/process-identity.js';
 import { createTestDatabase } from '../helpers/database.js';
 
 /*
- * The lease (src/data/lease.ts) between real processes: who may take a lease over and when, and
+ * The lease (src/data/platform/lease.ts) between real processes: who may take a lease over and when, and
  * its fencing token. A holder is judged dead only from its own pid namespace (two containers may
  * share a host name and a pid); any other holder lives out its expiry.
  */
@@ -69,7 +69,7 @@ describe('operations: the lease between processes, takeover and fencing token', 
     await db?.drop();
   });
 
-  /** A lease document as another process wrote it (the fields src/data/lease.ts writes). */
+  /** A lease document as another process wrote it (the fields src/data/platform/lease.ts writes). */
   function storedLease(id: string, holder: Pick<LeaseDoc, 'pid' | 'pidSpace' | 'pidStart'>, expiresInMs = 15_000): LeaseDoc {
     const now = Date.now();
     return {

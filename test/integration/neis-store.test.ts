@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { Database } from '../../src/data/database.js';
-import { LeaseLostError, NeisStore, type Lease } from '../../src/data/neis.js';
+import { LeaseLostError, NeisStore, type Lease } from '../../src/data/neis/store.js';
 import { createTestDatabase } from '../helpers/database.js';
 
 const SCHOOL = 'F10/7380292';

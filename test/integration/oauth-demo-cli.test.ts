@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { openDatabase, type Database } from '../../src/data/database.js';
-import { freePort } from '../../src/data/embedded/index.js';
-import { DEMO_API_KEY, demoAccountEmail } from '../../src/data/seed/demo.js';
-import { hashApiKey } from '../../src/data/api-keys.js';
+import { freePort } from '../../src/data/platform/embedded/index.js';
+import { DEMO_API_KEY, demoAccountEmail } from '../../src/data/school/demo.js';
+import { hashApiKey } from '../../src/data/keys/store.js';
 import { DEMO_OAUTH } from '../../src/oauth/seed.js';
 import { runCampus, startCampus } from '../helpers/cli.js';
 import { testDatabaseUri } from '../helpers/database.js';

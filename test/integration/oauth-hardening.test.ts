@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 import { openDatabase, type Database } from '../../src/data/database.js';
-import { OAuthStore, recordKey } from '../../src/data/oauth-store.js';
+import { OAuthStore, recordKey } from '../../src/data/accounts/oauth-records.js';
 import { AccountService, AccountValidationError } from '../../src/oauth/accounts.js';
 import { createAdapterFactory } from '../../src/oauth/adapter.js';
-import { ClientService } from '../../src/oauth/clients.js';
+import { AppService } from '../../src/oauth/apps.js';
 import { testDatabaseUri } from '../helpers/database.js';
 
 /** Issue 8 against the real database (FerretDB in CI): ids that are never reused, single use that holds under races. */
@@ -105,7 +105,7 @@ describe('OAuth apps: hardening on the real database', () => {
     });
 
     it('the adapter turns a lost claim into invalid_grant and revokes the grant', async () => {
-      const adapter = createAdapterFactory(store, new ClientService(db, { isProduction: false }));
+      const adapter = createAdapterFactory(store, new AppService(db, { isProduction: false }));
       await adapter('Grant').upsert('g-2', { kind: 'Grant', jti: 'g-2' }, 3600);
       await adapter('AuthorizationCode').upsert('c-2', { kind: 'AuthorizationCode', grantId: 'g-2' }, 300);
       const results = await Promise.allSettled(Array.from({ length: 20 }, () => adapter('AuthorizationCode').consume('c-2')));

@@ -5,7 +5,7 @@ import type { TestApp } from '../helpers/app.js';
 import { startCampus, type RunningCampus } from '../helpers/cli.js';
 import { authorize, createAccount, createClient, REDIRECT_URI } from '../helpers/oauth.js';
 import { openDatabase, type Database } from '../../src/data/database.js';
-import { freePort } from '../../src/data/embedded/index.js';
+import { freePort } from '../../src/data/platform/embedded/index.js';
 
 /**
  * "A restart loses no grant or token" (issue 26), for real: `campus serve` with its own embedded

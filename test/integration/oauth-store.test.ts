@@ -4,11 +4,11 @@ import { exportJWK, generateKeyPair } from 'jose';
 import { errors } from 'oidc-provider';
 import { loadConfig } from '../../src/config/index.js';
 import { openDatabase, type Database } from '../../src/data/database.js';
-import { hashStoredCredentials, moveClaimsToRecords, OAuthStore } from '../../src/data/oauth-store.js';
+import { hashStoredCredentials, moveClaimsToRecords, OAuthStore } from '../../src/data/accounts/oauth-records.js';
 import { AccountService, DuplicateAccountError } from '../../src/oauth/accounts.js';
 import { createAdapterFactory } from '../../src/oauth/adapter.js';
-import { ClientService, ClientValidationError } from '../../src/oauth/clients.js';
-import { loadOAuthKeys, OAuthKeyError } from '../../src/oauth/keys.js';
+import { AppService, AppValidationError } from '../../src/oauth/apps.js';
+import { loadOAuthKeys, OAuthKeyError } from '../../src/oauth/signing-keys.js';
 import { clientSecretMatches } from '../../src/oauth/secrets.js';
 import { testDatabaseUri } from '../helpers/database.js';
 
@@ -19,7 +19,7 @@ describe('OAuth apps: storage on the real database', () => {
   let offsetMs = 0;
   const now = () => new Date(Date.now() + offsetMs);
   let store: OAuthStore;
-  let clients: ClientService;
+  let clients: AppService;
   let adapter: ReturnType<typeof createAdapterFactory>;
 
   before(async () => {
@@ -27,7 +27,7 @@ describe('OAuth apps: storage on the real database', () => {
     db = await openDatabase(uri);
     await db.ensureIndexes();
     store = new OAuthStore(db, now);
-    clients = new ClientService(db, { isProduction: false });
+    clients = new AppService(db, { isProduction: false });
     adapter = createAdapterFactory(store, clients);
   });
   after(async () => {
@@ -247,10 +247,10 @@ describe('OAuth apps: storage on the real database', () => {
     });
 
     it('production refuses plain-http redirect addresses except on loopback', async () => {
-      const production = new ClientService(db, { isProduction: true });
+      const production = new AppService(db, { isProduction: true });
       let error: unknown;
       await production.create({ name: 'x', redirectUris: ['http://app.example/cb'] }).catch((err: unknown) => (error = err));
-      expect(error).to.be.instanceOf(ClientValidationError);
+      expect(error).to.be.instanceOf(AppValidationError);
       const loopback = await production.create({
         name: 'native',
         redirectUris: ['http://127.0.0.1:7777/cb', 'https://app.example/cb'],

@@ -10,9 +10,9 @@ import { testDatabaseUri } from '../helpers/database.js';
 import { expectOk } from '../helpers/expect.js';
 import { authorize, postJson } from '../helpers/oauth.js';
 import { openDatabase, type Database } from '../../src/data/database.js';
-import { freePort } from '../../src/data/embedded/index.js';
+import { freePort } from '../../src/data/platform/embedded/index.js';
 import { MIGRATIONS, SCHEMA_VERSION, schemaStatus } from '../../src/data/migrations.js';
-import { seedDemoSchool } from '../../src/data/seed/demo.js';
+import { seedDemoSchool } from '../../src/data/school/demo.js';
 import { DEMO_OAUTH } from '../../src/oauth/seed.js';
 
 /**

@@ -5,7 +5,7 @@ import { buildTestApp } from '../helpers/app.js';
 import { createTestDatabase } from '../helpers/database.js';
 import { expectEnvelope } from '../helpers/expect.js';
 import { buildStudent, insertSchool, issueKey } from '../helpers/factories.js';
-import { freePort } from '../../src/data/embedded/index.js';
+import { freePort } from '../../src/data/platform/embedded/index.js';
 import { openRedis } from '../../src/main.js';
 import { createLogger } from '../../src/logger.js';
 import type { Database } from '../../src/data/database.js';

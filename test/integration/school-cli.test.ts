@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { openDatabase, type Database } from '../../src/data/database.js';
-import { seedDemoSchool } from '../../src/data/seed/demo.js';
+import { seedDemoSchool } from '../../src/data/school/demo.js';
 import { runCampus } from '../helpers/cli.js';
 import { testDatabaseUri } from '../helpers/database.js';
 

@@ -3,20 +3,20 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import type { ApiScope } from '../../src/data/__generated__/enums.js';
 import type { Database } from '../../src/data/database.js';
-import type { Subscriber } from '../../src/data/event-types.js';
+import type { Subscriber } from '../../src/data/events/types.js';
 import { undoBatch } from '../../src/data/school/audit.js';
 import { journalBatch, settleSchool } from '../../src/data/school/engine.js';
-import { events, lastSequence, pruneEvents, takeSequence, writeEvents, type ChangeEvent } from '../../src/data/school/events.js';
-import { CursorExpiredError, readChanges } from '../../src/data/school/feed.js';
+import { events, lastSequence, pruneEvents, takeSequence, writeEvents, type ChangeEvent } from '../../src/data/events/outbox.js';
+import { CursorExpiredError, readChanges } from '../../src/data/events/feed.js';
 import { applyImport } from '../../src/data/school/import.js';
 import { applyRollover } from '../../src/data/school/rollover.js';
 import { normalizeStudent } from '../../src/data/school/state.js';
 import { CLI_ACTOR, type Actor } from '../../src/data/school/types.js';
 import { SchoolWriter, type WriteOutcome } from '../../src/data/school/writes.js';
-import { seedDemoSchool } from '../../src/data/seed/demo.js';
+import { seedDemoSchool } from '../../src/data/school/demo.js';
 import { BadRequestError } from '../../src/errors/index.js';
 import { createTestDatabase } from '../helpers/database.js';
-import { NeisStore } from '../../src/data/neis.js';
+import { NeisStore } from '../../src/data/neis/store.js';
 import { createLogger } from '../../src/logger.js';
 import { NeisClient } from '../../src/neis/client.js';
 import { startFakeNeis } from '../../src/neis/fake-server.js';
@@ -24,7 +24,7 @@ import { NeisSync } from '../../src/neis/sync.js';
 import { buildStudent } from '../helpers/factories.js';
 
 /**
- * The change feed's outbox (issue 24; src/data/school/events.ts): every write path of school data
+ * The change feed's outbox (issue 24; src/data/events/outbox.ts): every write path of school data
  * emits its events in the same batch as the change, numbered in commit order; a batch that does
  * not commit leaves none; the feed resumes exactly from any cursor, filters by scope, and answers
  * 410 for a cursor older than its retention.
@@ -140,20 +140,20 @@ describe('events and webhooks: change events of school records (the outbox of th
     ]);
     expect(sourcesMatching(/\bwithSchoolLock\(/).sort()).to.deep.equal([
       // The NEIS sync's events (walked by the next test).
-      'src/data/neis-events.ts',
+      'src/data/neis/events.ts',
       'src/data/school/audit.ts',
+      'src/data/school/demo.ts',
       'src/data/school/import.ts',
       'src/data/school/rollover.ts',
       'src/data/school/writes.ts',
-      'src/data/seed/demo.ts',
     ]);
     // Every event writer: the school's batches and the NEIS sync.
     expect(sourcesMatching(/\bwriteEvents\(/).sort()).to.deep.equal([
-      'src/data/neis-events.ts',
+      'src/data/neis/events.ts',
       'src/data/school/engine.ts',
-      'src/data/school/events.ts',
+      'src/data/events/outbox.ts',
     ]);
-    expect(sourcesMatching(/\brecordNeisEvent\(/).sort()).to.deep.equal(['src/data/neis-events.ts', 'src/neis/sync.ts']);
+    expect(sourcesMatching(/\brecordNeisEvent\(/).sort()).to.deep.equal(['src/data/neis/events.ts', 'src/neis/sync.ts']);
     const methods = Object.getOwnPropertyNames(SchoolWriter.prototype).filter((m) => !['constructor', 'run', 'year'].includes(m));
     expect(methods.sort()).to.deep.equal(Object.keys(WRITER_CASES).sort());
 

@@ -10,7 +10,7 @@ import { FILE_LIMITS } from '../../src/data/school/spreadsheet.js';
 import { SchoolState } from '../../src/data/school/state.js';
 import { undoBatch } from '../../src/data/school/audit.js';
 import { CLI_ACTOR, type LocatedIssue, type PreviewResult } from '../../src/data/school/types.js';
-import { seedDemoSchool } from '../../src/data/seed/demo.js';
+import { seedDemoSchool } from '../../src/data/school/demo.js';
 import { createTestDatabase } from '../helpers/database.js';
 
 /**

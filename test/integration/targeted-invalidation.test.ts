@@ -3,19 +3,19 @@ import { expect } from 'chai';
 import { Redis } from 'ioredis';
 import { createTestDatabase } from '../helpers/database.js';
 import { openDatabase, type Database } from '../../src/data/database.js';
-import { ApiKeyService, API_SCOPES } from '../../src/data/api-keys.js';
-import { RememberedLookups } from '../../src/data/remembered.js';
-import { joinVersionBus, type VersionBus } from '../../src/data/version-bus.js';
-import { DataVersions, cacheTarget } from '../../src/data/versions.js';
+import { ApiKeyService, API_SCOPES } from '../../src/data/keys/store.js';
+import { RememberedLookups } from '../../src/data/platform/remembered.js';
+import { joinVersionBus, type VersionBus } from '../../src/data/platform/version-bus.js';
+import { DataVersions, cacheTarget } from '../../src/data/platform/versions.js';
 import { UnauthorizedError } from '../../src/errors/index.js';
 import { ApiKeyAuthenticator } from '../../src/http/api-key.js';
 import { createLogger } from '../../src/logger.js';
 
 /**
- * Targeted invalidation (src/data/versions.ts, issue 23 item 6, issue 26): a change of one key,
+ * Targeted invalidation (src/data/platform/versions.ts, issue 23 item 6, issue 26): a change of one key,
  * grant, account or client makes every process forget what rests on it, and only that. Two
  * database handles stand for two processes (the one that serves, and the CLI or instance that
- * revokes), joined through the real Redis (src/data/version-bus.ts); database reads are counted
+ * revokes), joined through the real Redis (src/data/platform/version-bus.ts); database reads are counted
  * through the data layer's telemetry.
  */
 

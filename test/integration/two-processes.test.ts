@@ -5,19 +5,19 @@ import { startCampus, type RunningCampus } from '../helpers/cli.js';
 import { testDatabaseUri } from '../helpers/database.js';
 import { buildStudent, insertSchool, issueKey, TEST_POLICY } from '../helpers/factories.js';
 import { authorize, createAccount, createClient, REDIRECT_URI } from '../helpers/oauth.js';
-import { ApiKeyService } from '../../src/data/api-keys.js';
-import { AccountStore } from '../../src/data/accounts.js';
-import { findStanding } from '../../src/data/standing.js';
+import { ApiKeyService } from '../../src/data/keys/store.js';
+import { AccountStore } from '../../src/data/accounts/store.js';
+import { findStanding } from '../../src/data/accounts/standing.js';
 import { openDatabase, type Database } from '../../src/data/database.js';
 import { AccountService } from '../../src/oauth/accounts.js';
-import { freePort } from '../../src/data/embedded/index.js';
-import { joinVersionBus, type VersionBus } from '../../src/data/version-bus.js';
+import { freePort } from '../../src/data/platform/embedded/index.js';
+import { joinVersionBus, type VersionBus } from '../../src/data/platform/version-bus.js';
 import { createLogger } from '../../src/logger.js';
 
 /**
  * Two real `campus serve` processes on one database and one Redis (issue 9: several processes
  * may share them): a data change is a new ETag at the other at once, not after the version
- * clock's one-second cache (src/data/versions.ts, src/data/version-bus.ts, wired in
+ * clock's one-second cache (src/data/platform/versions.ts, src/data/platform/version-bus.ts, wired in
  * src/main.ts); a grant revoked through one is refused at the other's userinfo at once; the
  * Redis rate limit is one budget across both. Both processes are started once (each takes a
  * few seconds); the database's own name keeps its Redis channel and keys apart from other runs.

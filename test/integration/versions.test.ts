@@ -1,10 +1,10 @@
 import { expect } from 'chai';
 import { createTestDatabase } from '../helpers/database.js';
 import type { Database } from '../../src/data/database.js';
-import { DataVersions, VERSION_KINDS, type VersionStamp } from '../../src/data/versions.js';
+import { DataVersions, VERSION_KINDS, type VersionStamp } from '../../src/data/platform/versions.js';
 
 /**
- * The shared clock of changes (src/data/versions.ts) under concurrent writers. Every cached
+ * The shared clock of changes (src/data/platform/versions.ts) under concurrent writers. Every cached
  * answer is valid for one version, so a bump that returns a kind to a value seen before would
  * bring back answers from before the change (a revoked key accepted again). FerretDB 1.24 applies
  * an update as read, modify, write without isolation, so concurrent `$inc`s lose increments and

@@ -1,10 +1,10 @@
 import { expect } from 'chai';
 import { Webhook } from 'standardwebhooks';
 import type { Database } from '../../src/data/database.js';
-import { freePort } from '../../src/data/embedded/index.js';
+import { freePort } from '../../src/data/platform/embedded/index.js';
 import { CLI_ACTOR } from '../../src/data/school/types.js';
 import { SchoolWriter } from '../../src/data/school/writes.js';
-import { seedDemoSchool } from '../../src/data/seed/demo.js';
+import { seedDemoSchool } from '../../src/data/school/demo.js';
 import { runCampus, startCampus, type RunningCampus } from '../helpers/cli.js';
 import { createTestDatabase } from '../helpers/database.js';
 import { eventually, TestReceiver } from '../helpers/receiver.js';

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { describeCounts } from '../../src/data/backup.js';
+import { describeCounts } from '../../src/data/operations/backup.js';
 import { counted } from '../../src/plural.js';
 
 /** The counts `campus backup` and `campus restore` print (README "Backups and restore"). */

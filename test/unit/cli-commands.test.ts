@@ -2,8 +2,8 @@ import { expect } from 'chai';
 import { Command } from 'commander';
 import { buildProgram, COMMAND_MODULES } from '../../src/cli/index.js';
 
-/** The top-level command names a program holds. */
-const names = (program: Command) => program.commands.map((command) => command.name());
+/** The top-level command names a program holds, each followed by its aliases (`apps` is also `clients`). */
+const names = (program: Command) => program.commands.flatMap((command) => [command.name(), ...command.aliases()]);
 
 describe('operations: each campus command loads only its own module (src/cli/index.ts)', () => {
   it('every module registers the command it is listed under', async () => {
@@ -20,7 +20,8 @@ describe('operations: each campus command loads only its own module (src/cli/ind
 
   it('a command names its module only (and --verbose before it changes nothing)', async () => {
     expect(names(await buildProgram(['node', 'campus', 'keys', 'issue', '--scopes', 'STUDENT_READ']))).to.deep.equal(['keys']);
-    expect(names(await buildProgram(['node', 'campus', '--verbose', 'accounts', 'list']))).to.deep.equal(['clients', 'accounts']);
+    expect(names(await buildProgram(['node', 'campus', '--verbose', 'accounts', 'list']))).to.deep.equal(['accounts']);
+    expect(names(await buildProgram(['node', 'campus', 'clients', 'list']))).to.deep.equal(['apps', 'clients']);
     expect(names(await buildProgram(['node', 'campus', 'restore', 'school.jsonl.gz']))).to.deep.equal(['backup', 'restore']);
   });
 

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { RequestBudget } from '../../src/data/budget.js';
+import { RequestBudget } from '../../src/data/platform/budget.js';
 import { TimeBudgetError } from '../../src/errors/index.js';
 import { Deadlines } from '../../src/http/budget.js';
 

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { clubIssues, projectIssues, studentIssues } from '../../src/data/school/rules.js';
 import { SchoolState } from '../../src/data/school/state.js';
-import { buildDemoSchool, buildDemoSchoolOfSize, type DemoSchool } from '../../src/data/seed/demo.js';
+import { buildDemoSchool, buildDemoSchoolOfSize, type DemoSchool } from '../../src/data/school/demo.js';
 
 /**
  * The demo schools `campus seed --demo [--students N]` loads (issue 9, "a bigger school"): the

@@ -9,17 +9,17 @@ import {
   viewOf,
   type EventTypeRow,
   type Subscriber,
-} from '../../src/data/event-types.js';
-import { presentEvent, type EventDoc } from '../../src/data/school/events.js';
-import { parseEventTypes, wantsType } from '../../src/data/webhooks.js';
+} from '../../src/data/events/types.js';
+import { presentEvent, type EventDoc } from '../../src/data/events/outbox.js';
+import { parseEventTypes, wantsType } from '../../src/data/events/webhooks.js';
 import { BadRequestError } from '../../src/errors/index.js';
 import { rootFieldRules, UndeclaredAccessError } from '../../src/graphql/access.js';
 import { checkFeedAccess } from '../../src/graphql/resolvers/changes.js';
 import { buildSchema } from '../../src/graphql/schema.js';
 
 /**
- * The one table of event types (src/data/event-types.ts) and the one presenter of an event for a
- * subscriber (presentEvent, src/data/school/events.ts): an unknown type is refused everywhere, a
+ * The one table of event types (src/data/events/types.ts) and the one presenter of an event for a
+ * subscriber (presentEvent, src/data/events/outbox.ts): an unknown type is refused everywhere, a
  * `batch.completed` reaches a subscriber without STUDENT_READ with counts only, and only an
  * operator sees which account made a change.
  */
@@ -27,7 +27,7 @@ import { buildSchema } from '../../src/graphql/schema.js';
 const ALL = new Set(Object.values(ApiScope));
 const subscriber = (operator: boolean, ...scopes: ApiScope[]): Subscriber => ({ scopes: new Set(scopes), operator });
 
-/** A stored event as src/data/school/events.ts writes it. */
+/** A stored event as src/data/events/outbox.ts writes it. */
 function stored(type: string, data: unknown, actorId: number | null = 7): EventDoc {
   return {
     _id: 42,

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { academicYearWindow, addDays, daysInclusive, fromCompactDate, nextDailyRun, todayIn, zonedInstant } from '../../src/calendar.js';
 import { syncWindow } from '../../src/cli/commands/neis.js';
 import type { NeisStateDoc } from '../../src/data/models/neis-state.model.js';
-import { covers, replaceRange, segmentsWithin } from '../../src/data/neis-segments.js';
+import { covers, replaceRange, segmentsWithin } from '../../src/data/neis/segments.js';
 import { BadRequestError } from '../../src/errors/index.js';
 import { resolveDateRange } from '../../src/graphql/dates.js';
 import { staleReason } from '../../src/neis/scheduler.js';

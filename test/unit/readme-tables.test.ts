@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import { eventTypeTable, parameterTable, renderReadme } from '../../scripts/readme-tables.js';
-import { EVENT_TYPES } from '../../src/data/event-types.js';
+import { EVENT_TYPES } from '../../src/data/events/types.js';
 import { ENDPOINTS, type Endpoint } from '../../src/rest/endpoints.js';
 import { buildOpenApiDocument } from '../../src/rest/openapi.js';
 import { intParam } from '../../src/rest/params.js';
@@ -60,7 +60,7 @@ describe('data API: README parameter tables', () => {
     );
   });
 
-  it('writes the event types from their table (src/data/event-types.ts), one row each, and needs its markers', () => {
+  it('writes the event types from their table (src/data/events/types.ts), one row each, and needs its markers', () => {
     const table = eventTypeTable();
     expect(readme).to.include(`<!-- event-types -->\n${table}<!-- /event-types -->`);
     expect(

@@ -35,15 +35,15 @@ import (
 // equalityFields are the fields besides `_id` that the service filters on by equality (each a
 // top-level string field), per collection: the filters FerretDB over PostgreSQL pushes down.
 var equalityFields = map[string][]string{
-	// src/data/oauth-store.ts: what a grant issued (revocation, last use), an account's or a
+	// src/data/accounts/oauth-records.ts: what a grant issued (revocation, last use), an account's or a
 	// client's grants and sessions.
 	"oauth_records":      {"grantId", "accountId", "clientId"},
 	"oauth_interactions": {"grantId", "accountId", "clientId"},
-	// src/data/accounts.ts: sign-in and sign-up look an account, and its student, up by email.
+	// src/data/accounts/store.ts: sign-in and sign-up look an account, and its student, up by email.
 	"accounts":    {"email"},
 	"students":    {"email"},
 	"email_codes": {"email"},
-	// src/data/api-keys.ts, src/data/accounts.ts: a person's keys and apps in the console.
+	// src/data/keys/store.ts, src/data/accounts/store.ts: a person's keys and apps in the console.
 	"api_keys":      {"ownerAccountId", "prefix"},
 	"oauth_clients": {"ownerAccountId"},
 	// src/data/school/: a batch's journal.

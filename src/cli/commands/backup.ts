@@ -1,8 +1,15 @@
 import type { Command } from 'commander';
-import { BackupError, describeCounts, restoreBackup, verifyArchive, writeBackup, type VerifiedArchive } from '../../data/backup.js';
+import {
+  BackupError,
+  describeCounts,
+  restoreBackup,
+  verifyArchive,
+  writeBackup,
+  type VerifiedArchive,
+} from '../../data/operations/backup.js';
 import { CliError, cliConfig, output, progress, withDatabase } from '../runtime.js';
 
-/** `campus backup` and `campus restore`: whole-database archives (src/data/backup.ts). */
+/** `campus backup` and `campus restore`: whole-database archives (src/data/operations/backup.ts). */
 export function registerBackup(program: Command): void {
   program
     .command('backup')
@@ -23,7 +30,7 @@ export function registerBackup(program: Command): void {
       if (!summary.encrypted) progress('note: the archive is not encrypted (--encrypt): it holds personal data in clear; keep it safe');
       const keys = summary.collections.find((c) => c.name === 'oauth_keys' && c.count > 0);
       if (keys) {
-        // Outside production the signing and cookie keys live in the database (src/oauth/keys.ts), so they are in the archive.
+        // Outside production the signing and cookie keys live in the database (src/oauth/signing-keys.ts), so they are in the archive.
         progress(
           'WARNING: this archive holds the development signing and cookie keys (oauth_keys) in clear: whoever has it can sign tokens and cookies for that database. Production takes them from OAUTH_JWKS and OAUTH_COOKIE_KEYS and they are never in an archive.',
         );

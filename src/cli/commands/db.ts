@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { acquireEmbeddedDatabase } from '../../data/embedded/index.js';
+import { acquireEmbeddedDatabase } from '../../data/platform/embedded/index.js';
 import { CliError, cliConfig, output } from '../runtime.js';
 
 export function registerDb(program: Command): void {

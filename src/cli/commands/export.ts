@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { extname } from 'node:path';
 import type { Command } from 'commander';
 import { exportSchoolData } from '../../data/school/export.js';
-import { AccessAudit, CLI_ACTOR } from '../../data/access-audit.js';
+import { AccessAudit, CLI_ACTOR } from '../../data/accounts/access-log.js';
 import { CliError, cliConfig, output, withDatabase } from '../runtime.js';
 import { entityArgument } from './import.js';
 

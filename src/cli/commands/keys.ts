@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
-import { ApiKeyService, API_KEY_VALIDITY_DAYS, API_SCOPES, parseScopes, type ApiKeySummary } from '../../data/api-keys.js';
+import { ApiKeyService, API_KEY_VALIDITY_DAYS, API_SCOPES, parseScopes, type ApiKeySummary } from '../../data/keys/store.js';
 import { rateLimitSpec } from '../../config/index.js';
-import { AccessAudit, CLI_ACTOR } from '../../data/access-audit.js';
-import { AccountStore } from '../../data/accounts.js';
-import { findStanding } from '../../data/standing.js';
+import { AccessAudit, CLI_ACTOR } from '../../data/accounts/access-log.js';
+import { AccountStore } from '../../data/accounts/store.js';
+import { findStanding } from '../../data/accounts/standing.js';
 import { CliError, WRITES, cliConfig, output, withDatabase } from '../runtime.js';
 
 export function registerKeys(program: Command): void {

@@ -1,6 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { generateCookieKey, generateJwks, parseJwks } from '../../oauth/keys.js';
+import { generateCookieKey, generateJwks, parseJwks } from '../../oauth/signing-keys.js';
 import { CliError, output } from '../runtime.js';
 
 /** The production secrets: the OAuth signing keys and the cookie keys. */

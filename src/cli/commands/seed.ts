@@ -1,13 +1,13 @@
 import type { Config } from '../../config/index.js';
 import type { Command } from 'commander';
-import { ApiKeyService, API_SCOPES, hashApiKey } from '../../data/api-keys.js';
+import { ApiKeyService, API_SCOPES, hashApiKey } from '../../data/keys/store.js';
 import type { Database } from '../../data/database.js';
-import { DEMO_API_KEY, DEMO_STUDENTS, loadDemoSchool, type DemoSchoolLoad, type SchoolSize } from '../../data/seed/demo.js';
+import { DEMO_API_KEY, DEMO_STUDENTS, loadDemoSchool, type DemoSchoolLoad, type SchoolSize } from '../../data/school/demo.js';
 import { seedDemoNeis } from '../../neis/seed.js';
 import { removeDemoCredentials, seedDemoOAuth, type RemovedDemoCredentials } from '../../oauth/seed.js';
 import { CliError, WRITES, cliConfig, output, progress, withDatabase } from '../runtime.js';
 
-export { DEMO_API_KEY } from '../../data/seed/demo.js';
+export { DEMO_API_KEY } from '../../data/school/demo.js';
 
 export function registerSeed(program: Command): void {
   program

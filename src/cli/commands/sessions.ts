@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
-import { AccountStore } from '../../data/accounts.js';
+import { AccountStore } from '../../data/accounts/store.js';
 import type { Database } from '../../data/database.js';
-import { OAuthStore } from '../../data/oauth-store.js';
+import { OAuthStore } from '../../data/accounts/oauth-records.js';
 import { SignIns, type SignIn } from '../../oauth/sign-ins.js';
 import { CliError, WRITES, cliConfig, output, withDatabase } from '../runtime.js';
 

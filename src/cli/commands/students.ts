@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { AccountStore } from '../../data/accounts.js';
-import { splitRefs, UpdateRequestError, UpdateRequests, type UpdateRequestSummary } from '../../data/update-requests.js';
+import { AccountStore } from '../../data/accounts/store.js';
+import { splitRefs, UpdateRequestError, UpdateRequests, type UpdateRequestSummary } from '../../data/school/update-requests.js';
 import { CliError, WRITES, cliConfig, output, withDatabase } from '../runtime.js';
 
 interface RequestUpdateOptions {
@@ -17,7 +17,7 @@ interface RequestUpdateOptions {
 
 /**
  * `campus students request-update`: the data updates asked at sign-in (issue 25), as
- * /admin/students/requests makes, lists and withdraws them (src/data/update-requests.ts).
+ * /admin/students/requests makes, lists and withdraws them (src/data/school/update-requests.ts).
  */
 export function registerStudents(program: Command): void {
   const students = program.command('students').description('students of the school (the records themselves: campus import / export)');

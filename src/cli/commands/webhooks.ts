@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 import type { Config } from '../../config/index.js';
-import { AccountStore } from '../../data/accounts.js';
+import { AccountStore } from '../../data/accounts/store.js';
 import type { Database } from '../../data/database.js';
-import { EVENT_TYPES } from '../../data/event-types.js';
+import { EVENT_TYPES } from '../../data/events/types.js';
 import {
   parseEventTypes,
   summarize,
@@ -12,10 +12,10 @@ import {
   type DeliveryDoc,
   type WebhookDoc,
   type WebhookSummary,
-} from '../../data/webhooks.js';
+} from '../../data/events/webhooks.js';
 import { redeliver, sendTestEvent, type ManualDeps } from '../../events/delivery.js';
 import { checkTargetUrl } from '../../events/targets.js';
-import { loadOAuthKeys } from '../../oauth/keys.js';
+import { loadOAuthKeys } from '../../oauth/signing-keys.js';
 import { CookieSealer } from '../../surfaces/web/seal.js';
 import { CliError, WRITES, cliConfig, output, withDatabase } from '../runtime.js';
 

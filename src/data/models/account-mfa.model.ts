@@ -6,7 +6,7 @@ const accountMfaSchema = new Schema(
     // The account's id: one second factor per account.
     _id: { type: Number, required: true },
     // The TOTP secret (RFC 6238), sealed with AES-256-GCM under a key derived from the cookie
-    // keys (src/oauth/mfa.ts): the server must compute codes from it, so it cannot be a hash.
+    // keys (src/oauth/second-factor.ts): the server must compute codes from it, so it cannot be a hash.
     secret: { type: String, required: true },
     // Until the person typed a code from their app the factor is not in use (enrolment started).
     active: { type: Boolean, required: true },

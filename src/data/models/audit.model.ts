@@ -24,7 +24,7 @@ const auditBatchSchema = new Schema(
     error: { type: String, default: null },
     undoneBy: { type: String, default: null },
     undoes: { type: String, default: null },
-    /** The reset (src/data/seed/demo.ts) that replaced the whole school after this change. */
+    /** The reset (src/data/school/demo.ts) that replaced the whole school after this change. */
     supersededBy: { type: String, default: null },
     /**
      * Its writer stopped half-way (killed, or its database went away) and another process
@@ -35,11 +35,11 @@ const auditBatchSchema = new Schema(
     recoveredBy: { type: String, default: null },
     /** How many documents of `school_journal` hold its write-ahead journal while it is APPLYING. */
     journalChunks: { type: Number, default: 0 },
-    /** The sequence numbers of its change-feed events (src/data/school/events.ts), deleted if it rolls back. */
+    /** The sequence numbers of its change-feed events (src/data/events/outbox.ts), deleted if it rolls back. */
     eventFirst: { type: Number, default: null },
     eventLast: { type: Number, default: null },
     /**
-     * The write lease's fencing token (src/data/lease.ts) of whoever may settle it: its writer's,
+     * The write lease's fencing token (src/data/platform/lease.ts) of whoever may settle it: its writer's,
      * until a recoverer writes its own there before rolling it back, so a writer that stalled
      * past its lease cannot mark it APPLIED afterwards (docs/school-writes.md).
      */
@@ -162,7 +162,7 @@ const schoolJobSchema = new Schema(
     result: { type: String, default: null },
     error: { type: String, default: null },
     /**
-     * The process running it (src/data/process-identity.ts): a RUNNING job whose process is gone
+     * The process running it (src/data/platform/process-identity.ts): a RUNNING job whose process is gone
      * from this pid namespace, or whose heartbeat stopped, was interrupted.
      */
     pid: { type: Number, required: true },

@@ -20,7 +20,7 @@ const oauthClientSchema = new Schema(
     type: { type: String, enum: CLIENT_TYPES, required: true },
     // First-party clients skip the consent page.
     firstParty: { type: Boolean, required: true },
-    // Absent in registrations older than this field: read as 'required' (see ClientService).
+    // Absent in registrations older than this field: read as 'required' (see AppService).
     pkce: { type: String, enum: PKCE_POLICIES, default: 'required' },
     // Where RP-initiated logout may send the browser afterwards (exact strings, like redirectUris).
     postLogoutRedirectUris: { type: [String], default: [] },

@@ -10,7 +10,7 @@ const recordSchema = (collection: string) =>
   new Schema(
     {
       // `${kind}:${id}`, e.g. "Grant:abc...", or for codes and tokens "RefreshToken:sha256:<hash of the id>";
-      // the claim of a code or token (its first use) is "<its _id>#claim" (src/data/oauth-store.ts).
+      // the claim of a code or token (its first use) is "<its _id>#claim" (src/data/accounts/oauth-records.ts).
       _id: { type: String, required: true },
       kind: { type: String, required: true },
       // The provider's artifact as a JSON string: its keys (resource URLs) may hold dots, which

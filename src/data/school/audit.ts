@@ -1,7 +1,7 @@
 import { addDays, zonedInstant } from '../../calendar.js';
 import type { AuditAction, AuditStatus } from '../__generated__/enums.js';
 import type { Database } from '../database.js';
-import { containsInsensitive } from '../queries/page.js';
+import { containsInsensitive } from './queries/page.js';
 import type { AuditBatchDoc, AuditEntryDoc } from '../models/audit.model.js';
 import { ACTION_LABELS, ENTITY_LABELS, OPERATION_LABELS, STATUS_LABELS, fieldLabel } from './labels.js';
 import { commitBatch, normalizeDoc, withSchoolLock } from './engine.js';

@@ -2,16 +2,16 @@ import { randomUUID } from 'node:crypto';
 import type { Collection, Document } from 'mongodb';
 import { AppError, ServiceUnavailableError } from '../../errors/index.js';
 import type { Database } from '../database.js';
-import { isDatabaseUnreachable, isDuplicateKey } from '../errors.js';
-import { Lease, describeHolder, isAbandoned, type LeaseOptions } from '../lease.js';
+import { isDatabaseUnreachable, isDuplicateKey } from '../platform/errors.js';
+import { Lease, describeHolder, isAbandoned, type LeaseOptions } from '../platform/lease.js';
 import type { AuditBatchDoc, AuditEntryDoc } from '../models/audit.model.js';
-import { dropEvents, planEvents, pruneEvents, takeSequence, writeEvents } from './events.js';
+import { dropEvents, planEvents, pruneEvents, takeSequence, writeEvents } from '../events/outbox.js';
 import { SchoolState, normalizeClub, normalizeProject, normalizeStudent, rememberHighestIds } from './state.js';
 import type { Actor, BatchRequest, DocOf, RecordDiff, SchoolDoc, SchoolEntity, ValueChange } from './types.js';
 
 /*
  * How a change to school data is written (docs/school-writes.md; docs/architecture.md, "Writes and
- * the two consoles"): under one write lease (src/data/lease.ts), planned and validated first
+ * the two consoles"): under one write lease (src/data/platform/lease.ts), planned and validated first
  * (src/data/school/writes.ts), then journaled and applied here, by commitBatch, the one write path.
  * FerretDB 1.x has no transactions, so "all or nothing" is built from a write-ahead journal: the
  * batch (status APPLYING) and its audit entries, holding each record's whole document before and
@@ -26,7 +26,7 @@ import type { Actor, BatchRequest, DocOf, RecordDiff, SchoolDoc, SchoolEntity, V
  * nothing and leaves its batch for the new holder to roll back.
  */
 
-/** The `meta` document of the write lease (src/data/lease.ts). */
+/** The `meta` document of the write lease (src/data/platform/lease.ts). */
 const LOCK_ID = 'school-write-lock';
 /** How long a writer waits for the lease before giving up (409). */
 const LOCK_WAIT_MS = 15_000;
@@ -74,7 +74,7 @@ export class WriteLeaseLostError extends AppError {
 }
 
 /**
- * The fencing check before a write under the lease (src/data/lease.ts, `stillHeld`): a writer that
+ * The fencing check before a write under the lease (src/data/platform/lease.ts, `stillHeld`): a writer that
  * lost its lease writes nothing more, and leaves what it wrote as a crash would.
  */
 export async function assertLeaseHeld(lease: Lease): Promise<void> {
@@ -222,7 +222,7 @@ export async function commitBatch(
   if (request.changes.length === 0) return null;
   const at = options.now ?? new Date();
   const batchId = randomUUID();
-  // The change feed's events (src/data/school/events.ts), planned from the school as it is now
+  // The change feed's events (src/data/events/outbox.ts), planned from the school as it is now
   // and numbered under this lease; their range goes into the batch so a rollback removes them.
   const school = await SchoolState.load(db);
   const planned = planEvents(

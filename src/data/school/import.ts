@@ -1,5 +1,5 @@
 import type { Database } from '../database.js';
-import type { Lease } from '../lease.js';
+import type { Lease } from '../platform/lease.js';
 import { isEnrolledRole } from '../models/student.model.js';
 import { formatOf, headerKey, type CellProblem, type Column, type RowDraft } from './columns.js';
 import { commitBatch, fieldChanges, readSettled, withSchoolLock } from './engine.js';

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { toAppError } from '../errors.js';
-import { outsideRequestBudget } from '../budget.js';
+import { toAppError } from '../platform/errors.js';
+import { outsideRequestBudget } from '../platform/budget.js';
 import type { Database } from '../database.js';
-import { isAbandoned } from '../lease.js';
-import { thisProcess } from '../process-identity.js';
+import { isAbandoned } from '../platform/lease.js';
+import { thisProcess } from '../platform/process-identity.js';
 import type { SchoolJobDoc } from '../models/audit.model.js';
 import type { PreviewResult } from './types.js';
 

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { AccessAudit, type AccessActor } from '../access-audit.js';
+import { AccessAudit, type AccessActor } from '../accounts/access-log.js';
 import type { Database } from '../database.js';
-import { isDuplicateKey } from '../errors.js';
+import { isDuplicateKey } from '../platform/errors.js';
 import type { ProjectDoc } from '../models/project.model.js';
 import type { ProjectProposalDoc, ProposalState } from '../models/project-proposal.model.js';
-import type { SchoolSnapshot } from '../read-model.js';
+import type { SchoolSnapshot } from './read-model.js';
 import { ConflictError, ForbiddenError, NotFoundError } from '../../errors/index.js';
 import { MAX_PENDING_PROPOSALS } from '../../limits.js';
 import type { ProjectPatch } from './operations.js';
@@ -87,7 +87,7 @@ export class ProjectProposals {
     };
     const saved = await this.insert(doc);
     // Counted again once stored, so that proposals sent at once cannot pass the cap together (as
-    // src/oauth/clients.ts createOwned does for apps): of those past it, each takes itself back.
+    // src/oauth/apps.ts createOwned does for apps): of those past it, each takes itself back.
     if ((await this.pendingOf(proposer.accountId)) > MAX_PENDING_PROPOSALS) {
       await this.db.models.projectProposals.deleteOne({ _id: saved._id });
       throw new TooManyPendingProposalsError();

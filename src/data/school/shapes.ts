@@ -23,7 +23,7 @@ export function participantSummary(s: StudentDoc) {
   return { id: s._id, name: s.name, email: s.email, studentNumber: s.studentNumber ?? null, major: s.major ?? null, sex: s.sex };
 }
 
-/** Clubs by id, as the read model (src/data/read-model.ts) and a plain Map both hold them. */
+/** Clubs by id, as the read model (src/data/school/read-model.ts) and a plain Map both hold them. */
 export interface ClubsById {
   get(id: number): ClubDoc | undefined;
 }

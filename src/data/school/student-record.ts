@@ -6,7 +6,7 @@ import type { StudentDoc } from '../models/student.model.js';
  * GET /v1/students answers (its operation's selection, src/rest/operations/students.ts, names the
  * same fields in the same order; test/unit/student-record.test.ts holds the two together), for
  * every other place that shows it: userinfo (src/oauth/userinfo.ts), the change feed's events
- * (src/data/school/events.ts) and the console's profile. As the GraphQL resolvers do
+ * (src/data/events/outbox.ts) and the console's profile. As the GraphQL resolvers do
  * (src/graphql/resolvers/student.ts), `id` is the stored `_id`, the two clubs are their
  * summaries (or null), and an absent value is null.
  */

@@ -447,7 +447,7 @@ export type MutationUndoAuditBatchArgs = {
 
 /**
  * One committed change (README, "Events and the change feed"): type is a row of the event-type table
- * (src/data/event-types.ts, the README's event table); id is its cursor.
+ * (src/data/events/types.ts, the README's event table); id is its cursor.
  */
 export type ChangeEvent = {
   __typename?: 'ChangeEvent';

@@ -1,6 +1,6 @@
 import type { Resolvers } from '../__generated__/resolvers.js';
 import { isEnrolledRole } from '../../data/models/student.model.js';
-import { clubQuery } from '../../data/queries/clubs.js';
+import { clubQuery } from '../../data/school/queries/clubs.js';
 import { RANGES } from '../../limits.js';
 import { listResolver } from './list.js';
 

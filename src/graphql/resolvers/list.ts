@@ -1,7 +1,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { SortDirection } from '../../data/__generated__/enums.js';
-import type { ListQuery } from '../../data/queries/page.js';
-import type { PageResult, SchoolSnapshot } from '../../data/read-model.js';
+import type { ListQuery } from '../../data/school/queries/page.js';
+import type { PageResult, SchoolSnapshot } from '../../data/school/read-model.js';
 import type { DEFAULT_PAGE_SIZE, Range } from '../../limits.js';
 import { checkPaging, checkRange, direction } from '../args.js';
 import type { GraphQLContext } from '../context.js';
@@ -14,7 +14,7 @@ export interface ListSpec<TDoc, TFilter, TSort> {
   readonly ranges: { readonly [K in keyof TFilter]?: Range };
   /** The query (test, order, look-ups) of a filter and sort (src/data/queries/). */
   readonly query: (criteria: TFilter, sortBy: TSort | null | undefined, direction: 1 | -1) => ListQuery<TDoc>;
-  /** One page of the query from the school in memory (src/data/read-model.ts). */
+  /** One page of the query from the school in memory (src/data/school/read-model.ts). */
   readonly page: (school: SchoolSnapshot, query: ListQuery<TDoc>, page: number, size: number) => PageResult<TDoc>;
 }
 

@@ -1,6 +1,6 @@
 import type { Resolvers } from '../__generated__/resolvers.js';
 import type { StudentDoc } from '../../data/models/student.model.js';
-import { projectQuery } from '../../data/queries/projects.js';
+import { projectQuery } from '../../data/school/queries/projects.js';
 import { RANGES } from '../../limits.js';
 import { checkRange } from '../args.js';
 import { listResolver } from './list.js';

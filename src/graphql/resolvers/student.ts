@@ -1,5 +1,5 @@
 import type { Resolvers } from '../__generated__/resolvers.js';
-import { studentQuery } from '../../data/queries/students.js';
+import { studentQuery } from '../../data/school/queries/students.js';
 import { RANGES } from '../../limits.js';
 import { listResolver } from './list.js';
 

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import bodyParser from 'koa-bodyparser';
 import type { AppContext, AppMiddleware } from '../../http/context.js';
-import { toAppError } from '../../data/errors.js';
+import { toAppError } from '../../data/platform/errors.js';
 import { RefusalPace } from '../../http/refusal-pace.js';
 import { OAuthError, renderOAuthError } from '../../http/errors.js';
 import { ACCOUNT_PATHS } from '../../oauth/constants.js';

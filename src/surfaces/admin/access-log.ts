@@ -1,5 +1,5 @@
 import { isCalendarDate } from '../../calendar.js';
-import { ACCESS_ACTIONS, type AccessAction, type AccessAuditDoc, type AccessCriteria } from '../../data/access-audit.js';
+import { ACCESS_ACTIONS, type AccessAction, type AccessAuditDoc, type AccessCriteria } from '../../data/accounts/access-log.js';
 import { anyOption, field, listPage, select, table, when } from '../web/components.js';
 import { html, type Html } from '../web/html.js';
 import { page, type Outcome, type PageRequest } from '../web/routes.js';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { NotFoundError } from '../../errors/index.js';
-import { ACCOUNT_ROLES, APPROVAL_STATES, type AccountRole } from '../../data/accounts.js';
+import { ACCOUNT_ROLES, APPROVAL_STATES, type AccountRole } from '../../data/accounts/store.js';
 import { accountChangeRefusal, type AccountRefusal } from '../../auth/policy.js';
 import type { AccountPrincipal } from '../../auth/principal.js';
 import { AccountRuleError, actorStanding, type AccountSummary } from '../../oauth/accounts.js';

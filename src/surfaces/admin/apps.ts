@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CLIENT_STATES, ClientValidationError, type ClientState, type ClientSummary } from '../../oauth/clients.js';
+import { APP_STATES, AppValidationError, type AppState, type AppSummary } from '../../oauth/apps.js';
 import { accessActor } from '../../oauth/accounts.js';
 import { anyOption, csrfField, field, listPage, select, table, when, withQuery } from '../web/components.js';
 import { oneOf, text } from '../web/forms.js';
@@ -20,7 +20,7 @@ export const appRegistry: Handler<AdminDeps> = async (req, deps) => {
   const { t } = req;
   const a = t.admin.apps;
   const q = req.query('q').trim().toLowerCase();
-  const state = CLIENT_STATES.find((s) => s === req.query('state'));
+  const state = APP_STATES.find((s) => s === req.query('state'));
   const all = await deps.clients.list();
   const ownerIds = [...new Set(all.map((app) => app.ownerAccountId).filter((id): id is number => id !== null))];
   const owners = new Map((await deps.accountStore.findByIds(ownerIds)).map((o) => [o._id, o]));
@@ -50,7 +50,7 @@ export const appRegistry: Handler<AdminDeps> = async (req, deps) => {
           value: state,
           options: anyOption(
             t,
-            CLIENT_STATES.map((s) => ({ value: s, label: t.appStates[s] })),
+            APP_STATES.map((s) => ({ value: s, label: t.appStates[s] })),
           ),
         }),
       ],
@@ -94,7 +94,7 @@ export const appRegistry: Handler<AdminDeps> = async (req, deps) => {
 };
 
 /** An app's buttons: approve a testing app; disable an enabled app, enable a disabled one (not the consoles' own sign-in). */
-function actions(req: PageRequest, app: ClientSummary, back: string): Html {
+function actions(req: PageRequest, app: AppSummary, back: string): Html {
   const a = req.t.admin.apps;
   const button = (action: 'approve' | 'disable' | 'enable', label: string, aria: string, className = '') =>
     html`<form method="post" action="${LIST}/${encodeURIComponent(app.id)}" class="inline">
@@ -108,7 +108,7 @@ function actions(req: PageRequest, app: ClientSummary, back: string): Html {
   ${app.state === 'disabled' ? button('enable', a.enable, a.enableLabel(name), 'secondary') : button('disable', a.disable, a.disableLabel(name), 'danger')}`;
 }
 
-/** POST /admin/apps/:id: approve, disable or enable; each is in the access log (ClientService). */
+/** POST /admin/apps/:id: approve, disable or enable; each is in the access log (AppService). */
 export const changeApp: Handler<AdminDeps> = async (req, deps) => {
   const a = req.t.admin.apps;
   const form = actionForm.parse(req.form);
@@ -127,11 +127,11 @@ export const changeApp: Handler<AdminDeps> = async (req, deps) => {
     const name = done.after.serviceName ?? done.after.name;
     return redirect(back, { kind: 'ok', text: a.done[form.action](name, stateWord(req, done.after.state)) });
   } catch (err) {
-    if (!(err instanceof ClientValidationError)) throw err;
+    if (!(err instanceof AppValidationError)) throw err;
     return redirect(back, { kind: 'error', text: a.unknown });
   }
 };
 
-function stateWord(req: PageRequest, state: ClientState): string {
+function stateWord(req: PageRequest, state: AppState): string {
   return req.t.appStates[state];
 }

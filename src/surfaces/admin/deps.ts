@@ -1,14 +1,14 @@
-import type { AccessAudit } from '../../data/access-audit.js';
-import type { ClientService } from '../../oauth/clients.js';
+import type { AccessAudit } from '../../data/accounts/access-log.js';
+import type { AppService } from '../../oauth/apps.js';
 import type { Config } from '../../config/index.js';
-import type { AccountStore } from '../../data/accounts.js';
-import type { ApiKeyService } from '../../data/api-keys.js';
+import type { AccountStore } from '../../data/accounts/store.js';
+import type { ApiKeyService } from '../../data/keys/store.js';
 import type { Database } from '../../data/database.js';
 import { createContext } from '../../graphql/context.js';
 import { runOperation, type GraphQLServer } from '../../graphql/server.js';
 import type { AccountService } from '../../oauth/accounts.js';
 import type { Mailer } from '../../oauth/mail.js';
-import type { UpdateRequests } from '../../data/update-requests.js';
+import type { UpdateRequests } from '../../data/school/update-requests.js';
 import type { SelfService } from '../../oauth/self-service.js';
 import type { ProjectProposals } from '../../data/school/proposals.js';
 import type { PageRequest } from '../web/routes.js';
@@ -50,7 +50,7 @@ export interface AdminDeps {
   readonly accounts: AccountService;
   readonly accountStore: AccountStore;
   readonly apiKeys: ApiKeyService;
-  readonly clients: ClientService;
+  readonly clients: AppService;
   /** The access log: every privilege change and export of personal data (issue 22). */
   readonly audit: AccessAudit;
   /** Data updates asked of students at sign-in (issue 25). */

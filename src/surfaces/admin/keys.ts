@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ApiKeyCommandError } from '../../data/api-keys.js';
+import { ApiKeyCommandError } from '../../data/keys/store.js';
 import { csrfField, field, listPage, table, when, withQuery } from '../web/components.js';
 import { oneOf, text } from '../web/forms.js';
 import { html, type Html } from '../web/html.js';

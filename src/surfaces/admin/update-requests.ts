@@ -7,7 +7,7 @@ import {
   UpdateRequestError,
   type TargetSelection,
   type UpdateRequestSummary,
-} from '../../data/update-requests.js';
+} from '../../data/school/update-requests.js';
 import { NotFoundError } from '../../errors/index.js';
 import { choices, csrfField, errorSummary, facts, field, select, table, textArea, when, type FieldError } from '../web/components.js';
 import { list, text } from '../web/forms.js';

@@ -1,12 +1,6 @@
 import { z } from 'zod';
 import { NotFoundError } from '../../errors/index.js';
-import {
-  ClientValidationError,
-  MAX_APPS_PER_ACCOUNT,
-  MAX_CLIENT_NAME_LENGTH,
-  type ClientProblem,
-  type ClientSummary,
-} from '../../oauth/clients.js';
+import { AppValidationError, MAX_APPS_PER_ACCOUNT, MAX_APP_NAME_LENGTH, type AppProblem, type AppSummary } from '../../oauth/apps.js';
 import { SELF_READ } from '../../oauth/constants.js';
 import { LOGIN_SCOPES } from '../../oauth/login-scopes.js';
 import {
@@ -30,7 +24,7 @@ import { appSnippets, DEV_CALLBACK_PATH, discoveryUrl, exampleCommand } from './
 import type { ConsoleDeps } from './deps.js';
 
 /** The form field each refusal belongs to. */
-const FIELD_OF: Record<ClientProblem, string> = {
+const FIELD_OF: Record<AppProblem, string> = {
   unknown_client: 'name',
   reserved_name: 'name',
   name: 'name',
@@ -67,15 +61,15 @@ function lines(value: string): string[] {
     .filter(Boolean);
 }
 
-function problemError(t: Texts, err: ClientValidationError): FieldError {
+function problemError(t: Texts, err: AppValidationError): FieldError {
   return { field: FIELD_OF[err.problem], message: t.console.apps.problems(err.detail ?? '')[err.problem] };
 }
 
 /** The fields of registering and editing an app (the kind is chosen once, at registration). */
 function appFields(t: Texts, values: AppForm, errors: FieldError[], withType: boolean): Html {
   const a = t.console.apps;
-  return html`${field({ name: 'name', label: a.name, value: values.name, required: true, maxlength: MAX_CLIENT_NAME_LENGTH, errors })}
-    ${field({ name: 'serviceName', label: a.serviceName, value: values.serviceName, hint: a.serviceHint, maxlength: MAX_CLIENT_NAME_LENGTH, errors })}
+  return html`${field({ name: 'name', label: a.name, value: values.name, required: true, maxlength: MAX_APP_NAME_LENGTH, errors })}
+    ${field({ name: 'serviceName', label: a.serviceName, value: values.serviceName, hint: a.serviceHint, maxlength: MAX_APP_NAME_LENGTH, errors })}
     ${textArea({ name: 'redirectUris', label: a.redirectUris, value: values.redirectUris, hint: a.redirectHint, required: true, rows: 3, errors })}
     ${
       withType
@@ -170,17 +164,17 @@ export const createApp: Handler<ConsoleDeps> = async (req, deps) => {
       snippets: appSnippets(t, deps.config, created.client, created.secret),
     });
   } catch (err) {
-    if (!(err instanceof ClientValidationError)) throw err;
+    if (!(err instanceof AppValidationError)) throw err;
     return newPage(req, values, [problemError(t, err)], 422);
   }
 };
 
 /** The signed-in account's app of the address; another's app is "not found" too. */
-async function ownApp(req: PageRequest, deps: ConsoleDeps): Promise<ClientSummary> {
+async function ownApp(req: PageRequest, deps: ConsoleDeps): Promise<AppSummary> {
   try {
     return await deps.clients.get(req.param('id'), owner(req));
   } catch (err) {
-    if (!(err instanceof ClientValidationError)) throw err;
+    if (!(err instanceof AppValidationError)) throw err;
     throw new NotFoundError('No such app.');
   }
 }
@@ -188,7 +182,7 @@ async function ownApp(req: PageRequest, deps: ConsoleDeps): Promise<ClientSummar
 async function detailPage(
   req: PageRequest,
   deps: ConsoleDeps,
-  app: ClientSummary,
+  app: AppSummary,
   values?: AppForm,
   errors: FieldError[] = [],
 ): Promise<Outcome> {
@@ -266,14 +260,14 @@ export const updateApp: Handler<ConsoleDeps> = async (req, deps) => {
       { name: values.name, serviceName: values.serviceName, redirectUris: lines(values.redirectUris), scopes: values.scopes },
       owner(req),
     );
-    // A new redirect address or scope needing approval sends an approved app back to review (ClientService.update): said.
+    // A new redirect address or scope needing approval sends an approved app back to review (AppService.update): said.
     const backInReview = app.state === 'active' && updated.state === 'testing';
     return redirect(`/console/apps/${app.id}`, {
       kind: 'ok',
       text: backInReview ? req.t.console.apps.backInReview : req.t.console.apps.saved,
     });
   } catch (err) {
-    if (!(err instanceof ClientValidationError)) throw err;
+    if (!(err instanceof AppValidationError)) throw err;
     return detailPage(req, deps, app, values, [problemError(req.t, err)]);
   }
 };

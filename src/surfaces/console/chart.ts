@@ -1,4 +1,4 @@
-import type { KeyUsageDay } from '../../data/api-keys.js';
+import type { KeyUsageDay } from '../../data/keys/store.js';
 import { table } from '../web/components.js';
 import { html, type Html } from '../web/html.js';
 import type { Texts } from '../web/texts/index.js';

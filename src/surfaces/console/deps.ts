@@ -1,9 +1,9 @@
 import type { Config } from '../../config/index.js';
-import type { ApiKeyService } from '../../data/api-keys.js';
+import type { ApiKeyService } from '../../data/keys/store.js';
 import type { Database } from '../../data/database.js';
 import type { AccountService } from '../../oauth/accounts.js';
-import type { ClientService } from '../../oauth/clients.js';
-import type { MfaService } from '../../oauth/mfa.js';
+import type { AppService } from '../../oauth/apps.js';
+import type { MfaService } from '../../oauth/second-factor.js';
 import type { SelfService } from '../../oauth/self-service.js';
 import type { SignIns } from '../../oauth/sign-ins.js';
 import type { Web } from '../web/web.js';
@@ -21,7 +21,7 @@ export interface ConsoleDeps {
   readonly db: Database;
   readonly web: Web;
   readonly apiKeys: ApiKeyService;
-  readonly clients: ClientService;
+  readonly clients: AppService;
   readonly accounts: AccountService;
   readonly selfService: SelfService;
   readonly mfa: MfaService;

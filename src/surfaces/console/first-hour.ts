@@ -1,6 +1,6 @@
 import type { ApiScope } from '../../data/__generated__/enums.js';
 import type { Config } from '../../config/index.js';
-import type { ClientSummary } from '../../oauth/clients.js';
+import type { AppSummary } from '../../oauth/apps.js';
 import { ENDPOINTS } from '../../rest/endpoints.js';
 import type { Texts } from '../web/texts/index.js';
 
@@ -52,7 +52,7 @@ export function discoveryUrl(config: Config): string {
  * How to start examples/login-with-school as this app: its issuer, client id, secret (the new
  * one right after registering; a placeholder later) and first redirect address.
  */
-export function exampleCommand(t: Texts, config: Config, app: ClientSummary, secret: string | null): string {
+export function exampleCommand(t: Texts, config: Config, app: AppSummary, secret: string | null): string {
   const redirectUri = app.redirectUris[0] ?? 'http://127.0.0.1:3000/callback';
   let port = '3000';
   try {
@@ -71,7 +71,7 @@ export function exampleCommand(t: Texts, config: Config, app: ClientSummary, sec
 }
 
 /** Shown once after registering: the discovery address, the client id and the example's command with the secret. */
-export function appSnippets(t: Texts, config: Config, app: ClientSummary, secret: string | null): { label: string; code: string }[] {
+export function appSnippets(t: Texts, config: Config, app: AppSummary, secret: string | null): { label: string; code: string }[] {
   return [
     { label: t.firstHour.discovery, code: discoveryUrl(config) },
     { label: t.firstHour.clientId, code: app.id },

@@ -1,5 +1,5 @@
-import { MAX_ACTIVE_KEYS_PER_ACCOUNT } from '../../data/api-keys.js';
-import { MAX_APPS_PER_ACCOUNT } from '../../oauth/clients.js';
+import { MAX_ACTIVE_KEYS_PER_ACCOUNT } from '../../data/keys/store.js';
+import { MAX_APPS_PER_ACCOUNT } from '../../oauth/apps.js';
 import { connectedApps } from '../../oauth/connected-apps.js';
 import { html } from '../web/html.js';
 import { page, type Handler, type RouteTable } from '../web/routes.js';
@@ -13,7 +13,7 @@ import {
   needsFactor,
   signOutEverywhere,
   startSecondFactor,
-} from './account.js';
+} from './accounts.js';
 import { appDetail, appList, createApp, deleteApp, newApp, rotateAppSecret, updateApp } from './apps.js';
 import { connectedList, disconnect } from './connected.js';
 import type { ConsoleDeps } from './deps.js';
@@ -32,7 +32,7 @@ import {
   webhookDetail,
   webhookList,
 } from './webhooks.js';
-import { MAX_WEBHOOKS_PER_ACCOUNT } from '../../data/webhooks.js';
+import { MAX_WEBHOOKS_PER_ACCOUNT } from '../../data/events/webhooks.js';
 
 /** GET /console: a card per part, with its counts. */
 const consoleHome: Handler<ConsoleDeps> = async (req, deps) => {

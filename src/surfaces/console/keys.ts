@@ -10,7 +10,7 @@ import {
   MAX_PURPOSE_LENGTH,
   MAX_ROTATION_GRACE_SECONDS,
   type ApiKeySummary,
-} from '../../data/api-keys.js';
+} from '../../data/keys/store.js';
 import { NotFoundError } from '../../errors/index.js';
 import { choices, csrfField, errorSummary, facts, field, type FieldError, table, when } from '../web/components.js';
 import { list, parseForm, text } from '../web/forms.js';

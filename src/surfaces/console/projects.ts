@@ -1,7 +1,7 @@
 import { ProjectStatus } from '../../data/__generated__/enums.js';
 import type { ProjectDoc } from '../../data/models/project.model.js';
 import type { StudentDoc } from '../../data/models/student.model.js';
-import type { SchoolSnapshot } from '../../data/read-model.js';
+import type { SchoolSnapshot } from '../../data/school/read-model.js';
 import { CLUB_STATUS_LABELS, PROJECT_STATUS_LABELS, labelOf } from '../../data/school/labels.js';
 import { issueMessage } from '../../data/school/messages.js';
 import {

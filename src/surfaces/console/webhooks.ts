@@ -1,7 +1,13 @@
 import { z } from 'zod';
-import { EVENT_TYPES, scopesReceiving } from '../../data/event-types.js';
+import { EVENT_TYPES, scopesReceiving } from '../../data/events/types.js';
 import { ConflictError, NotFoundError } from '../../errors/index.js';
-import { MAX_WEBHOOKS_PER_ACCOUNT, parseEventTypes, type DeliveryDoc, type WebhookActor, type WebhookDoc } from '../../data/webhooks.js';
+import {
+  MAX_WEBHOOKS_PER_ACCOUNT,
+  parseEventTypes,
+  type DeliveryDoc,
+  type WebhookActor,
+  type WebhookDoc,
+} from '../../data/events/webhooks.js';
 import { redeliver, sendTestEvent } from '../../events/delivery.js';
 import { checkTargetUrl, MAX_URL_LENGTH, UnsafeTargetError } from '../../events/targets.js';
 import { WEBHOOK_SEND_LIMIT } from '../../limits.js';
@@ -15,7 +21,7 @@ import type { ConsoleDeps } from './deps.js';
  * The developer console's webhooks (issue 24; README "Webhooks"): the list with the create form,
  * and a webhook's page with its deliveries (each with a redeliver button), a test event, pause or
  * resume, a new secret, deletion. Each action is also a `campus webhooks` command
- * (src/cli/commands/webhooks.ts); both call the same store and senders (src/data/webhooks.ts,
+ * (src/cli/commands/webhooks.ts); both call the same store and senders (src/data/events/webhooks.ts,
  * src/events/delivery.ts). An account sees only its own webhooks: another's is "not found".
  */
 
@@ -59,7 +65,7 @@ function listPage(req: PageRequest, deps: ConsoleDeps, webhooks: WebhookDoc[], v
             name: 'events',
             legend: w.events,
             type: 'checkbox',
-            // Every type of the table (src/data/event-types.ts), with the scopes that receive it.
+            // Every type of the table (src/data/events/types.ts), with the scopes that receive it.
             options: EVENT_TYPES.map((value) => ({
               value,
               label: value,

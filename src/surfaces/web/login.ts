@@ -5,20 +5,20 @@ import { z } from 'zod';
 import type { AppContext } from '../../http/context.js';
 import type { LoginOutcome } from '../../http/metrics.js';
 import { MAX_EMAIL_LENGTH, type AccountService } from '../../oauth/accounts.js';
-import { SERVICE_NAME, type ClientService } from '../../oauth/clients.js';
+import { SERVICE_NAME, type AppService } from '../../oauth/apps.js';
 import { loginScope, SUB_FIELD } from '../../oauth/login-scopes.js';
 import { withInteractionMemo } from '../../oauth/adapter.js';
 import { ACCOUNT_PATHS, cookieName, OAUTH_PATHS } from '../../oauth/constants.js';
-import { MfaLimited, type MfaService } from '../../oauth/mfa.js';
+import { MfaLimited, type MfaService } from '../../oauth/second-factor.js';
 import { SelfServiceError, type SelfService } from '../../oauth/self-service.js';
-import type { AccountDoc } from '../../data/accounts.js';
+import type { AccountDoc } from '../../data/accounts/store.js';
 import { LRUCache } from 'lru-cache';
 import type { LoginThrottle } from '../../oauth/throttle.js';
 import { APP_ADMISSION_PROMPT, DATA_UPDATE_PROMPT } from '../../oauth/provider.js';
 import { appAdmits } from '../../auth/policy.js';
 import type { Database } from '../../data/database.js';
 import { studentFieldValues } from '../../data/school/student-fields.js';
-import type { UpdateRequests } from '../../data/update-requests.js';
+import type { UpdateRequests } from '../../data/school/update-requests.js';
 import { studentFieldInputs } from './student-fields.js';
 import { csrfField, errorSummary, field, type FieldError } from './components.js';
 import type { CsrfBinding } from './csrf.js';
@@ -34,7 +34,7 @@ export interface LoginDeps {
   readonly dataUpdates: UpdateRequests;
   readonly timeZone: string;
   readonly accounts: AccountService;
-  readonly clients: ClientService;
+  readonly clients: AppService;
   readonly throttle: LoginThrottle;
   /** The codes mailed to the owner of a soft-locked account (src/oauth/self-service.ts). */
   readonly selfService: SelfService;
@@ -568,7 +568,7 @@ const abort: Step = async (req, deps) =>
 
 interface ClientNames {
   readonly clientName: string;
-  /** The service the app registered for the login page (src/oauth/clients.ts); the app's name is shown beside it. */
+  /** The service the app registered for the login page (src/oauth/apps.ts); the app's name is shown beside it. */
   readonly serviceName: string | undefined;
 }
 
@@ -712,7 +712,7 @@ function missingScopes(interaction: Interaction): { missingOIDCScope: string[]; 
  */
 const namesByInteraction = new LRUCache<string, ClientNames>({ max: 10_000, ttl: 60 * 60 * 1000 });
 
-/** The app's name, and the service it registered for the login page (src/oauth/clients.ts). */
+/** The app's name, and the service it registered for the login page (src/oauth/apps.ts). */
 async function clientNamesOf(provider: Provider, interaction: Interaction): Promise<ClientNames> {
   const clientId = String(interaction.params['client_id'] ?? '');
   const client = await provider.Client.find(clientId);

@@ -2,10 +2,10 @@ import { createHash, randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { sameSecret } from '../../compare.js';
 import type { Config } from '../../config/index.js';
-import type { AccountStore } from '../../data/accounts.js';
-import type { OAuthStore } from '../../data/oauth-store.js';
+import type { AccountStore } from '../../data/accounts/store.js';
+import type { OAuthStore } from '../../data/accounts/oauth-records.js';
 import { AccessTokenRejected, type AccessTokenVerifier } from '../../oauth/access-token.js';
-import type { ClientService } from '../../oauth/clients.js';
+import type { AppService } from '../../oauth/apps.js';
 import { cookieName, providerCookieNames, OAUTH_PATHS, SELF_READ, WEB_CLIENT_ID } from '../../oauth/constants.js';
 import { linkButton } from './components.js';
 import { wayBack } from './errors.js';
@@ -41,7 +41,7 @@ export interface SignInDeps {
 }
 
 /** Registers (or updates) the first-party client of our pages. */
-export async function registerWebClient(clients: ClientService, config: Config): Promise<void> {
+export async function registerWebClient(clients: AppService, config: Config): Promise<void> {
   await clients.put({
     id: WEB_CLIENT_ID,
     name: 'Campus Data Service',

@@ -1,12 +1,12 @@
-import { MAX_KEY_LABEL_LENGTH, MAX_PURPOSE_LENGTH, MAX_ROTATION_GRACE_SECONDS } from '../../../data/api-keys.js';
-import { MAX_APPS_PER_ACCOUNT, MAX_CLIENT_NAME_LENGTH, MAX_REDIRECT_URIS } from '../../../oauth/clients.js';
+import { MAX_KEY_LABEL_LENGTH, MAX_PURPOSE_LENGTH, MAX_ROTATION_GRACE_SECONDS } from '../../../data/keys/store.js';
+import { MAX_APPS_PER_ACCOUNT, MAX_APP_NAME_LENGTH, MAX_REDIRECT_URIS } from '../../../oauth/apps.js';
 import { scopeTitles } from '../../../oauth/login-scopes.js';
 import { CODE_DIGITS, CODE_LIFETIME_SECONDS } from '../../../oauth/email-codes.js';
 import { PASSWORD_LENGTH } from '../../../oauth/password-policy.js';
 import { plural, type PluralForms } from '../../../plural.js';
 import type { Texts } from './ko.js';
 import { windowEn } from './time.js';
-import { webhooksEn } from './webhooks.js';
+import { webhooksEn } from './events.js';
 import { adminProposalsEn, consoleProjectsEn } from './proposals.js';
 
 /** A count in English words (Intl.PluralRules): `count(1, { one: '# key', other: '# keys' })`. */
@@ -477,8 +477,8 @@ export const en: Texts = {
       back: 'All apps',
       problems: (detail: string) => ({
         unknown_client: 'The app does not exist.',
-        name: `Enter an app name of 1 to ${MAX_CLIENT_NAME_LENGTH} characters.`,
-        service_name: `The service name must be at most ${MAX_CLIENT_NAME_LENGTH} characters.`,
+        name: `Enter an app name of 1 to ${MAX_APP_NAME_LENGTH} characters.`,
+        service_name: `The service name must be at most ${MAX_APP_NAME_LENGTH} characters.`,
         redirect_uri_missing: 'Enter at least one redirect address.',
         redirect_uri_invalid: `${detail}: must be a complete address starting with http(s).`,
         redirect_uri_fragment: `${detail}: must not have a # fragment.`,

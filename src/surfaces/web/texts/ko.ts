@@ -1,15 +1,15 @@
 import type { AccountRole, ApiScope, SchoolEntity } from '../../../data/__generated__/enums.js';
-import { MAX_KEY_LABEL_LENGTH, MAX_PURPOSE_LENGTH, MAX_ROTATION_GRACE_SECONDS } from '../../../data/api-keys.js';
-import { MAX_APPS_PER_ACCOUNT, MAX_CLIENT_NAME_LENGTH, MAX_REDIRECT_URIS, type ClientProblem } from '../../../oauth/clients.js';
+import { MAX_KEY_LABEL_LENGTH, MAX_PURPOSE_LENGTH, MAX_ROTATION_GRACE_SECONDS } from '../../../data/keys/store.js';
+import { MAX_APPS_PER_ACCOUNT, MAX_APP_NAME_LENGTH, MAX_REDIRECT_URIS, type AppProblem } from '../../../oauth/apps.js';
 import { scopeTitles } from '../../../oauth/login-scopes.js';
-import type { AccessAction } from '../../../data/access-audit.js';
+import type { AccessAction } from '../../../data/accounts/access-log.js';
 import { CODE_DIGITS, CODE_LIFETIME_SECONDS } from '../../../oauth/email-codes.js';
 import { PASSWORD_LENGTH } from '../../../oauth/password-policy.js';
 import type { SelfServiceProblem } from '../../../oauth/self-service.js';
 import type { AccountRuleProblem } from '../../../oauth/accounts.js';
-import type { ApprovalState } from '../../../data/accounts.js';
+import type { ApprovalState } from '../../../data/accounts/store.js';
 import { windowKo } from './time.js';
-import { webhooksKo } from './webhooks.js';
+import { webhooksKo } from './events.js';
 import { adminProposalsKo, consoleProjectsKo } from './proposals.js';
 
 /** A number as Korean pages write it (1,234). */
@@ -470,10 +470,10 @@ export const ko = {
       confirmNeeded: '삭제하려면 확인란을 선택하세요.',
       deleted: '앱을 삭제했습니다.',
       back: '앱 목록',
-      problems: (detail: string): Record<ClientProblem, string> => ({
+      problems: (detail: string): Record<AppProblem, string> => ({
         unknown_client: '앱을 찾을 수 없습니다.',
-        name: `앱 이름을 1~${MAX_CLIENT_NAME_LENGTH}자로 입력하세요.`,
-        service_name: `서비스 이름은 ${MAX_CLIENT_NAME_LENGTH}자 이하여야 합니다.`,
+        name: `앱 이름을 1~${MAX_APP_NAME_LENGTH}자로 입력하세요.`,
+        service_name: `서비스 이름은 ${MAX_APP_NAME_LENGTH}자 이하여야 합니다.`,
         redirect_uri_missing: '리디렉션 주소를 하나 이상 입력하세요.',
         redirect_uri_invalid: `${detail}: http(s)로 시작하는 완전한 주소여야 합니다.`,
         redirect_uri_fragment: `${detail}: # 뒷부분(fragment)이 있으면 안 됩니다.`,

@@ -1,0 +1,258 @@
+import type { Command } from 'commander';
+import { AccountStore } from '../../data/accounts/store.js';
+import { PKCE_POLICIES, type PkcePolicy } from '../../data/apps/store.js';
+import { CLI_ACTOR } from '../../data/accounts/access-log.js';
+import { AppService, AppValidationError, DEFAULT_APP_SCOPES, type AppSummary } from '../../oauth/apps.js';
+import { OAUTH_SCOPES } from '../../oauth/constants.js';
+import { CliError, WRITES, cliConfig, output, withDatabase } from '../runtime.js';
+
+/** `campus apps ...` (also `campus clients ...`): the OAuth apps of the registry. */
+export function registerApps(program: Command): void {
+  registerClients(program);
+}
+
+const collect = (value: string, previous: string[]): string[] => [...previous, value];
+
+interface CreateOptions {
+  name: string;
+  redirectUri: string[];
+  postLogoutRedirectUri: string[];
+  scope: string[];
+  public?: boolean;
+  firstParty?: boolean;
+  pkce?: string;
+  owner?: string;
+  serviceName?: string;
+  json?: boolean;
+}
+
+interface UpdateOptions {
+  name?: string;
+  redirectUri: string[];
+  postLogoutRedirectUri: string[];
+  scope: string[];
+  firstParty?: boolean;
+  pkce?: string;
+  json?: boolean;
+}
+
+function registerClients(program: Command): void {
+  const clients = program
+    .command('apps')
+    .alias('clients')
+    .description('register and manage OAuth apps, also called clients (secrets are shown once and stored hashed)');
+
+  clients
+    .command('create')
+    .description('register a client; prints its id and, for confidential clients, its secret (once)')
+    .requiredOption('--name <name>', 'shown on the login and consent pages')
+    .option('--redirect-uri <uri>', 'an allowed redirect address, matched exactly (repeat for several)', collect, [])
+    .option(
+      '--post-logout-redirect-uri <uri>',
+      'where logout (the end_session_endpoint) may send the user back, matched exactly (repeat for several)',
+      collect,
+      [],
+    )
+    .option(
+      '--scope <scope>',
+      `a scope the client may request (repeat; default: ${DEFAULT_APP_SCOPES.join(', ')}; known: ${OAUTH_SCOPES.join(', ')})`,
+      collect,
+      [],
+    )
+    .option('--public', 'a public client (browser or mobile app): no secret, PKCE required')
+    .option('--first-party', 'our own app: the consent page is skipped')
+    .option(
+      '--pkce <policy>',
+      `${PKCE_POLICIES.join(' or ')}: PKCE is required of every client by default; optional only for a confidential legacy app`,
+    )
+    .option(
+      '--owner <email>',
+      'register the app as that account would in the developer console: never first-party, PKCE required, reserved names refused, at most 10 apps, in testing until approved when it asks for student data',
+    )
+    .option('--service-name <name>', 'with --owner: the service the login page names')
+    .option('--json', 'print the result as JSON')
+    .action(async (options: CreateOptions) => {
+      const config = cliConfig();
+      const pkce = options.pkce === undefined ? undefined : parsePkce(options.pkce);
+      if (options.owner !== undefined && (options.firstParty || pkce !== undefined || options.postLogoutRedirectUri.length > 0))
+        throw new CliError(
+          '--owner registers the app as the account would in the console: --first-party, --pkce and --post-logout-redirect-uri are not allowed with it.',
+        );
+      if (options.owner === undefined && options.serviceName !== undefined) throw new CliError('--service-name goes with --owner.');
+      const owner = options.owner;
+      const created = await withDatabase(
+        config,
+        async ({ db }) => {
+          const service = new AppService(db, config);
+          const scopes = options.scope.length > 0 ? { scopes: splitScopes(options.scope) } : {};
+          if (owner === undefined) {
+            return guard(() =>
+              service.create({
+                name: options.name,
+                redirectUris: options.redirectUri,
+                postLogoutRedirectUris: options.postLogoutRedirectUri,
+                ...scopes,
+                public: options.public ?? false,
+                firstParty: options.firstParty ?? false,
+                ...(pkce ? { pkce } : {}),
+              }),
+            );
+          }
+          const account = await new AccountStore(db).findByEmail(owner);
+          if (!account) throw new CliError(`No account ${owner}.`);
+          return guard(() =>
+            service.createOwned(account._id, {
+              name: options.name,
+              serviceName: options.serviceName ?? null,
+              redirectUris: options.redirectUri,
+              ...scopes,
+              public: options.public ?? false,
+            }),
+          );
+        },
+        WRITES,
+      );
+      output(options.json, { ...created.client, clientSecret: created.secret }, () =>
+        [
+          `Client created: ${describeClient(created.client)}`,
+          `client_id: ${created.client.id}`,
+          created.secret ? `client_secret (shown once, store it now): ${created.secret}` : 'Public client: no secret; use PKCE (S256).',
+        ].join('\n'),
+      );
+    });
+
+  clients
+    .command('list')
+    .description('list clients (never their secrets)')
+    .option('--json', 'print the clients as JSON')
+    .action(async (options: { json?: boolean }) => {
+      const config = cliConfig();
+      const list = await withDatabase(config, async ({ db }) => {
+        const clients = await new AppService(db, config).list();
+        const ids = [...new Set(clients.map((c) => c.ownerAccountId).filter((id): id is number => id !== null))];
+        const emails = new Map((await new AccountStore(db).findByIds(ids)).map((a) => [a._id, a.email]));
+        // The owner: an account's email, or null for an operator's (`campus clients create` without --owner).
+        return clients.map((c) => ({ ...c, ownerEmail: c.ownerAccountId === null ? null : (emails.get(c.ownerAccountId) ?? null) }));
+      });
+      output(options.json, list, () => (list.length === 0 ? 'No clients.' : list.map(describeClient).join('\n')));
+    });
+
+  clients
+    .command('update <client-id>')
+    .description('change a client; given lists replace the old ones')
+    .option('--name <name>', 'new display name')
+    .option('--redirect-uri <uri>', 'the new redirect addresses (repeat for several)', collect, [])
+    .option('--post-logout-redirect-uri <uri>', 'the new post-logout redirect addresses (repeat for several)', collect, [])
+    .option('--scope <scope>', 'the new allowed scopes (repeat for several)', collect, [])
+    .option('--first-party', 'skip the consent page')
+    .option('--no-first-party', 'show the consent page')
+    .option('--pkce <policy>', `${PKCE_POLICIES.join(' or ')} (optional only for a confidential legacy app)`)
+    .option('--json', 'print the result as JSON')
+    .action(async (clientId: string, options: UpdateOptions) => {
+      const config = cliConfig();
+      const pkce = options.pkce === undefined ? undefined : parsePkce(options.pkce);
+      const updated = await withDatabase(
+        config,
+        ({ db }) =>
+          guard(() =>
+            new AppService(db, config).update(clientId, {
+              ...(options.name !== undefined ? { name: options.name } : {}),
+              ...(options.redirectUri.length > 0 ? { redirectUris: options.redirectUri } : {}),
+              ...(options.postLogoutRedirectUri.length > 0 ? { postLogoutRedirectUris: options.postLogoutRedirectUri } : {}),
+              ...(options.scope.length > 0 ? { scopes: splitScopes(options.scope) } : {}),
+              ...(options.firstParty !== undefined ? { firstParty: options.firstParty } : {}),
+              ...(pkce ? { pkce } : {}),
+            }),
+          ),
+        WRITES,
+      );
+      output(options.json, updated, () => `Client updated: ${describeClient(updated)}`);
+    });
+
+  for (const action of ['approve', 'disable', 'enable'] as const) {
+    clients
+      .command(`${action} <client-id>`)
+      .description(
+        {
+          approve: 'approve an app in testing: everyone may sign in to it (written to the access log)',
+          disable:
+            'disable an app: its authorize answers an error page, its tokens stop at the token endpoint and userinfo at once (written to the access log)',
+          enable: 'enable a disabled app again (written to the access log)',
+        }[action],
+      )
+      .option('--json', 'print the result as JSON')
+      .action(async (clientId: string, options: { json?: boolean }) => {
+        const config = cliConfig();
+        const done = await withDatabase(
+          config,
+          ({ db }) =>
+            guard(() => {
+              const service = new AppService(db, config);
+              return action === 'approve'
+                ? service.approve(clientId, CLI_ACTOR)
+                : action === 'disable'
+                  ? service.disable(clientId, CLI_ACTOR)
+                  : service.enable(clientId, CLI_ACTOR);
+            }),
+          WRITES,
+        );
+        output(options.json, done.after, () => `${done.before.state} -> ${done.after.state}: ${describeClient(done.after)}`);
+      });
+  }
+
+  clients
+    .command('rotate-secret <client-id>')
+    .description('issue a new secret; the old one stops working now (tokens already issued stay valid)')
+    .option('--json', 'print the result as JSON')
+    .action(async (clientId: string, options: { json?: boolean }) => {
+      const config = cliConfig();
+      const rotated = await withDatabase(config, ({ db }) => guard(() => new AppService(db, config).rotateSecret(clientId)), WRITES);
+      output(options.json, { ...rotated.client, clientSecret: rotated.secret }, () =>
+        [`New client_secret (shown once, store it now): ${rotated.secret}`, describeClient(rotated.client)].join('\n'),
+      );
+    });
+
+  clients
+    .command('delete <client-id>')
+    .description('delete a client and revoke every grant, code and token issued to it')
+    .option('--json', 'print the result as JSON')
+    .action(async (clientId: string, options: { json?: boolean }) => {
+      const config = cliConfig();
+      const deleted = await withDatabase(config, ({ db }) => guard(() => new AppService(db, config).delete(clientId)), WRITES);
+      output(
+        options.json,
+        deleted,
+        () => `Deleted: ${describeClient(deleted.client)} (${deleted.revoked} grants, codes and tokens revoked)`,
+      );
+    });
+}
+
+/** Validation failures of the service become one-line CLI errors. */
+async function guard<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof AppValidationError) throw new CliError(err.message);
+    throw err;
+  }
+}
+
+/** `--scope` may be repeated or hold a space- or comma-separated list. */
+function splitScopes(values: string[]): string[] {
+  return values.flatMap((v) => v.split(/[\s,]+/)).filter(Boolean);
+}
+
+function parsePkce(value: string): PkcePolicy {
+  const policy = value.toLowerCase();
+  if (!(PKCE_POLICIES as readonly string[]).includes(policy)) throw new CliError(`--pkce must be one of ${PKCE_POLICIES.join(', ')}.`);
+  return policy as PkcePolicy;
+}
+
+function describeClient(c: AppSummary & { ownerEmail?: string | null }): string {
+  const flags = [c.type, c.firstParty ? 'first-party' : undefined, c.pkce === 'optional' ? 'PKCE optional' : 'PKCE required']
+    .filter(Boolean)
+    .join(', ');
+  const logout = c.postLogoutRedirectUris.length > 0 ? ` post-logout=${c.postLogoutRedirectUris.join(' ')}` : '';
+  const owner = 'ownerEmail' in c ? ` owner=${typeof c.ownerEmail === 'string' ? c.ownerEmail : 'operator'}` : '';
+  return `${c.id} "${c.name}" ${c.state} (${flags}) scopes=${c.scopes.join(',')} redirect=${c.redirectUris.join(' ')}${logout}${owner}`;
+}
