@@ -149,9 +149,9 @@ describe('events and webhooks: change events of school records (the outbox of th
     ]);
     // Every event writer: the school's batches and the NEIS sync.
     expect(sourcesMatching(/\bwriteEvents\(/).sort()).to.deep.equal([
+      'src/data/events/outbox.ts',
       'src/data/neis/events.ts',
       'src/data/school/engine.ts',
-      'src/data/events/outbox.ts',
     ]);
     expect(sourcesMatching(/\brecordNeisEvent\(/).sort()).to.deep.equal(['src/data/neis/events.ts', 'src/neis/sync.ts']);
     const methods = Object.getOwnPropertyNames(SchoolWriter.prototype).filter((m) => !['constructor', 'run', 'year'].includes(m));
