@@ -31,11 +31,18 @@ describe('unit: links of the README and docs/', () => {
     expect(brokenPathReferences(files, repository)).to.deep.equal([]);
   });
 
-  it('docs/README.md lists every page of docs/ on a line of its own', () => {
-    const index = repository.read('docs/README.md') ?? '';
-    const listed = linksOf(index).map((link) => link.target);
+  it("docs/README.md and the README's map of the docs list every page of docs/", () => {
     const pages = documentationPages(repository).filter((page) => page.startsWith('docs/') && page !== 'docs/README.md');
-    expect(pages.map((page) => page.slice('docs/'.length)).filter((page) => !listed.includes(page))).to.deep.equal([]);
+    const linked = (file: string, prefix: string): string[] =>
+      linksOf(repository.read(file) ?? '').map((link) => `docs/${link.target.slice(prefix.length)}`);
+    expect(
+      pages.filter((page) => !linked('docs/README.md', '').includes(page)),
+      'missing from docs/README.md',
+    ).to.deep.equal([]);
+    expect(
+      pages.filter((page) => !linked('README.md', 'docs/').includes(page)),
+      'missing from README.md',
+    ).to.deep.equal([]);
   });
 });
 
