@@ -16,12 +16,12 @@ import {
  * missing file or heading fails here (scripts/doc-links.ts), and so does a path that a comment
  * of src/ cites and that does not exist. No database.
  */
-describe('unit: links of the README and docs/', () => {
+describe('developer kit: the links of the README, docs/ and test/README.md', () => {
   const repository = diskTree();
 
-  it('every relative link of README.md and docs/*.md names an existing file, and every #anchor a heading of it', () => {
+  it('every relative link of README.md, docs/*.md and test/README.md names an existing file, and every #anchor a heading of it', () => {
     const pages = documentationPages(repository);
-    expect(pages).to.include.members(['README.md', 'docs/README.md', 'docs/data-api.md', 'docs/school-writes.md']);
+    expect(pages).to.include.members(['README.md', 'docs/README.md', 'docs/data-api.md', 'docs/school-writes.md', 'test/README.md']);
     expect(brokenLinks(pages, repository)).to.deep.equal([]);
   });
 
@@ -46,7 +46,7 @@ describe('unit: links of the README and docs/', () => {
   });
 });
 
-describe('unit: the link checker (scripts/doc-links.ts)', () => {
+describe('developer kit: the link checker (scripts/doc-links.ts)', () => {
   it("makes GitHub's anchors: lower case, spaces to '-', punctuation dropped, Korean kept", () => {
     expect(githubSlug('Start it: two commands')).to.equal('start-it-two-commands');
     expect(githubSlug('The `campus` command')).to.equal('the-campus-command');
