@@ -1,44 +1,55 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { z } from 'zod';
+import { envSchema } from '../src/config/index.js';
 import { EVENT_TYPES, eventTypeRow } from '../src/data/events/types.js';
 import { ENDPOINTS } from '../src/rest/endpoints.js';
 import { buildOpenApiDocument, type JsonSchema, type OpenApiDocument, type ParameterObject } from '../src/rest/openapi.js';
 
 /**
- * `npm run docs`: writes each endpoint's parameter table into README.md, between
- * `<!-- endpoint-table:/v1/... -->` and `<!-- /endpoint-table -->`, from the OpenAPI document
- * (src/rest/openapi.ts), itself built from the endpoint table (src/rest/endpoints.ts); and the
- * event types, between `<!-- event-types -->` and `<!-- /event-types -->`, from their table
- * (src/data/events/types.ts). A unit test (test/unit/readme-tables.test.ts) fails when README.md
- * differs from what this writes.
+ * `npm run docs`: writes the reference tables that a table in the code already holds, so that no
+ * table is written twice:
+ * - docs/data-api.md: each endpoint's parameter table, between `<!-- endpoint-table:/v1/... -->`
+ *   and `<!-- /endpoint-table -->`, from the OpenAPI document (src/rest/openapi.ts), itself built
+ *   from the endpoint table (src/rest/endpoints.ts); and the event types, between
+ *   `<!-- event-types -->` and `<!-- /event-types -->`, from their table (src/data/events/types.ts);
+ * - docs/configuration.md: every environment variable, between `<!-- configuration -->` and
+ *   `<!-- /configuration -->`, with its default, values and description from the config schema
+ *   (src/config/index.ts).
+ * A unit test (test/unit/docs-tables.test.ts) fails when a page differs from what this writes.
+ * (The file keeps its first name: package.json's `docs` script and src/rest/openapi.ts cite it.)
  */
 
-const README = fileURLToPath(new URL('../README.md', import.meta.url));
+const DATA_API = fileURLToPath(new URL('../docs/data-api.md', import.meta.url));
+const CONFIGURATION = fileURLToPath(new URL('../docs/configuration.md', import.meta.url));
 const TABLE = /(<!-- endpoint-table:(\S+) -->\n)[\s\S]*?(<!-- \/endpoint-table -->)/g;
 const EVENTS = /(<!-- event-types -->\n)[\s\S]*?(<!-- \/event-types -->)/g;
+const VARIABLES = /(<!-- configuration -->\n)[\s\S]*?(<!-- \/configuration -->)/g;
 
-/** README text with every endpoint table and the event-type table rewritten; throws when a row has no table or a table no row. */
-export function renderReadme(
-  readme: string,
+/** docs/data-api.md with every endpoint table and the event-type table rewritten; throws when a row has no table or a table no row. */
+export function renderDataApi(
+  page: string,
   document: OpenApiDocument = buildOpenApiDocument(),
   paths: readonly string[] = ENDPOINTS.map((e) => e.path),
 ): string {
   const seen = new Set<string>();
-  const rendered = readme.replace(TABLE, (_whole, open: string, path: string, close: string) => {
+  const rendered = page.replace(TABLE, (_whole, open: string, path: string, close: string) => {
     const parameters = document.paths[path]?.get.parameters;
     if (!parameters || !paths.includes(path))
-      throw new Error(`README.md has a table for ${path}, which is no row of src/rest/endpoints.ts`);
+      throw new Error(`docs/data-api.md has a table for ${path}, which is no row of src/rest/endpoints.ts`);
     seen.add(path);
     return `${open}${parameterTable(parameters.filter((p) => p.in === 'query'))}${close}`;
   });
   const missing = paths.filter((path) => !seen.has(path));
   if (missing.length > 0) {
     throw new Error(
-      `README.md has no parameter table for ${missing.join(', ')}: add <!-- endpoint-table:PATH --><!-- /endpoint-table --> to its section`,
+      `docs/data-api.md has no parameter table for ${missing.join(', ')}: add <!-- endpoint-table:PATH --><!-- /endpoint-table --> to its section`,
     );
   }
   if ((rendered.match(EVENTS) ?? []).length !== 1) {
-    throw new Error('README.md needs exactly one event-type table: <!-- event-types --> and <!-- /event-types --> in its "Events" section');
+    throw new Error(
+      'docs/data-api.md needs exactly one event-type table: <!-- event-types --> and <!-- /event-types --> in its change-feed section',
+    );
   }
   return rendered.replace(EVENTS, (_whole, open: string, close: string) => `${open}${eventTypeTable()}${close}`);
 }
@@ -52,7 +63,7 @@ export function eventTypeTable(): string {
       : '';
     return [`\`${type}\``, `\`${row.scope}\`${partial}`, row.description].map(escapeCell);
   });
-  return [['Type', 'Scope', 'When, and its `data`'], ['---', '---', '---'], ...rows].map((cells) => `| ${cells.join(' | ')} |\n`).join('');
+  return markdownTable(['Type', 'Scope', 'When, and its `data`'], rows);
 }
 
 /** A Markdown table: name, type or values, range, default (or "required"), description. */
@@ -60,9 +71,62 @@ export function parameterTable(parameters: readonly ParameterObject[]): string {
   const rows = parameters.map((p) =>
     [`\`${p.name}\``, typeCell(p.schema), rangeCell(p.schema), defaultCell(p), p.description ?? ''].map(escapeCell),
   );
-  return [['Parameter', 'Type / values', 'Range', 'Default', 'Description'], ['---', '---', '---', '---', '---'], ...rows]
-    .map((cells) => `| ${cells.join(' | ')} |\n`)
-    .join('');
+  return markdownTable(['Parameter', 'Type / values', 'Range', 'Default', 'Description'], rows);
+}
+
+/** docs/configuration.md with its table of variables rewritten; throws unless the page has exactly one. */
+export function renderConfiguration(page: string, shape: Readonly<Record<string, z.core.$ZodType>> = envSchema.shape): string {
+  if ((page.match(VARIABLES) ?? []).length !== 1) {
+    throw new Error('docs/configuration.md needs exactly one table of variables: <!-- configuration --> and <!-- /configuration -->');
+  }
+  return page.replace(VARIABLES, (_whole, open: string, close: string) => `${open}${configurationTable(shape)}${close}`);
+}
+
+/** A Markdown table of the environment variables, in the schema's order: name, default, values, description. */
+export function configurationTable(shape: Readonly<Record<string, z.core.$ZodType>> = envSchema.shape): string {
+  const rows = Object.entries(shape).map(([name, schema]) => {
+    const description = z.globalRegistry.get(schema)?.description;
+    if (!description) throw new Error(`${name} has no description: give it .describe('...') in src/config/index.ts`);
+    return [`\`${name}\``, variableDefault(schema), variableValues(schema), description].map(escapeCell);
+  });
+  return markdownTable(['Variable', 'Default', 'Values', 'Meaning'], rows);
+}
+
+/** The value a variable takes when unset, as the schema declares it (`.default` or `.prefault`); "unset" when it has none. */
+function variableDefault(schema: z.core.$ZodType): string {
+  const value = declaredDefault(schema);
+  if (value === undefined) return 'unset';
+  const text = String(value);
+  return text === '' ? 'empty' : `\`${text}\``;
+}
+
+function declaredDefault(schema: z.core.$ZodType): unknown {
+  if (schema instanceof z.core.$ZodDefault || schema instanceof z.core.$ZodPrefault) return schema._zod.def.defaultValue;
+  if (schema instanceof z.core.$ZodPipe) return declaredDefault(schema._zod.def.in);
+  return undefined;
+}
+
+/** The values the schema allows, where it lists them: an enum's names, an integer's range. */
+function variableValues(schema: z.core.$ZodType): string {
+  const inner = innermost(schema);
+  if (inner instanceof z.ZodEnum) return inner.options.map((option) => `\`${String(option)}\``).join(', ');
+  if (inner instanceof z.ZodNumber && inner.minValue !== null && inner.maxValue !== null) {
+    return `${number(inner.minValue)} to ${number(inner.maxValue)}`;
+  }
+  return '';
+}
+
+/** The schema a variable's text is first read by, under its default, optionality and transforms. */
+function innermost(schema: z.core.$ZodType): z.core.$ZodType {
+  if (schema instanceof z.core.$ZodDefault || schema instanceof z.core.$ZodPrefault || schema instanceof z.core.$ZodOptional) {
+    return innermost(schema._zod.def.innerType);
+  }
+  if (schema instanceof z.core.$ZodPipe) return innermost(schema._zod.def.in);
+  return schema;
+}
+
+function markdownTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
+  return [header, header.map(() => '---'), ...rows].map((cells) => `| ${cells.join(' | ')} |\n`).join('');
 }
 
 function typeCell(schema: JsonSchema): string {
@@ -94,15 +158,33 @@ function escapeCell(text: string): string {
   return text.replaceAll('|', '\\|').replaceAll('\n', ' ');
 }
 
+/** One generated page: where it lives, how it is rendered, and what the tables hold (for the message). */
+const PAGES = [
+  {
+    file: DATA_API,
+    name: 'docs/data-api.md',
+    render: (page: string) => renderDataApi(page),
+    holds: `${ENDPOINTS.length} parameter tables and the event-type table`,
+  },
+  {
+    file: CONFIGURATION,
+    name: 'docs/configuration.md',
+    render: (page: string) => renderConfiguration(page),
+    holds: `${Object.keys(envSchema.shape).length} variables`,
+  },
+] as const;
+
 function main(): void {
-  const readme = readFileSync(README, 'utf8');
-  const rendered = renderReadme(readme);
-  if (rendered === readme) {
-    console.log(`README.md: ${ENDPOINTS.length} parameter tables and the event-type table, already up to date.`);
-    return;
+  for (const { file, name, render, holds } of PAGES) {
+    const page = readFileSync(file, 'utf8');
+    const rendered = render(page);
+    if (rendered === page) {
+      console.log(`${name}: ${holds}, already up to date.`);
+      continue;
+    }
+    writeFileSync(file, rendered);
+    console.log(`${name}: ${holds} written.`);
   }
-  writeFileSync(README, rendered);
-  console.log(`README.md: ${ENDPOINTS.length} parameter tables and the event-type table written.`);
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) main();

@@ -25,8 +25,8 @@ const studentFieldList = z
   .pipe(z.array(z.enum(STUDENT_SELF_FIELDS)));
 
 /**
- * Every environment variable the service reads, with its default. This is the one place
- * defaults live; README.md lists the same variables.
+ * Every environment variable the service reads, with its default and its description: the one
+ * place both live. `npm run docs` (scripts/readme-tables.ts) writes docs/configuration.md from them.
  */
 const booleanFlag = z
   .string()
@@ -52,32 +52,54 @@ const optionalUrl = z.url().optional();
 /** A time of day, HH:MM in 24-hour time (daily jobs). */
 const dailyTime = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'must be HH:MM in 24-hour time');
 
-const envSchema = z.object({
-  NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
-  HOST: z.string().min(1).default('127.0.0.1'),
-  PORT: port.default(8080),
+export const envSchema = z.object({
+  NODE_ENV: z
+    .enum(['development', 'test', 'production'])
+    .default('development')
+    .describe(
+      '`production` refuses the development defaults (it requires MONGODB_URI or FERRETDB_POSTGRESQL_URL, https AUTH_URL, USERINFO_URL and BASE_URL, OAUTH_JWKS, OAUTH_COOKIE_KEYS and SMTP_URL) and plain HTTP, and refuses `campus seed --demo`.',
+    ),
+  HOST: z.string().min(1).default('127.0.0.1').describe('The address `campus serve` listens on.'),
+  PORT: port.default(8080).describe('The port `campus serve` listens on.'),
   // Unset: the commands print no logs (`--verbose` is LOG_LEVEL=info); `campus serve` in production logs at info.
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional(),
+  LOG_LEVEL: z
+    .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+    .optional()
+    .describe(
+      'JSON logs (`campus serve`: on stdout, one line per request with its request id; other commands: on stderr); `--verbose` on any command is `LOG_LEVEL=info`; secrets are never logged. Unset: no logs, except `campus serve` in production, which logs at `info`.',
+    ),
 
   MONGODB_URI: z
     .string()
     .regex(/^mongodb(\+srv)?:\/\//, 'must start with mongodb:// or mongodb+srv://')
-    .optional(),
-  DATA_DIR: z.string().min(1).default('./.data'),
-  EMBEDDED_DB_PORT: port.default(27018),
-  // How the embedded FerretDB over SQLite syncs its write-ahead log (README "Configuration": what
+    .optional()
+    .describe('The MongoDB (or FerretDB) to use. Unset: the embedded FerretDB in `DATA_DIR`.'),
+  DATA_DIR: z.string().min(1).default('./.data').describe('Files of the embedded database.'),
+  EMBEDDED_DB_PORT: port.default(27018).describe('Preferred port of the embedded database (another free one when it is taken).'),
+  // How the embedded FerretDB over SQLite syncs its write-ahead log (docs/configuration.md: what
   // a crash of the process, of the database and of the machine can lose under each).
-  SQLITE_SYNCHRONOUS: z.enum(['normal', 'full']).default('normal'),
+  SQLITE_SYNCHRONOUS: z
+    .enum(['normal', 'full'])
+    .default('normal')
+    .describe(
+      'How the embedded FerretDB over SQLite (write-ahead log) syncs to disk: `normal` at checkpoints, `full` at every commit (what a crash can lose under each: below the table).',
+    ),
   // FerretDB's own variable name: with it, the embedded FerretDB keeps its data in this PostgreSQL
   // database instead of SQLite files in DATA_DIR (issue 9, "Production backends").
   FERRETDB_POSTGRESQL_URL: z
     .string()
     .regex(/^postgres(ql)?:\/\//, 'must start with postgres:// or postgresql://')
-    .optional(),
+    .optional()
+    .describe(
+      'With `MONGODB_URI` unset: the embedded FerretDB keeps its data in this PostgreSQL database instead of SQLite files in `DATA_DIR` (accepted in production in place of `MONGODB_URI`). With `MONGODB_URI` set to a FerretDB of your own: the PostgreSQL database that FerretDB keeps its data in, where `campus serve` and `campus migrate` make the indexes FerretDB can use.',
+    ),
   REDIS_URL: z
     .string()
     .regex(/^rediss?:\/\//, 'must start with redis:// or rediss://')
-    .optional(),
+    .optional()
+    .describe(
+      "Redis shared by the instances: rate-limit budgets, and changes announced to the other instances at once; `/readyz` checks it. Unset: each instance counts in memory and sees others' changes within a second.",
+    ),
 
   TRUSTED_PROXIES: z
     .string()
@@ -87,35 +109,95 @@ const envSchema = z.object({
         .split(',')
         .map((s) => s.trim())
         .filter(Boolean),
+    )
+    .describe(
+      'Comma-separated proxy addresses whose `X-Forwarded-*` headers are believed; in production they (and loopback) may also ask `/livez`, `/readyz` and `/metrics` over plain HTTP, and only they may ask `/metrics`.',
     ),
 
-  RATE_LIMIT: rateLimitSpec.prefault('100/60'),
+  RATE_LIMIT: rateLimitSpec.prefault('100/60').describe('Default budget of one API key, `<requests>/<seconds>`.'),
   // Issue 23: budgets in front of the per-key ones, so that many keys do not multiply a budget
   // (src/http/rate-limit.ts): all the keys of one account, and every key from one client address.
-  RATE_LIMIT_ACCOUNT: rateLimitSpec.prefault('300/60'),
-  RATE_LIMIT_ADDRESS: rateLimitSpec.prefault('6000/60'),
+  RATE_LIMIT_ACCOUNT: rateLimitSpec
+    .prefault('300/60')
+    .describe("Budget of all the keys of one account together, in front of each key's, `<requests>/<seconds>`."),
+  RATE_LIMIT_ADDRESS: rateLimitSpec
+    .prefault('6000/60')
+    .describe('Budget of every key sending from one client address together, `<requests>/<seconds>`.'),
   // Issue 22: which key scopes each role gets at once and which need an admin's approval (src/config/scope-policy.ts).
-  KEY_SCOPE_POLICY: scopePolicySpec,
+  KEY_SCOPE_POLICY: scopePolicySpec.describe(
+    'JSON: per role, the key scopes granted at once and those awaiting an admin\'s approval, e.g. `{"USER":{"granted":["NEIS_READ"],"approval":["STUDENT_READ"]}}`; roles left out keep the default. Unset: the default table (src/config/scope-policy.ts).',
+  ),
   // Isolation of the data API (src/http/budget.ts, src/graphql/limits.ts): no request may hold
   // the process or the database past its time budget.
-  DATA_TIME_BUDGET_MS: z.coerce.number().int().min(10).max(600000).default(5000),
-  DATA_MAX_DB_OPERATIONS: z.coerce.number().int().min(1).max(100000).default(100),
+  DATA_TIME_BUDGET_MS: z.coerce
+    .number()
+    .int()
+    .min(10)
+    .max(600000)
+    .default(5000)
+    .describe('Time budget of one data request (REST or GraphQL), waiting included, in milliseconds.'),
+  DATA_MAX_DB_OPERATIONS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(100000)
+    .default(100)
+    .describe('Database operations one data request may make.'),
   // Sized for a 2-core machine: one document and one database read at a time leave the other
-  // core to logins, userinfo and health (measured: README "Limits and security").
-  DATA_DB_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(1),
-  GRAPHQL_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(1),
-  GRAPHQL_QUEUE: z.coerce.number().int().min(0).max(100000).default(32),
-  GRAPHQL_COST_PER_POINT: z.coerce.number().int().min(1).max(1000000).default(1000),
+  // core to logins, userinfo and health (measured: docs/limits-and-security.md).
+  DATA_DB_CONCURRENCY: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(100)
+    .default(1)
+    .describe('Database reads of data requests at once, per process (logins, userinfo and health never wait for them).'),
+  GRAPHQL_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(1).describe('GraphQL documents executing at once, per process.'),
+  GRAPHQL_QUEUE: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(100000)
+    .default(32)
+    .describe('GraphQL documents that may wait for a turn, per process; past it, 503.'),
+  GRAPHQL_COST_PER_POINT: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1000000)
+    .default(1000)
+    .describe('Estimated cost one rate-limit point buys on `/graphql`.'),
   // Failed API-key authentications (401) allowed per client address before it is answered 429.
-  API_KEY_FAILURE_LIMIT: rateLimitSpec.prefault('20/60'),
+  API_KEY_FAILURE_LIMIT: rateLimitSpec
+    .prefault('20/60')
+    .describe(
+      "Failed API-key authentications per client address, `<failures>/<seconds>`; past it the address's failing requests are answered 429 instead of 401.",
+    ),
   // Issue 25: requests per client address to the endpoints without a key (GET /v1/public/projects).
-  PUBLIC_RATE_LIMIT: rateLimitSpec.prefault('60/60'),
-  SCHOOL_TIMEZONE: z.string().default('Asia/Seoul').refine(isTimeZone, 'must be an IANA time zone such as Asia/Seoul'),
+  PUBLIC_RATE_LIMIT: rateLimitSpec
+    .prefault('60/60')
+    .describe('Requests per client address to the endpoints without a key (`GET /v1/public/projects`), `<requests>/<seconds>`.'),
+  SCHOOL_TIMEZONE: z
+    .string()
+    .default('Asia/Seoul')
+    .refine(isTimeZone, 'must be an IANA time zone such as Asia/Seoul')
+    .describe('The time zone of "today" and of every calendar date (an IANA name).'),
 
-  AUTH_URL: optionalUrl,
-  USERINFO_URL: optionalUrl,
-  BASE_URL: optionalUrl,
-  OAUTH_JWKS: z.string().optional(),
+  AUTH_URL: optionalUrl.describe(
+    'Public address of the authorization server; the OAuth issuer. Unset: `http://HOST:PORT`. Required, `https://`, in production.',
+  ),
+  USERINFO_URL: optionalUrl.describe(
+    'Public address of the userinfo server. Unset: `http://HOST:PORT`. Required, `https://`, in production.',
+  ),
+  BASE_URL: optionalUrl.describe(
+    'Public address of the data API and the pages. Unset: `http://HOST:PORT`. Required, `https://`, in production.',
+  ),
+  OAUTH_JWKS: z
+    .string()
+    .optional()
+    .describe(
+      'JSON Web Key Set with the private signing keys (each with its own `kid`; RSA or P-256); the first signs, all verify. Unset: generated once and kept in the database (development only); required in production (`campus secrets generate`).',
+    ),
   OAUTH_COOKIE_KEYS: z
     .string()
     .optional()
@@ -126,6 +208,9 @@ const envSchema = z.object({
             .map((s) => s.trim())
             .filter(Boolean)
         : undefined,
+    )
+    .describe(
+      'Comma-separated keys signing the login cookies (each at least 32 characters; they also seal two-step sign-in keys and webhook secrets); the first signs, all verify. Unset: generated once and kept in the database (development only); required in production.',
     ),
   // The login throttle counts failed password checks (src/oauth/throttle.ts): on one account from
   // one address (past it, that address's attempts on it are refused unchecked); on one account
@@ -133,71 +218,182 @@ const envSchema = z.object({
   // address on any accounts (past it, only failures are slowed). Past the first
   // OAUTH_LOGIN_LIMIT_ACCOUNT failures on an account from every address, each further attempt on
   // it waits OAUTH_LOGIN_DELAY_MS, doubling, at most OAUTH_LOGIN_DELAY_MAX_MS.
-  OAUTH_LOGIN_LIMIT_ACCOUNT: rateLimitSpec.prefault('5/900'),
-  OAUTH_LOGIN_ACCOUNT_CEILING: rateLimitSpec.prefault('100/3600'),
-  OAUTH_LOGIN_LIMIT_IP: rateLimitSpec.prefault('50/900'),
-  OAUTH_LOGIN_DELAY_MS: z.coerce.number().int().min(0).max(60000).default(500),
-  OAUTH_LOGIN_DELAY_MAX_MS: z.coerce.number().int().min(0).max(60000).default(10000),
+  OAUTH_LOGIN_LIMIT_ACCOUNT: rateLimitSpec
+    .prefault('5/900')
+    .describe(
+      "Failed password checks on one account from one client address per window, `<failures>/<seconds>`; past it that address's attempts on the account are refused unchecked. Also the attempts on an account, from every address, before the delay starts.",
+    ),
+  OAUTH_LOGIN_ACCOUNT_CEILING: rateLimitSpec
+    .prefault('100/3600')
+    .describe(
+      'Failed password checks on one account from every address together per window, `<failures>/<seconds>`; past it the account is soft-locked (a mailed code signs in).',
+    ),
+  OAUTH_LOGIN_LIMIT_IP: rateLimitSpec
+    .prefault('50/900')
+    .describe(
+      'Failed password checks from one client address, on any accounts, per window, `<failures>/<seconds>`; past it only failures are slowed.',
+    ),
+  OAUTH_LOGIN_DELAY_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(60000)
+    .default(500)
+    .describe(
+      'First delay, in milliseconds, of an attempt on an account with many recent attempts; it doubles with each attempt; `0` turns it off.',
+    ),
+  OAUTH_LOGIN_DELAY_MAX_MS: z.coerce.number().int().min(0).max(60000).default(10000).describe('Cap of that delay, in milliseconds.'),
 
   // The optional daily backup of `campus serve` (src/data/operations/backup-schedule.ts): off unless BACKUP_DIR.
-  BACKUP_DIR: z.string().trim().min(1).optional(),
-  BACKUP_TIME: dailyTime.default('03:00'),
-  BACKUP_KEEP: z.coerce.number().int().min(1).max(3650).default(7),
+  BACKUP_DIR: z
+    .string()
+    .trim()
+    .min(1)
+    .optional()
+    .describe('`campus serve` writes a daily backup archive here (created 0700; checked at start-up). Unset: no scheduled backup.'),
+  BACKUP_TIME: dailyTime
+    .default('03:00')
+    .describe("When the daily backup runs, `HH:MM` in `SCHOOL_TIMEZONE`; with several instances one of them takes the day's backup."),
+  BACKUP_KEEP: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(3650)
+    .default(7)
+    .describe('How many scheduled archives to keep; older ones are deleted after each backup.'),
   // Signs backup manifests (HMAC-SHA256), and restores only archives signed with it (src/data/operations/backup.ts).
-  BACKUP_KEY: z.string().trim().min(32, 'must be at least 32 characters').optional(),
+  BACKUP_KEY: z
+    .string()
+    .trim()
+    .min(32, 'must be at least 32 characters')
+    .optional()
+    .describe(
+      'At least 32 characters: signs backup manifests (HMAC-SHA256); with it, `campus restore` takes only archives signed with it, and `campus backup --encrypt` encrypts under a key derived from it. Unset: archives are unsigned.',
+    ),
 
   // The school's name in the pages' header and on the login page (src/surfaces/web/shell.ts); the
   // demo school's by default. SCHOOL_NAME_EN is the English pages' (SCHOOL_NAME when unset).
-  SCHOOL_NAME: z.string().trim().min(1).max(100).optional(),
-  SCHOOL_NAME_EN: z.string().trim().min(1).max(100).optional(),
+  SCHOOL_NAME: z
+    .string()
+    .trim()
+    .min(1)
+    .max(100)
+    .optional()
+    .describe("The school's name in every page's header and on the login page. Unset: the demo school's, 광주소프트웨어마이스터고등학교."),
+  SCHOOL_NAME_EN: z
+    .string()
+    .trim()
+    .min(1)
+    .max(100)
+    .optional()
+    .describe("The school's name on the English pages. Unset: `SCHOOL_NAME`, or Gwangju Software Meister High School when neither is set."),
   // Self-service accounts (src/oauth/self-service.ts): sign-up is open to this email domain only.
   SCHOOL_EMAIL_DOMAIN: z
     .string()
     .trim()
     .toLowerCase()
     .regex(/^[a-z0-9-]+(\.[a-z0-9-]+)+$/, 'must be a domain name such as gsm.hs.kr')
-    .default('gsm.hs.kr'),
+    .default('gsm.hs.kr')
+    .describe('The email domain sign-up is open to.'),
   // Mail (src/oauth/mail.ts): smtp:// or smtps:// with credentials; unset (development only):
   // each mail goes to the log (without its code) and to the loopback-only outbox page.
   SMTP_URL: z
     .string()
     .regex(/^smtps?:\/\//, 'must start with smtp:// or smtps://')
-    .optional(),
-  MAIL_FROM: z.string().trim().min(3).optional(),
+    .optional()
+    .describe(
+      'The mail server, `smtp://` (STARTTLS required in production) or `smtps://`, with credentials, e.g. `smtps://campus:PASSWORD@smtp.school.example:465`. Unset (development only; production refuses to start): mails go to the log without their codes and to the loopback-only page `/dev/outbox`.',
+    ),
+  MAIL_FROM: z
+    .string()
+    .trim()
+    .min(3)
+    .optional()
+    .describe('The sender of the service\'s mails. Unset: `"캠퍼스 데이터 서비스 (Campus Data Service)" <no-reply@SCHOOL_EMAIL_DOMAIN>`.'),
   // Issue 25: whom the login page tells a disabled account to ask (e.g. "정보부 김선생님, it@school.kr").
-  HELP_CONTACT: z.string().trim().min(1).max(200).optional(),
-  // Issue 25: the fields of their own record a student edits in /console/profile (README "My profile").
-  STUDENT_SELF_EDIT_FIELDS: studentFieldList.prefault('githubId,specialty'),
+  HELP_CONTACT: z
+    .string()
+    .trim()
+    .min(1)
+    .max(200)
+    .optional()
+    .describe(
+      'Whom the login page tells a disabled account to ask, e.g. `정보부 김선생님 (it@school.kr)`. Unset: "the school\'s administrators".',
+    ),
+  // Issue 25: the fields of their own record a student edits in /console/profile (docs/accounts.md, "My profile").
+  STUDENT_SELF_EDIT_FIELDS: studentFieldList
+    .prefault('githubId,specialty')
+    .describe(
+      'The fields of their own record students edit in `/console/profile`: any of `studentNumber`, `dormitoryRoom`, `majorClubId`, `autonomousClubId`, `githubId`, `specialty`, comma-separated; empty: none.',
+    ),
   // Sign-up refuses `name+tag@` sub-addresses unless this is true: one mailbox, one account.
-  SIGNUP_ALLOW_SUBADDRESSES: booleanFlag.default(false),
+  SIGNUP_ALLOW_SUBADDRESSES: booleanFlag
+    .default(false)
+    .describe('`true`: sign-up takes `name+tag@` addresses (one mailbox could then hold several accounts).'),
   // A scraper behind the proxy must send `Authorization: Bearer <METRICS_TOKEN>` (src/http/metrics.ts).
-  METRICS_TOKEN: z.string().trim().min(32, 'must be at least 32 characters').optional(),
+  METRICS_TOKEN: z
+    .string()
+    .trim()
+    .min(32, 'must be at least 32 characters')
+    .optional()
+    .describe(
+      'At least 32 characters: a request for `/metrics` that came through the proxy is served only with `Authorization: Bearer <METRICS_TOKEN>`. Unset: never served through the proxy.',
+    ),
   // Whether ADMIN and ROOT accounts need a second factor before /admin opens; unset: required in production.
-  ADMIN_MFA: z.enum(['required', 'optional']).optional(),
+  ADMIN_MFA: z
+    .enum(['required', 'optional'])
+    .optional()
+    .describe(
+      "`required`: `ADMIN` and `ROOT` accounts hold staff privilege only with a second factor (`/admin` and the staff GraphQL fields need a sign-in made with it, and their keys are judged as a USER's until one is enrolled). Unset: `required` in production, else `optional`.",
+    ),
   // Whether a TEACHER's keys get STUDENT_READ (and the rest of the TEACHER row) at once only with a
   // second factor; unset: on in production (src/auth/policy.ts, keyPolicyRole).
-  TEACHER_KEYS_MFA: booleanFlag.optional(),
+  TEACHER_KEYS_MFA: booleanFlag
+    .optional()
+    .describe(
+      "`true`: a `TEACHER`'s keys get `STUDENT_READ` at once only with a second factor enrolled; without, it waits for an admin's approval. Unset: `true` in production, else `false`.",
+    ),
 
-  // Webhooks (src/events/delivery.ts, README "Webhooks"): seconds to wait after each failed
+  // Webhooks (src/events/delivery.ts, docs/webhooks.md): seconds to wait after each failed
   // attempt at an event (about 27.6 hours in all); past the last, the webhook is marked failing.
   WEBHOOK_RETRY_SCHEDULE: z
     .string()
     .trim()
     .regex(/^\d+(\.\d+)?(,\d+(\.\d+)?)*$/, 'must be seconds separated by commas, such as 5,300,1800')
     .default('5,300,1800,7200,18000,36000,36000')
-    .transform((v) => v.split(',').map((s) => Math.round(Number(s) * 1000))),
+    .transform((v) => v.split(',').map((s) => Math.round(Number(s) * 1000)))
+    .describe(
+      'Seconds to wait after each failed attempt at an event, comma-separated (the default is about 27.6 hours in all); past the last, the webhook is failing and its owner is mailed.',
+    ),
   // Whether webhooks may target loopback, private and link-local addresses (metadata addresses
   // never); unset: allowed outside production only.
-  WEBHOOK_ALLOW_PRIVATE: booleanFlag.optional(),
+  WEBHOOK_ALLOW_PRIVATE: booleanFlag
+    .optional()
+    .describe(
+      'Whether webhooks may target loopback, private and link-local addresses (cloud metadata addresses never). Unset: `true` outside production, `false` in it.',
+    ),
 
-  NEIS_BASE_URL: z.url().default('https://open.neis.go.kr/hub'),
-  NEIS_API_KEY: z.string().optional(),
-  NEIS_OFFICE_CODE: z.string().min(1).default('F10'),
-  NEIS_SCHOOL_CODE: z.string().min(1).default('7380292'),
-  NEIS_SYNC_ENABLED: booleanFlag.default(true),
-  NEIS_SYNC_TIME: dailyTime.default('02:00'),
-  NEIS_SYNC_TIMEZONE: z.string().default('Asia/Seoul').refine(isTimeZone, 'must be an IANA time zone such as Asia/Seoul'),
-  NEIS_TIMEOUT_MS: z.coerce.number().int().min(100).max(120000).default(10000),
+  NEIS_BASE_URL: z.url().default('https://open.neis.go.kr/hub').describe('The NEIS Open API.'),
+  NEIS_API_KEY: z
+    .string()
+    .optional()
+    .describe('The NEIS key. Unset: the background sync stays off (NEIS answers keyless callers only samples).'),
+  NEIS_OFFICE_CODE: z.string().min(1).default('F10').describe("The school's education office code at NEIS."),
+  NEIS_SCHOOL_CODE: z.string().min(1).default('7380292').describe("The school's code at NEIS."),
+  NEIS_SYNC_ENABLED: booleanFlag.default(true).describe('Whether the daily NEIS sync runs.'),
+  NEIS_SYNC_TIME: dailyTime.default('02:00').describe('When the daily NEIS sync runs, `HH:MM`.'),
+  NEIS_SYNC_TIMEZONE: z
+    .string()
+    .default('Asia/Seoul')
+    .refine(isTimeZone, 'must be an IANA time zone such as Asia/Seoul')
+    .describe('The time zone of `NEIS_SYNC_TIME` (an IANA name).'),
+  NEIS_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(120000)
+    .default(10000)
+    .describe('Timeout of one NEIS request, in milliseconds (each is retried up to 3 times).'),
 });
 
 function isTimeZone(zone: string): boolean {
@@ -229,14 +425,14 @@ export interface Config {
   readonly redisUrl: string | undefined;
   readonly trustedProxies: readonly string[];
   readonly rateLimit: { readonly points: number; readonly durationSeconds: number };
-  /** Requests of all the keys of one account, and of every key from one client address (README "Rate limits"). */
+  /** Requests of all the keys of one account, and of every key from one client address (docs/data-api.md, "Rate limits"). */
   readonly rateLimitAggregates: {
     readonly account: { readonly points: number; readonly durationSeconds: number };
     readonly address: { readonly points: number; readonly durationSeconds: number };
   };
   /** The settings the privilege rules read (src/auth/policy.ts): the key scope table, and where a second factor is required. */
   readonly policy: PolicySettings;
-  /** Isolation limits of the data API (README "Limits and security"). */
+  /** Isolation limits of the data API (docs/limits-and-security.md). */
   readonly dataLimits: {
     /** Wall-clock budget of one data request (REST or GraphQL), queueing and database included. */
     readonly timeBudgetMs: number;

@@ -17,10 +17,10 @@ const CLUB_SUMMARY = 'id name type';
 const STUDENT_FIELDS = `id name sex email grade classNum number studentNumber major role dormitoryFloor dormitoryRoom
   majorClub { ${CLUB_SUMMARY} } autonomousClub { ${CLUB_SUMMARY} } specialty githubId githubUrl`;
 
-/** The depth limit README.md documents (its "Limits and security" table: `| Depth | 10 object levels | 400 |`). */
+/** The depth limit docs/limits-and-security.md documents (its GraphQL table: `| Depth | 10 object levels | 400 |`). */
 function documentedDepth(): number {
-  const row = /^\| Depth \| (\d+) object levels \| 400 \|$/m.exec(readFileSync('README.md', 'utf8'));
-  if (!row?.[1]) throw new Error('README.md has no "| Depth | N object levels | 400 |" row in "Limits and security"');
+  const row = /^\| Depth \| (\d+) object levels \| 400 \|$/m.exec(readFileSync('docs/limits-and-security.md', 'utf8'));
+  if (!row?.[1]) throw new Error('docs/limits-and-security.md has no "| Depth | N object levels | 400 |" row');
   return Number(row[1]);
 }
 

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { describeCounts } from '../../src/data/operations/backup.js';
 import { counted } from '../../src/plural.js';
 
-/** The counts `campus backup` and `campus restore` print (README "Backups and restore"). */
+/** The counts `campus backup` and `campus restore` print (docs/operations.md, "Backups and restore"). */
 describe('operations: backup counts in words', () => {
   it('one is singular; zero and many are plural', () => {
     expect([0, 1, 2, 13].map((n) => counted(n, 'document'))).to.deep.equal(['0 documents', '1 document', '2 documents', '13 documents']);

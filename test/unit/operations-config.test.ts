@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { ConfigError, loadConfig } from '../../src/config/index.js';
 
-/** The scheduled backup's variables (README "Configuration"). */
+/** The scheduled backup's variables (docs/configuration.md). */
 describe('operations: configuration of BACKUP_DIR, BACKUP_TIME, BACKUP_KEEP', () => {
   function problems(env: Record<string, string>): string[] {
     try {

@@ -1,5 +1,5 @@
-// The consoles' only script (src/http/web/page.ts): every page works without it; it adds the
-// copy buttons of values shown once (an API key, a client secret).
+// The consoles' only script (src/surfaces/web/shell.ts loads it): every page works without it;
+// it adds the copy buttons of values shown once (an API key, a client secret).
 document.addEventListener('click', async (event) => {
   const button = event.target instanceof Element ? event.target.closest('[data-copy]') : null;
   if (!button) return;

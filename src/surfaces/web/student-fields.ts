@@ -9,8 +9,9 @@ import type { Texts } from './texts/index.js';
 
 /**
  * The inputs of a student's own fields (issue 25): "My profile" (/console/profile) and the data
- * update asked at sign-in (src/surfaces/web/data-update.ts) show the same controls as the admin
- * student form (src/surfaces/admin/students.ts), labelled by the data layer's field names.
+ * update asked at sign-in (`dataUpdateStep` in src/surfaces/web/login.ts) show the same controls
+ * as the admin student form (src/surfaces/admin/students.ts), labelled by the data layer's field
+ * names.
  */
 export function studentFieldInputs(o: {
   readonly t: Texts;
