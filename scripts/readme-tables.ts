@@ -3,15 +3,17 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import { envSchema } from '../src/config/index.js';
 import { EVENT_TYPES, eventTypeRow } from '../src/data/events/types.js';
-import { ENDPOINTS } from '../src/rest/endpoints.js';
+import { ENDPOINTS, endpointScopes } from '../src/rest/endpoints.js';
 import { buildOpenApiDocument, type JsonSchema, type OpenApiDocument, type ParameterObject } from '../src/rest/openapi.js';
 
 /**
  * `npm run docs`: writes the reference tables that a table in the code already holds, so that no
  * table is written twice:
  * - docs/data-api.md: each endpoint's parameter table, between `<!-- endpoint-table:/v1/... -->`
- *   and `<!-- /endpoint-table -->`, from the OpenAPI document (src/rest/openapi.ts), itself built
- *   from the endpoint table (src/rest/endpoints.ts); and the event types, between
+ *   and `<!-- /endpoint-table -->` in the endpoint's own section, from the OpenAPI document
+ *   (src/rest/openapi.ts), itself built from the endpoint table (src/rest/endpoints.ts); a row
+ *   without a section yet gets one, with its summary and table, between `<!-- new-endpoints -->`
+ *   and `<!-- /new-endpoints -->` (so adding a row needs no edit here); and the event types, between
  *   `<!-- event-types -->` and `<!-- /event-types -->`, from their table (src/data/events/types.ts);
  * - docs/configuration.md: every environment variable, between `<!-- configuration -->` and
  *   `<!-- /configuration -->`, with its default, values and description from the config schema
@@ -24,6 +26,7 @@ const DATA_API = fileURLToPath(new URL('../docs/data-api.md', import.meta.url));
 const CONFIGURATION = fileURLToPath(new URL('../docs/configuration.md', import.meta.url));
 const TABLE = /(<!-- endpoint-table:(\S+) -->\n)[\s\S]*?(<!-- \/endpoint-table -->)/g;
 const EVENTS = /(<!-- event-types -->\n)[\s\S]*?(<!-- \/event-types -->)/g;
+const NEW_ENDPOINTS = /(<!-- new-endpoints -->\n)[\s\S]*?(<!-- \/new-endpoints -->)/g;
 const VARIABLES = /(<!-- configuration -->\n)[\s\S]*?(<!-- \/configuration -->)/g;
 
 /** docs/data-api.md with every endpoint table and the event-type table rewritten; throws when a row has no table or a table no row. */
@@ -40,18 +43,31 @@ export function renderDataApi(
     seen.add(path);
     return `${open}${parameterTable(parameters.filter((p) => p.in === 'query'))}${close}`;
   });
-  const missing = paths.filter((path) => !seen.has(path));
-  if (missing.length > 0) {
-    throw new Error(
-      `docs/data-api.md has no parameter table for ${missing.join(', ')}: add <!-- endpoint-table:PATH --><!-- /endpoint-table --> to its section`,
-    );
+  const unplaced = paths.filter((path) => !seen.has(path));
+  if ((rendered.match(NEW_ENDPOINTS) ?? []).length !== 1) {
+    throw new Error('docs/data-api.md needs exactly one <!-- new-endpoints --> <!-- /new-endpoints --> pair, for rows without a section');
   }
   if ((rendered.match(EVENTS) ?? []).length !== 1) {
     throw new Error(
       'docs/data-api.md needs exactly one event-type table: <!-- event-types --> and <!-- /event-types --> in its change-feed section',
     );
   }
-  return rendered.replace(EVENTS, (_whole, open: string, close: string) => `${open}${eventTypeTable()}${close}`);
+  return rendered
+    .replace(EVENTS, (_whole, open: string, close: string) => `${open}${eventTypeTable()}${close}`)
+    .replace(
+      NEW_ENDPOINTS,
+      (_whole, open: string, close: string) => `${open}${unplaced.map((path) => newEndpointSection(path, document)).join('\n')}${close}`,
+    );
+}
+
+/** A section for an endpoint that has none of its own yet: its path and scope, its summary, its parameters. */
+function newEndpointSection(path: string, document: OpenApiDocument): string {
+  const operation = document.paths[path]?.get;
+  const endpoint = ENDPOINTS.find((row) => row.path === path);
+  const scopes = endpoint ? endpointScopes(endpoint) : [];
+  const scope = scopes.length > 0 ? ` (scope ${scopes.map((s) => `\`${s}\``).join(' or ')})` : ' (no key)';
+  const parameters = (operation?.parameters ?? []).filter((p) => p.in === 'query');
+  return `### GET ${path}${scope}\n\n${endpoint?.summary.en ?? ''}\n\n${parameters.length > 0 ? parameterTable(parameters) : 'No query parameters.\n'}`;
 }
 
 /** A Markdown table of the event types: type, the scope that receives it (and its lesser form), description. */

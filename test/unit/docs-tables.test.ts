@@ -40,9 +40,11 @@ describe('data API: docs/data-api.md parameter tables', () => {
     expect(rendered).to.include('| `foundedYear` | integer | 1,990 to 2,100 |  | Founded. |\n<!-- /endpoint-table -->');
   });
 
-  it('a row without a table, or a table without a row, is refused with the path', () => {
+  it('a row without a section gets one among the new endpoints; a table without a row is refused with the path', () => {
     const withoutMeals = page.replace('<!-- endpoint-table:/v1/neis/meals -->', '<!-- no table -->');
-    expect(() => renderDataApi(withoutMeals, document)).to.throw(/no parameter table for \/v1\/neis\/meals/);
+    const placed = renderDataApi(withoutMeals, document);
+    const added = placed.slice(placed.indexOf('<!-- new-endpoints -->'), placed.indexOf('<!-- /new-endpoints -->'));
+    expect(added).to.include('### GET /v1/neis/meals (scope `NEIS_READ`)').and.include('| `fromDate` | date, `YYYY-MM-DD` |');
     const extra = `${page}\n<!-- endpoint-table:/v1/pupils -->\n<!-- /endpoint-table -->\n`;
     expect(() => renderDataApi(extra, document)).to.throw(/table for \/v1\/pupils, which is no row/);
   });
