@@ -3,7 +3,7 @@
 // own loaders merge files in the order they finish loading, which reorders the generated types).
 import { readFileSync, readdirSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { parse } from 'graphql';
+import { Kind, parse } from 'graphql';
 
 const TAGGED = /\/\* GraphQL \*\/ `([^`]*)`/g;
 
@@ -14,5 +14,6 @@ export default function loadDocuments(pointer) {
     .filter((f) => f.endsWith(suffix))
     .sort();
   const sources = files.flatMap((f) => [...readFileSync(join(dir, f), 'utf8').matchAll(TAGGED)].map((m) => m[1]));
-  return parse(sources.join('\n'));
+  // A pointer whose files hold no operation yet (a page without one) adds nothing.
+  return sources.length > 0 ? parse(sources.join('\n')) : { kind: Kind.DOCUMENT, definitions: [] };
 }
