@@ -12,7 +12,7 @@ export interface ListSpec<TDoc, TFilter, TSort> {
   readonly list: keyof typeof DEFAULT_PAGE_SIZE;
   /** The integer filters and their ranges, checked as strictly as the REST parameters. */
   readonly ranges: { readonly [K in keyof TFilter]?: Range };
-  /** The query (test, order, look-ups) of a filter and sort (src/data/queries/). */
+  /** The query (test, order, look-ups) of a filter and sort (src/data/school/queries/). */
   readonly query: (criteria: TFilter, sortBy: TSort | null | undefined, direction: 1 | -1) => ListQuery<TDoc>;
   /** One page of the query from the school in memory (src/data/school/read-model.ts). */
   readonly page: (school: SchoolSnapshot, query: ListQuery<TDoc>, page: number, size: number) => PageResult<TDoc>;
