@@ -36,8 +36,8 @@ export const DEFAULT_PAGE_SIZE = { students: 300, clubs: 100, projects: 100, pub
 export const MAX_RANGE_DAYS = 366;
 
 /*
- * The developer console's caps per account (README "Limits and security", "The developer
- * console"): the code that enforces each and the message that names it read them here.
+ * The developer console's caps per account (docs/limits-and-security.md,
+ * "The developer console"): the code that enforces each and the message that names it read them here.
  */
 
 /** Project proposals one account may have waiting for a decision at once (src/data/school/proposals.ts). */

@@ -76,7 +76,7 @@ export async function startService(
   let webhooks: { delivery: WebhookDelivery; close(): Promise<void> } | undefined;
   try {
     await migrate(runtime.db, { progress });
-    // The demo key, clients and account are published in the README: never serve them for real.
+    // The demo key, clients and account are published in the README and docs/oauth.md: never serve them for real.
     if (config.isProduction) await refuseDemoCredentials(runtime.db);
     await ensureIndexes(runtime.db, logger);
     // A school change its writer left half-applied (a kill, a database that went away) is rolled

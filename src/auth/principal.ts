@@ -15,7 +15,7 @@ export interface ApiKeyPrincipal {
   /** The key's record id (rate-limit budgets are kept per key). */
   readonly id: string;
   readonly scopes: ReadonlySet<ApiScope>;
-  /** Scopes the key asked for that await an admin's approval (issue 22): refused with their own message. */
+  /** Scopes the key asked for that await an admin's approval: refused with their own message. */
   readonly pendingScopes?: ReadonlySet<ApiScope>;
   /** The key's own limit, or null for RATE_LIMIT. */
   readonly rateLimit: { readonly points: number; readonly durationSeconds: number } | null;

@@ -5,7 +5,7 @@ import { MisconfiguredError } from '../errors/index.js';
 
 /**
  * The fields of a student record its student may be asked to confirm or correct at sign-in
- * (issue 25, src/data/school/student-fields.ts), and of which STUDENT_SELF_EDIT_FIELDS names
+ * (src/data/school/student-fields.ts), and of which STUDENT_SELF_EDIT_FIELDS names
  * those a student edits in /console/profile at any time.
  */
 export const STUDENT_SELF_FIELDS = ['studentNumber', 'dormitoryRoom', 'majorClubId', 'autonomousClubId', 'githubId', 'specialty'] as const;
@@ -85,7 +85,7 @@ export const envSchema = z.object({
       'How the embedded FerretDB over SQLite (write-ahead log) syncs to disk: `normal` at checkpoints, `full` at every commit (what a crash can lose under each: below the table).',
     ),
   // FerretDB's own variable name: with it, the embedded FerretDB keeps its data in this PostgreSQL
-  // database instead of SQLite files in DATA_DIR (issue 9, "Production backends").
+  // database instead of SQLite files in DATA_DIR (docs/operations.md, "3. Database and Redis").
   FERRETDB_POSTGRESQL_URL: z
     .string()
     .regex(/^postgres(ql)?:\/\//, 'must start with postgres:// or postgresql://')
@@ -115,7 +115,7 @@ export const envSchema = z.object({
     ),
 
   RATE_LIMIT: rateLimitSpec.prefault('100/60').describe('Default budget of one API key, `<requests>/<seconds>`.'),
-  // Issue 23: budgets in front of the per-key ones, so that many keys do not multiply a budget
+  // Budgets in front of the per-key ones, so that many keys do not multiply a budget
   // (src/http/rate-limit.ts): all the keys of one account, and every key from one client address.
   RATE_LIMIT_ACCOUNT: rateLimitSpec
     .prefault('300/60')
@@ -123,7 +123,8 @@ export const envSchema = z.object({
   RATE_LIMIT_ADDRESS: rateLimitSpec
     .prefault('6000/60')
     .describe('Budget of every key sending from one client address together, `<requests>/<seconds>`.'),
-  // Issue 22: which key scopes each role gets at once and which need an admin's approval (src/config/scope-policy.ts).
+  // Which key scopes each role gets at once and which need an admin's approval (src/config/scope-policy.ts;
+  // docs/decisions.md, "Key scopes by role, with approval").
   KEY_SCOPE_POLICY: scopePolicySpec.describe(
     'JSON: per role, the key scopes granted at once and those awaiting an admin\'s approval, e.g. `{"USER":{"granted":["NEIS_READ"],"approval":["STUDENT_READ"]}}`; roles left out keep the default. Unset: the default table (src/config/scope-policy.ts).',
   ),
@@ -173,7 +174,7 @@ export const envSchema = z.object({
     .describe(
       "Failed API-key authentications per client address, `<failures>/<seconds>`; past it the address's failing requests are answered 429 instead of 401.",
     ),
-  // Issue 25: requests per client address to the endpoints without a key (GET /v1/public/projects).
+  // Requests per client address to the endpoints without a key (docs/decisions.md, "Projects without a key").
   PUBLIC_RATE_LIMIT: rateLimitSpec
     .prefault('60/60')
     .describe('Requests per client address to the endpoints without a key (`GET /v1/public/projects`), `<requests>/<seconds>`.'),
@@ -310,7 +311,7 @@ export const envSchema = z.object({
     .min(3)
     .optional()
     .describe('The sender of the service\'s mails. Unset: `"캠퍼스 데이터 서비스 (Campus Data Service)" <no-reply@SCHOOL_EMAIL_DOMAIN>`.'),
-  // Issue 25: whom the login page tells a disabled account to ask (e.g. "정보부 김선생님, it@school.kr").
+  // Whom the login page tells a disabled account to ask (e.g. "정보부 김선생님, it@school.kr").
   HELP_CONTACT: z
     .string()
     .trim()
@@ -320,7 +321,7 @@ export const envSchema = z.object({
     .describe(
       'Whom the login page tells a disabled account to ask, e.g. `정보부 김선생님 (it@school.kr)`. Unset: "the school\'s administrators".',
     ),
-  // Issue 25: the fields of their own record a student edits in /console/profile (docs/accounts.md, "My profile").
+  // The fields of their own record a student edits in /console/profile (docs/accounts.md, "My profile").
   STUDENT_SELF_EDIT_FIELDS: studentFieldList
     .prefault('githubId,specialty')
     .describe(

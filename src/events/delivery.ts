@@ -22,7 +22,7 @@ import { sendMessage } from './send.js';
 import type { TargetPolicy } from './targets.js';
 
 /*
- * The delivery of webhooks inside `campus serve` (issue 24; README "Webhooks"). Every
+ * The delivery of webhooks inside `campus serve` (docs/webhooks.md). Every
  * `POLL_MS` the worker looks for active webhooks that are due; for each, it takes the lease
  * `webhook:<id>` (src/data/platform/lease.ts: it expires when its holder stops renewing it, and is taken at
  * once from a process of this machine and container that is gone, so a `kill -9` loses nothing

@@ -5,7 +5,7 @@ import type { Attempt } from '../data/events/webhooks.js';
 import { signedHeaders } from './signature.js';
 import { checkTargetUrl, hostOf, safeLookup, UnsafeTargetError, type TargetPolicy } from './targets.js';
 
-/** A 2xx within this long counts as delivered (README "Webhooks"). */
+/** A 2xx within this long counts as delivered (docs/webhooks.md, "Delivery"). */
 export const DELIVERY_TIMEOUT_MS = 10_000;
 /** Bytes of the receiver's answer read at most; the rest is dropped unread. */
 export const RESPONSE_CAP_BYTES = 16 * 1024;

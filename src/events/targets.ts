@@ -3,7 +3,7 @@ import { BlockList, isIP } from 'node:net';
 import { BadRequestError } from '../errors/index.js';
 
 /*
- * Where a webhook may be sent (README "Webhooks", "Safe targets"): https in production; never to
+ * Where a webhook may be sent (docs/webhooks.md, "Safe targets"): https in production; never to
  * a cloud metadata address; never to loopback, private, link-local, shared or other special
  * addresses unless WEBHOOK_ALLOW_PRIVATE (on by default outside production, for receivers on the
  * developer's machine). The address is checked where the connection is made (`safeLookup`, given

@@ -6,10 +6,10 @@ import type { GraphQLContext } from './context.js';
 
 /**
  * What a record shows to a caller without its own scope: the summary REST shows of it inside
- * another resource (docs/decisions.md, "This round's decisions"). A student inside a club or a
- * project is the participant summary of GET /v1/clubs and /v1/projects; a club inside a student or
- * a project is the club summary of GET /v1/students and /v1/projects; a project is reached only
- * from its own root field, so its summary is its id and name.
+ * another resource (docs/decisions.md, "Nested records show what REST shows"). A student inside a
+ * club or a project is the participant summary of GET /v1/clubs and /v1/projects; a club inside a
+ * student or a project is the club summary of GET /v1/students and /v1/projects; a project is
+ * reached only from its own root field, so its summary is its id and name.
  */
 export const FIELD_SCOPES = {
   Student: { scope: 'STUDENT_READ', summary: SUMMARY_FIELDS.participant },

@@ -47,22 +47,21 @@ export const MAX_ROOT_FIELDS = 30;
 /**
  * Tokens graphql's parser reads before it gives up (Apollo's `parseOptions.maxTokens`): a few
  * times what a 30-field dashboard needs (the standard introspection query has 184), and small
- * enough that graphql's own validation of the worst such document stays near 60 ms.
+ * enough that graphql's own validation of the worst such document stays short
+ * (docs/benchmarks.md, "The GraphQL limits").
  */
 export const MAX_TOKENS = 1000;
 /**
- * Highest estimated cost accepted. Measured with the demo school on a 2-core machine and the
- * embedded FerretDB: a document at this cost (five pages of 1000 students with their clubs and a
- * year of meals) takes about 0.4 s, and the slowest accepted shape found (30 one-row pages with
- * their totals: 60 collection scans) about 1.9 s, inside the 5 s time budget.
+ * Highest estimated cost accepted: the slowest document it admits still ends inside the 5 s time
+ * budget (docs/benchmarks.md, "The GraphQL limits").
  */
 export const MAX_COST = 20_000;
 
 /**
  * What one database round trip costs, in records: every root field costs at least this. On the
- * embedded FerretDB every query scans its collection (about 50 ms for the demo school's
- * students, the time the service takes to build some 800 records of an answer), so a root field
- * weighs like a few hundred records; 30 root fields still fit in MAX_COST.
+ * embedded FerretDB every query scans its collection, which takes as long as building hundreds of
+ * records of an answer (docs/benchmarks.md, "The GraphQL limits"), so a root field weighs like a few hundred
+ * records; 30 root fields still fit in MAX_COST.
  */
 export const ROUND_TRIP_COST = 500;
 /** Assumed length of a list that takes no `size` (club members, project participants). */

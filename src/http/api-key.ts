@@ -49,8 +49,8 @@ export class ApiKeyAuthenticator implements TargetedCache {
 
   /**
    * Returns the principal, or throws 401 with the reason the DECISIONS allow to tell. A value
-   * remembered at the current keys generation is answered at once, without a promise (issue 26:
-   * the fixed cost of a warm answer); anything else is looked up.
+   * remembered at the current keys generation is answered at once, without a promise
+   * (docs/benchmarks.md, "A warm answer's fixed cost"); anything else is looked up.
    */
   authenticate(header: string): ApiKeyPrincipal | Promise<ApiKeyPrincipal> {
     if (!header) throw new UnauthorizedError('Missing API key: send it in the X-API-KEY header.');
@@ -161,7 +161,8 @@ function toEntry({ doc, previous }: KeyMatch, owner: AccountStanding | null, set
  *
  * Every answer to an authenticated key is counted for its usage (`usage`, src/http/usage.ts; the
  * rate limit comes after, so its 429s count too), errors with the status their rendering will
- * give them. One step for the two (issue 26: every async step is a fixed cost of a warm answer).
+ * give them. One step for the two: every async step is a fixed cost of a warm answer
+ * (docs/benchmarks.md, "A warm answer's fixed cost").
  */
 export function apiKey(
   authenticator: ApiKeyAuthenticator,

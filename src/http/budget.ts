@@ -37,12 +37,12 @@ interface Pending {
 }
 
 /**
- * The deadlines of the requests under way, with one timer for them all instead of one per
- * request (issue 26: a timer set and cleared on every request was a measurable part of a warm
- * answer). Every request gets the same time, so the order they came in is the order their
- * deadlines fall in: a queue, whose oldest request the timer waits for. A request that ends
- * is marked; ended requests leave from the front, and the timer, when it fires, expires every
- * request due and waits for the next one still under way.
+ * The deadlines of the requests under way, with one timer for them all instead of one per request:
+ * a timer set and cleared on every request was a measurable part of a warm answer
+ * (docs/benchmarks.md, "A warm answer's fixed cost"). Every request gets the same time, so the
+ * order they came in is the order their deadlines fall in: a queue, whose oldest request the timer
+ * waits for. A request that ends is marked; ended requests leave from the front, and the timer,
+ * when it fires, expires every request due and waits for the next one still under way.
  */
 export class Deadlines {
   private readonly queue: Pending[] = [];

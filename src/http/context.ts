@@ -31,8 +31,9 @@ export interface RequestMeter {
  * well-formed), a child logger that stamps it on every line, the nosniff header; any error that
  * reaches it becomes the data envelope (src/http/errors.ts); then its metrics,
  * with the status that envelope got, and one access-log line. Only the path is logged: query
- * strings and bodies may carry codes or secrets on the OAuth surfaces. These were three nested
- * steps; as one they made a warm 304 about a tenth cheaper (issue 26, README "Benchmarks").
+ * strings and bodies may carry codes or secrets on the OAuth surfaces. One step rather than
+ * three nested ones: each async step is a fixed cost of a warm answer
+ * (docs/benchmarks.md, "A warm answer's fixed cost").
  */
 export function requestFrame(options: { logger: Logger; meter: RequestMeter }): AppMiddleware {
   const { logger, meter } = options;

@@ -273,7 +273,7 @@ const page = (links: DocsLinks) => `<!DOCTYPE html>
 <p>GraphQL 스키마 <span lang="en">(GraphQL schema, for graphql-codegen)</span>: <a href="${SCHEMA_PATH}">schema.graphql</a></p>
 <section class="kit" aria-labelledby="kit-title">
 <h2 id="kit-title">개발자 도구 <span lang="en">Developer kit</span></h2>
-<p>저장소에 있는 것 <span lang="en">(in the service's repository; README "The developer kit")</span>:</p>
+<p>저장소에 있는 것 <span lang="en">(in the service's repository; <code>docs/developer-kit.md</code>)</span>:</p>
 <ul>
 <li>TypeScript 클라이언트 <code>clients/typescript</code> <span lang="en">(typed calls for every endpoint, OAuth helpers)</span></li>
 <li>예제 <code>examples/login-with-school</code> (학교 계정으로 로그인 <span lang="en">login example</span>), <code>examples/meals-today</code> (오늘의 급식 <span lang="en">today's meals</span>): <code>npm install &amp;&amp; npm start</code></li>

@@ -185,7 +185,7 @@ export class AppMetrics {
       ctx.type = this.registry.contentType;
       ctx.body = `${await this.registry.metrics()}\n${await processMetrics().metrics()}`;
     };
-    // Every other request passes straight on, without an async frame of its own (issue 26: the 304's cost).
+    // Every other request passes straight on, without an async frame of its own (docs/benchmarks.md, "A warm answer's fixed cost").
     return (ctx, next) => (ctx.path === METRICS_PATH ? serve(ctx) : next());
   }
 

@@ -51,7 +51,7 @@ export function probes(deps: ProbeDeps): AppMiddleware {
       ctx.body = errorEnvelope(503, `Not ready: ${downList(checks)} unreachable.`);
     }
   };
-  // Every other request passes straight on, without an async frame of its own (issue 26: the 304's cost).
+  // Every other request passes straight on, without an async frame of its own (docs/benchmarks.md, "A warm answer's fixed cost").
   return (ctx, next) => (ctx.path === PROBE_PATHS.live || ctx.path === PROBE_PATHS.ready ? answer(ctx) : next());
 }
 

@@ -12,14 +12,14 @@ export interface RefusalPaceLimits {
 const ADDRESSES = 10_000;
 
 /**
- * How fast one client address is refused. A refusal costs little, but a closed loop of
- * connections asks again the moment it is answered, so refusals answered at once come as fast as
- * the event loop can send them and take it from everyone else (bench/flood.ts measured logins at
- * 0.53x-0.71x of their rate with no pause). Up to `perSecond` refusals a second per address (a
+ * How fast one client address is refused. A refusal costs little, but a closed loop of connections
+ * asks again the moment it is answered, so refusals answered at once come as fast as the event loop
+ * can send them and take it from everyone else (bench/flood.ts's runs: docs/limits-and-security.md,
+ * "Refusals are paced per client address"). Up to `perSecond` refusals a second per address (a
  * token bucket holding a tenth of a second's worth) are sent at once; each one past them is sent
- * after `pauseMs`, which costs a timer: a flooding connection then turns over at most
- * 1000 / pauseMs times a second. In memory and per process: it guards this process's event loop,
- * so it costs no round trip.
+ * after `pauseMs`, which costs a timer: a flooding connection then turns over at most 1000 /
+ * pauseMs times a second. In memory and per process: it guards this process's event loop, so it
+ * costs no round trip.
  */
 export class RefusalPace {
   private readonly buckets = new LRUCache<string, { tokens: number; at: number }>({ max: ADDRESSES });

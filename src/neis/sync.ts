@@ -140,7 +140,7 @@ export class NeisSync {
       await store.writeGeneration(dataset, lease, generation, docs, async () => heartbeat.check());
       heartbeat.check();
       // The change feed names the dates whose rows differ from what was served (src/data/neis/events.ts);
-      // the demo seed's data is loaded without events, as the demo school is (README "Events").
+      // the demo seed's data is loaded without events, as the demo school is (docs/data-api.md, "GET /v1/changes").
       const emits = request.trigger !== 'seed';
       const before = emits ? await liveFingerprints(store.db, dataset, request.from, request.to) : new Map<string, string>();
       await store.activate(dataset, lease, { from: request.from, to: request.to, generation }, this.school(), this.now());

@@ -31,7 +31,7 @@ export interface AccountSummary {
   name: string | null;
   department: string | null;
   approval: ApprovalState | null;
-  /** Issue 25: when the account was disabled (it cannot sign in; its tokens and keys stop), else null. */
+  /** When the account was disabled (it cannot sign in; its tokens and keys stop), else null. */
   disabledAt: Date | null;
   createdAt: Date;
 }
@@ -143,7 +143,7 @@ export class AccountService {
     await this.store.delete(doc._id);
     // A sign-in that completed while the above ran holds a grant of an account that no longer exists.
     revoked += await oauth.revokeAllOf({ accountId: String(doc._id) });
-    // Issue 25: who deleted it (the operator, an admin, or the person themselves) is in the access log.
+    // Who deleted it (the operator, an admin, or the person themselves) is in the access log.
     await new AccessAudit(this.db).record(actor, {
       action: 'ACCOUNT_DELETED',
       target: { kind: 'ACCOUNT', id: String(doc._id), label: doc.email },
@@ -164,13 +164,13 @@ export class AccountService {
   }
 
   /**
-   * Issue 25: disables (or re-enables) an account. Disabled, it cannot sign in (the login page
-   * says so and whom to ask), its login sessions end, the access tokens of its grants stop at
-   * userinfo and its refresh tokens at the token endpoint (the provider no longer finds the
-   * account), and its API keys stop at the data API; all at once, in every process (the `oauth`
-   * and `keys` versions move: src/data/platform/versions.ts, version-bus.ts). Nothing is deleted, so
-   * re-enabled, its tokens and keys work again. Not one's own account; an ADMIN's or ROOT's only
-   * by a ROOT (src/auth/policy.ts), its role as read still its role when written. In the access log.
+   * Disables (or re-enables) an account. Disabled, it cannot sign in (the login page says so and
+   * whom to ask), its login sessions end, the access tokens of its grants stop at userinfo and its
+   * refresh tokens at the token endpoint (the provider no longer finds the account), and its API
+   * keys stop at the data API; all at once, in every process (the `oauth` and `keys` versions move:
+   * src/data/platform/versions.ts, version-bus.ts). Nothing is deleted, so re-enabled, its tokens
+   * and keys work again. Not one's own account; an ADMIN's or ROOT's only by a ROOT
+   * (src/auth/policy.ts), its role as read still its role when written. In the access log.
    */
   async setDisabled(
     actor: AccountActor,
@@ -235,11 +235,11 @@ export class AccountService {
 
   /**
    * An admin (or the operator) decides a teacher's sign-up: approval makes the account TEACHER
-   * (a teacher is not an administrator: issue 22), rejection leaves its role as it is. Only a
-   * PENDING sign-up is decided, by the rule of every account change (src/auth/policy.ts): an
-   * account a ROOT made ADMIN meanwhile is a ROOT's to decide, and the write requires the role
-   * the rule saw, so an approval racing that promotion is refused instead of demoting the ADMIN.
-   * The decision is in the access log.
+   * (docs/decisions.md, "A teacher is not an administrator"), rejection leaves its role as it is.
+   * Only a PENDING sign-up is decided, by the rule of every account change (src/auth/policy.ts): an
+   * account a ROOT made ADMIN meanwhile is a ROOT's to decide, and the write requires the role the
+   * rule saw, so an approval racing that promotion is refused instead of demoting the ADMIN. The
+   * decision is in the access log.
    */
   async decideTeacher(actor: AccountActor, idOrEmail: number | string, approve: boolean): Promise<AccountSummary> {
     const doc = typeof idOrEmail === 'number' ? await this.mustFind(idOrEmail) : await this.store.findByEmail(idOrEmail);

@@ -45,8 +45,9 @@ export interface AppSummary {
   /** The service the login page names; null: the app's name. */
   serviceName: string | null;
   /**
-   * Issue 22: `disabled` (by an admin: nothing works), `testing` (a developer-console app asking
-   * for data beyond the account, not yet approved: only its owner may sign in) or `active`.
+   * `disabled` (by an admin: nothing works), `testing` (a developer-console app asking for data
+   * beyond the account, not yet approved: only its owner may sign in) or `active`
+   * (docs/decisions.md, "Apps that ask for more than their owner wait for approval").
    */
   state: AppState;
   approvedAt: Date | null;
@@ -65,7 +66,7 @@ export interface CreateAppInput {
   /** Default 'required'; 'optional' is refused for public clients. */
   pkce?: PkcePolicy;
   serviceName?: string | null;
-  /** Only the demo seed fixes the id and secret, so the README works as written. */
+  /** Only the demo seed fixes the id and secret, so the examples of docs/oauth.md work as written. */
   id?: string;
   secret?: string;
 }

@@ -44,7 +44,7 @@ export const LIFETIMES = {
   rememberedSession: 14 * 24 * 3600,
   // A used refresh token presented again this soon after its use, while its successor is still
   // unused, is a retry of a refresh whose answer was lost: answered with a new pair, not treated
-  // as reuse (src/data/accounts/oauth-records.ts, rotate; README "Refresh tokens").
+  // as reuse (src/data/accounts/oauth-records.ts, rotate; docs/oauth.md, "6. Refresh").
   refreshRetryGrace: 60,
 } as const;
 
@@ -58,10 +58,11 @@ export const COOKIE_NAMES = { session: 'campus_session', interaction: 'campus_in
 export const servesHttps = (authUrl: string): boolean => authUrl.startsWith('https://');
 
 /**
- * A cookie's name under https (issue 23): `__Host-` makes browsers accept the cookie only when it
- * is Secure, has Path=/ and no Domain (RFC 6265bis, "Cookie Name Prefixes"), so neither a
- * plain-HTTP page nor another host of the school's domain can set or shadow it. Over plain HTTP
- * (local development) the name stays as it is. Every cookie of our own pages uses this.
+ * A cookie's name under https (docs/limits-and-security.md, "Cookies"): `__Host-` makes browsers
+ * accept the cookie only when it is Secure, has Path=/ and no Domain (RFC 6265bis, "Cookie Name
+ * Prefixes"), so neither a plain-HTTP page nor another host of the school's domain can set or
+ * shadow it. Over plain HTTP (local development) the name stays as it is. Every cookie of our own
+ * pages uses this.
  */
 export function cookieName(name: string, secure: boolean): string {
   return secure ? `__Host-${name}` : name;

@@ -1,9 +1,9 @@
 /**
- * The one table of login scopes (issue 22): each scope's name, the userinfo fields it releases,
- * and its words in Korean and English. The provider's configuration (src/oauth/provider.ts),
- * userinfo (src/oauth/userinfo.ts), the consent page, the developer console's app form,
- * /console/connected and discovery's `scopes_supported` all read it, so a scope is described
- * the same way everywhere and releases exactly what the consent page listed.
+ * The one table of login scopes (docs/decisions.md, "Login scopes"): each scope's name, the
+ * userinfo fields it releases, and its words in Korean and English. The provider's configuration
+ * (src/oauth/provider.ts), userinfo (src/oauth/userinfo.ts), the consent page, the developer
+ * console's app form, /console/connected and discovery's `scopes_supported` all read it, so a scope
+ * is described the same way everywhere and releases exactly what the consent page listed.
  */
 
 import { AccountRole, ClubType, ProjectStatus } from '../data/__generated__/enums.js';

@@ -142,7 +142,7 @@ Your teacher account request was not approved. The account stays an ordinary acc
   };
 }
 
-/** Issue 25: the password-reset code an administrator sent from the admin console (or `campus`). */
+/** The password-reset code an administrator sent from the admin console (or `campus`). */
 export function adminResetMail(to: string, code: string, minutes: number, resetUrl: string): Mail {
   const text = (shown: string) => `안녕하세요.
 
@@ -169,7 +169,7 @@ To keep your password, ignore this mail.
   return { to, subject: `[${PRODUCT}] 비밀번호 재설정 코드 / Password reset code`, text: text(code), loggableText: text(MASK) };
 }
 
-/** Issue 25: the mail every administrator gets when a teacher's sign-up waits for approval. */
+/** The mail every administrator gets when a teacher's sign-up waits for approval. */
 export function teacherWaitingMail(to: string, teacher: { email: string; name: string; department: string }, accountsUrl: string): Mail {
   const text = `안녕하세요.
 

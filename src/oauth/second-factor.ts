@@ -44,7 +44,7 @@ export class MfaLimited extends Error {
 }
 
 /**
- * Two-factor sign-in (docs: README "Two-step sign-in"): a TOTP secret (RFC 6238, otplib) per
+ * Two-factor sign-in (docs/accounts.md, "Two-step sign-in"): a TOTP secret (RFC 6238, otplib) per
  * account, sealed with AES-256-GCM under keys derived from the cookie keys (the first seals,
  * every one opens, as OAUTH_COOKIE_KEYS rotate), and recovery codes stored as SHA-256 hashes.
  * A code is accepted once (its time step is remembered); checks are limited per account, each

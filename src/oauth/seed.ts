@@ -9,7 +9,7 @@ import { verifyPassword } from './secrets.js';
 import { ConflictError } from '../errors/index.js';
 
 /**
- * Fixed demo credentials, so the README's walk-through works as written. They are published,
+ * Fixed demo credentials, so the walk-through of docs/oauth.md works as written. They are published,
  * so they exist only where `campus seed --demo` ran: production refuses to seed them and to
  * start while they exist, and `campus seed --remove-demo` removes them.
  */

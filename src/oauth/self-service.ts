@@ -225,7 +225,7 @@ export class SelfService {
   }
 
   /**
-   * Issue 25: every administrator who can act (ADMIN and ROOT, not disabled) is mailed that a
+   * Every administrator who can act (ADMIN and ROOT, not disabled) is mailed that a
    * teacher's sign-up waits. The sign-up stands whether or not the mails go out.
    */
   private async mailStaff(email: string, teacher: { name: string; department: string }): Promise<void> {
@@ -241,7 +241,7 @@ export class SelfService {
   }
 
   /**
-   * Issue 25: an administrator (or the operator) sends an account a password-reset code: the
+   * An administrator (or the operator) sends an account a password-reset code: the
    * self-service reset's code, budgets and page (the budgets of the account's email, and of the
    * sender as the address), with a mail that says who asked. In the access log.
    */

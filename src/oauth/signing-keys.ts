@@ -23,7 +23,7 @@ export class OAuthKeyError extends MisconfiguredError {}
 const PUBLIC_MEMBERS = ['kty', 'kid', 'alg', 'use', 'n', 'e', 'crv', 'x', 'y'] as const;
 
 /**
- * Rotation without logging anyone out (README "Running in production"): in both variables the
+ * Rotation without logging anyone out (docs/operations.md, "9. Key rotation"): in both variables the
  * first key signs and every key verifies.
  * - Signing keys: oidc-provider signs with the first key of the set that fits the algorithm
  *   (its KeyStore.selectForSign keeps the configured order among keys that all carry `alg` and

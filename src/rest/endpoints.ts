@@ -46,8 +46,8 @@ import { boolParam, dateParam, defined, enumParam, intParam, textParam } from '.
 /**
  * Every data endpoint of the REST API, as data. One handler serves every row
  * (src/rest/handler.ts); the router and its 405/OPTIONS rules (src/surfaces/data.ts), the
- * OpenAPI document (src/rest/openapi.ts) and the README's parameter tables all come from these
- * rows. Adding an endpoint is a schema change, a resolver, an operation and a row here.
+ * OpenAPI document (src/rest/openapi.ts) and the parameter tables of docs/data-api.md all come
+ * from these rows. Adding an endpoint is a schema change, a resolver, an operation and a row here.
  */
 export interface Endpoint {
   /** The path; `{name}` marks a path parameter, validated with the query (`query` names it too). */
@@ -55,11 +55,12 @@ export interface Endpoint {
   /**
    * The scope a key needs; a list means any one of them, and the answer then depends on which the
    * key holds and on whether it is an operator's (the change feed presents its events by them:
-   * presentEvent, src/data/events/outbox.ts), so it is cached per set of scopes and operator or not.
-   * `PUBLIC`: no key at all, and a rate limit per client address instead (issue 25).
+   * presentEvent, src/data/events/outbox.ts), so it is cached per set of scopes and operator or
+   * not. `PUBLIC`: no key at all, and a rate limit per client address instead (docs/decisions.md,
+   * "Projects without a key").
    */
   readonly scope: ApiScope | readonly ApiScope[] | typeof PUBLIC;
-  /** One line, Korean and English: the OpenAPI document shows both (Korean first), the README the English. */
+  /** One line, Korean and English: the OpenAPI document shows both (Korean first), docs/data-api.md the English. */
   readonly summary: { readonly ko: string; readonly en: string };
   /** Every query parameter (docs/spec.md and docs/decisions.md); unknown ones are ignored. */
   readonly query: z.ZodObject;
@@ -99,7 +100,7 @@ function endpoint<Q extends z.ZodObject, TVariables extends Record<string, unkno
 
 /**
  * An optional parameter with its description, Korean and English: the API reference (/docs) shows
- * both, Korean first (src/rest/openapi.ts); the README's tables show the English.
+ * both, Korean first (src/rest/openapi.ts); the tables of docs/data-api.md show the English.
  */
 const described = <T extends z.ZodType>(schema: T, ko: string, en: string) => schema.optional().meta({ description: en, ko });
 

@@ -88,7 +88,7 @@ export function endpointSteps(endpoint: Endpoint, deps: RestDeps): EndpointSteps
     notModified(ctx, next) {
       const ifNoneMatch = ctx.get('If-None-Match');
       // A request that is not conditional passes straight on, without an async frame of its own
-      // (issue 26: the fixed cost of a warm answer).
+      // (docs/benchmarks.md, "A warm answer's fixed cost").
       if (!ifNoneMatch || !(isPublic(endpoint) || scopes.some((scope) => holdsScope(ctx.state.apiKey, scope)))) return next();
       return answerHeld(ctx, next, ifNoneMatch);
     },
@@ -130,7 +130,7 @@ interface Asked {
  * Turns a validated query (an object the query memo keeps: src/rest/params.ts) into its
  * variables and key, remembered per query for a row whose variables do not read the day (the
  * day enters only where a date is left out, and changes at midnight), so a repeated query
- * builds and serializes nothing again (issue 26: the fixed cost of a warm answer).
+ * builds and serializes nothing again (docs/benchmarks.md, "A warm answer's fixed cost").
  */
 function variablesReader(endpoint: Endpoint, today: () => string): (query: object) => Asked {
   const known = new WeakMap<object, Asked>();

@@ -40,8 +40,8 @@ import { ENDPOINTS, endpointScopes, isPublic, pathParameters, type Endpoint } fr
  *   operation gets when it is omitted (the row's own value, else the GraphQL schema's default);
  * - `data`: the row's operation walked against the GraphQL schema (schema/*.graphql);
  * - status names: src/errors/index.ts; the version: package.json.
- * Served at GET /v1/openapi.json (src/surfaces/data.ts); the README's parameter tables are
- * rendered from it (scripts/readme-tables.ts).
+ * Served at GET /v1/openapi.json (src/surfaces/data.ts); the parameter tables of docs/data-api.md
+ * are rendered from it (scripts/readme-tables.ts).
  */
 
 /** A JSON Schema (2020-12, the dialect of OpenAPI 3.1). */
@@ -168,7 +168,7 @@ function dataOperation(endpoint: Endpoint, schema: GraphQLSchema): OperationObje
   };
 }
 
-/** What an operation without a key says instead of its scope (issue 25). */
+/** What an operation without a key says instead of its scope (docs/decisions.md, "Projects without a key"). */
 const PUBLIC_TEXT =
   'API 키가 필요 없습니다. 요청 한도는 주소마다 따로 셉니다 (PUBLIC_RATE_LIMIT). 개인 정보는 없습니다. / No API key needed; the rate limit counts per client address (PUBLIC_RATE_LIMIT). No personal data.';
 

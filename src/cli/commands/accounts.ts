@@ -77,7 +77,7 @@ function registerAccounts(program: Command): void {
       });
   }
 
-  // Issue 25: as the admin console's account page does, in the access log as the operator (CLI).
+  // As the admin console's account page does, in the access log as the operator (CLI).
   for (const action of ['disable', 'enable'] as const) {
     accounts
       .command(`${action} <email>`)

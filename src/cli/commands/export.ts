@@ -29,7 +29,7 @@ export function registerExport(program: Command): void {
           timeZone: config.schoolTimeZone,
           now: new Date(),
         });
-        // Issue 22: an export of personal data is in the access log (who, what, with which filter).
+        // An export of personal data is in the access log: who, what, with which filter (docs/decisions.md, "The access log").
         await new AccessAudit(db).record(CLI_ACTOR, {
           action: 'DATA_EXPORTED',
           target: { kind: 'DATA', id: entity, label: options.out },

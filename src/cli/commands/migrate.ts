@@ -18,7 +18,7 @@ export function registerMigrate(program: Command): void {
       const result = await withDatabase(cliConfig(), async ({ db }) => {
         const applied = options.status ? undefined : await migrate(db, { progress });
         // Also the storage indexes of a FerretDB of one's own over PostgreSQL, which only this
-        // command and `campus serve` make (README "Running in production", step 3).
+        // command and `campus serve` make (docs/operations.md, "3. Database and Redis").
         if (!options.status) await db.ensureIndexes();
         return { ...(await schemaStatus(db)), ...(applied ? { applied } : {}) };
       });

@@ -6,8 +6,9 @@ import { CLI_ACTOR } from '../../data/school/types.js';
 import { CliError, cliConfig, output, withDatabase, WRITES } from '../runtime.js';
 
 /**
- * `campus projects proposals list|accept|refuse` (issue 25): the admin console's /admin/proposals
- * for operators. A decision is written as the operator (CLI) in the audit log and the access log.
+ * `campus projects proposals list|accept|refuse`: the admin console's /admin/proposals for
+ * operators (docs/decisions.md, "Students propose projects; admins decide"). A decision is written
+ * as the operator (CLI) in the audit log and the access log.
  */
 export function registerProjects(program: Command): void {
   const proposals = program

@@ -16,8 +16,8 @@ interface RequestUpdateOptions {
 }
 
 /**
- * `campus students request-update`: the data updates asked at sign-in (issue 25), as
- * /admin/students/requests makes, lists and withdraws them (src/data/school/update-requests.ts).
+ * `campus students request-update`: the data updates asked at sign-in, as /admin/students/requests
+ * makes, lists and withdraws them (src/data/school/update-requests.ts).
  */
 export function registerStudents(program: Command): void {
   const students = program.command('students').description('students of the school (the records themselves: campus import / export)');

@@ -56,7 +56,7 @@ async function ownerEmails(db: Database, docs: readonly WebhookDoc[]): Promise<M
 export function registerWebhooks(program: Command): void {
   const webhooks = program
     .command('webhooks')
-    .description('manage webhooks: signed pushes of the change feed\'s events (README "Webhooks"); `campus serve` delivers them');
+    .description("manage webhooks: signed pushes of the change feed's events (docs/webhooks.md); `campus serve` delivers them");
 
   webhooks
     .command('create')

@@ -62,8 +62,8 @@ export type Query = {
   /** The API key's scopes, so a dashboard can tell what it may ask for. */
   viewerScopes: Array<ApiScope>;
   /**
-   * Any scope some event type needs; each event is shown as the key's scopes allow (the README's event
-   * table: its scope, or a lesser form). after: a cursor from nextCursor or an event id (none: from the
+   * Any scope some event type needs; each event is shown as the key's scopes allow (the event table of
+   * docs/data-api.md: its scope, or a lesser form). after: a cursor from nextCursor or an event id (none: from the
    * oldest kept); limit 1 to 1000 (default 100). Events are kept 30 days; an older cursor is 410.
    */
   changes: ChangeFeed;
@@ -446,8 +446,8 @@ export type MutationUndoAuditBatchArgs = {
 };
 
 /**
- * One committed change (README, "Events and the change feed"): type is a row of the event-type table
- * (src/data/events/types.ts, the README's event table); id is its cursor.
+ * One committed change (docs/data-api.md, "GET /v1/changes"): type is a row of the event-type table
+ * (src/data/events/types.ts, the event table of docs/data-api.md); id is its cursor.
  */
 export type ChangeEvent = {
   __typename?: 'ChangeEvent';
@@ -643,8 +643,8 @@ export type ProjectPage = {
 };
 
 /**
- * A project as anyone may see it, without a key (issue 25): no personal data, only the club's name
- * and how many take part.
+ * A project as anyone may see it, without a key: no personal data, only the club's name and how many
+ * take part.
  */
 export type PublicProject = {
   __typename?: 'PublicProject';

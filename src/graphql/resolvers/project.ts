@@ -13,7 +13,7 @@ export const projectResolvers: Resolvers = {
       query: projectQuery,
       page: (school, query, page, size) => school.projectPage(query, page, size),
     }),
-    // Issue 25: the public list needs no key and shows no person (schema/project.graphql).
+    // The public list needs no key and shows no person (docs/decisions.md, "Projects without a key").
     publicProjects: listResolver({
       list: 'publicProjects',
       ranges: {},
