@@ -147,7 +147,7 @@ export async function openDatabase(uri: string, options: ConnectOptions = {}): P
  * email) beside `_id`. FerretDB 1.24 pushes no sort down to its storage and no filter but `_id`
  * (over SQLite) or `field @> value` (over PostgreSQL, which its btree indexes cannot serve), so
  * the schemas' other indexes, made for MongoDB, served no query there while every write kept them
- * up to date: at 100,000 records, an insert into oauth_records took 1.7 times as long with its five.
+ * up to date (docs/benchmarks.md, "The embedded database's indexes").
  * The indexes FerretDB can use come from the launcher (tools/ferretdb/indexes.go); indexes made
  * by earlier code are dropped.
  */

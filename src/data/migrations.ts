@@ -55,9 +55,10 @@ export const MIGRATIONS: readonly Migration[] = [
   {
     version: 5,
     name: 'apps registered in the developer console before the app registry count as approved',
-    // Issue 22: a developer-console app asking for more than the account is in testing until an
-    // admin approves it. Apps already in use when that rule came are approved as of their
-    // registration (approvedBy null), so no app in use stops; /admin/apps lists them for review.
+    // A developer-console app asking for more than the account is in testing until an admin
+    // approves it (docs/decisions.md, "Apps that ask for more than their owner wait for approval").
+    // Apps already in use when that rule came are approved as of their registration (approvedBy
+    // null), so no app in use stops; /admin/apps lists them for review.
     up: async (db) => {
       const apps = await db.models.oauthClients
         .find({ ownerAccountId: { $ne: null }, approvedAt: null }, { _id: 1, createdAt: 1 })
@@ -84,14 +85,15 @@ export const MIGRATIONS: readonly Migration[] = [
 ];
 
 /**
- * Issue 22: approving a teacher's sign-up used to make the account ADMIN. An account approved as
- * a teacher (approval APPROVED) whose role is ADMIN and whose record has not changed since the
- * decision (updatedAt equals approvalDecidedAt: the decision wrote both) became ADMIN by the
- * approval alone: it becomes TEACHER. One changed since keeps ADMIN: a ROOT could have made it
- * ADMIN deliberately only by changing its role after the approval (taking ADMIN away and giving it
- * back), which moves updatedAt; a password change moves it too and cannot be told apart, so such an
- * account is kept ADMIN (a deliberate grant is never taken away) and listed for a ROOT to review.
- * Both are written to the access log (actor MIGRATION).
+ * Before TEACHER existed, approving a teacher's sign-up made the account ADMIN (docs/decisions.md,
+ * "A teacher is not an administrator"). An account approved as a teacher (approval APPROVED) whose
+ * role is ADMIN and whose record has not changed since the decision (updatedAt equals
+ * approvalDecidedAt: the decision wrote both) became ADMIN by the approval alone: it becomes
+ * TEACHER. One changed since keeps ADMIN: a ROOT could have made it ADMIN deliberately only by
+ * changing its role after the approval (taking ADMIN away and giving it back), which moves
+ * updatedAt; a password change moves it too and cannot be told apart, so such an account is kept
+ * ADMIN (a deliberate grant is never taken away) and listed for a ROOT to review. Both are written
+ * to the access log (actor MIGRATION).
  */
 async function teachersAreTeachers(db: Database): Promise<void> {
   const approved = await db.models.accounts

@@ -51,7 +51,7 @@ export async function openDatabaseRuntime(
 /**
  * Who makes FerretDB's storage indexes: the embedded one's launcher, or, for a FerretDB of one's
  * own at MONGODB_URI, the launcher pointed at the PostgreSQL database named by
- * FERRETDB_POSTGRESQL_URL beside it (README "Running in production", step 3).
+ * FERRETDB_POSTGRESQL_URL beside it (docs/operations.md, "3. Database and Redis").
  */
 function backendIndexer(
   config: Config,

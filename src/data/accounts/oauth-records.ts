@@ -223,7 +223,7 @@ export class OAuthStore {
    * A used refresh token presented again: a client whose answer was lost retries with it. Within
    * `graceSeconds` of its use, and while its successor has not been used itself, the successor
    * (which the client never received) is retired, by a claim marked so, and `successor` takes its
-   * place, so the person stays signed in (issue 28). Otherwise it is reuse, and the caller revokes
+   * place, so the person stays signed in. Otherwise it is reuse, and the caller revokes
    * the grant: so is a retired successor presented later (only someone who intercepted the lost
    * answer can hold it). Retries of one token at the same moment (a client sending twice) take
    * turns in this process, so each finds the successor the one before it left; see

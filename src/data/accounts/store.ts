@@ -240,7 +240,7 @@ export class AccountStore {
     return this.changed(id, result.matchedCount === 1);
   }
 
-  /** The administrators (ADMIN and ROOT) who can act: not disabled (issue 25: they are mailed of teacher sign-ups). */
+  /** The administrators (ADMIN and ROOT) who can act: not disabled (they are mailed of teacher sign-ups). */
   async listStaff(): Promise<AccountDoc[]> {
     const staff = await this.db.models.accounts
       .find({ role: { $in: ['ADMIN', 'ROOT'] } })

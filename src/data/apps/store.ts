@@ -21,7 +21,7 @@ export interface AppRecordInput {
   ownerAccountId?: number | null;
   /** The service named on the login page (null: the app's name). */
   serviceName?: string | null;
-  /** Issue 22: when and by whom (an account id; null: an operator) the app was disabled or approved. */
+  /** When and by whom (an account id; null: an operator) the app was disabled or approved. */
   disabledAt?: Date | null;
   disabledBy?: number | null;
   approvedAt?: Date | null;

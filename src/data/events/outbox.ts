@@ -10,7 +10,7 @@ import { studentRecord } from '../school/student-record.js';
 import type { AuditAction, BatchRequest, SchoolDoc, SchoolEntity } from '../school/types.js';
 
 /*
- * The change feed's outbox (issue 24; docs/school-writes.md, "Events"). Every batch commitBatch
+ * The change feed's outbox (docs/school-writes.md, "Events"). Every batch commitBatch
  * writes (src/data/school/engine.ts) carries its events: one per student, club or project whose
  * REST shape changed (every record the batch writes, and the clubs and projects whose participant
  * summaries or club summary it changed), plus one `batch.completed` for an import, rollover or
@@ -20,7 +20,7 @@ import type { AuditAction, BatchRequest, SchoolDoc, SchoolEntity } from '../scho
  * readSettled: it never serves the events of a batch that is still APPLYING.
  */
 
-/** How long events are kept at least (README, "Change feed"); a cursor older than that is 410. */
+/** How long events are kept at least (docs/data-api.md, "GET /v1/changes"); a cursor older than that is 410. */
 export const EVENT_RETENTION_DAYS = 30;
 const RETENTION_MS = EVENT_RETENTION_DAYS * 24 * 60 * 60 * 1000;
 /** The `meta` document holding the last sequence number given to an event. */

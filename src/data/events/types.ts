@@ -3,8 +3,8 @@ import { ApiScope } from '../__generated__/enums.js';
 /*
  * The event types of the change feed and of webhooks, in one table (ARCHITECTURE "Rules declared
  * once": one table per concept). Each type has its one scope (a subscriber without it does not
- * receive the event, or receives the lesser form its row declares), a description (the README's
- * event table, `npm run docs`), and the hints the developer console's webhook form shows. Everything
+ * receive the event, or receives the lesser form its row declares), a description (the event
+ * table of docs/data-api.md, `npm run docs`), and the hints the developer console's webhook form shows. Everything
  * that lists the types or maps them to scopes reads it: the writers (src/data/events/outbox.ts,
  * src/data/neis/events.ts type their events by it), the feed (src/data/events/feed.ts), GraphQL's
  * and REST's feed scopes (src/graphql/resolvers/changes.ts, src/rest/endpoints.ts), webhooks'
@@ -21,7 +21,7 @@ import { ApiScope } from '../__generated__/enums.js';
 export interface PartialView {
   readonly scopes: readonly ApiScope[];
   readonly keeps: readonly string[];
-  /** What the lesser form shows, for the README's table. */
+  /** What the lesser form shows, for the table of docs/data-api.md. */
   readonly shows: string;
 }
 
@@ -30,13 +30,16 @@ export interface EventTypeRow {
   readonly scope: ApiScope;
   /** Who else receives it, and what of it. */
   readonly partial?: PartialView;
-  /** When it happens and what `data` holds (English; the README's event table). */
+  /** When it happens and what `data` holds (English; the event table of docs/data-api.md). */
   readonly description: string;
   /** What the developer console's webhook form says of it, Korean and English. */
   readonly hint: { readonly ko: string; readonly en: string };
 }
 
-/** Every event type (README "Events"); `webhook.test` (src/data/events/webhooks.ts) is sent by hand only, never in the feed. */
+/**
+ * Every event type (docs/data-api.md, "GET /v1/changes"); `webhook.test`
+ * (src/data/events/webhooks.ts) is sent by hand only, never in the feed.
+ */
 export const EVENT_TYPE_TABLE = {
   'student.created': {
     scope: 'STUDENT_READ',

@@ -10,7 +10,7 @@ import { API_SCOPES, type ApiScope } from '../models/api-key.model.js';
 import { lastSequence } from './outbox.js';
 
 /*
- * Webhooks (issue 24; README "Webhooks"): where an account wants the change feed's events pushed,
+ * Webhooks (docs/webhooks.md): where an account wants the change feed's events pushed,
  * and every attempt made to push them. The delivery itself (signing, sending, retrying, leases)
  * is src/events/delivery.ts; this file stores. A webhook's `cursor` is the last event of the
  * feed (src/data/events/outbox.ts) it is done with, delivered or not meant for it, so a receiver

@@ -83,7 +83,7 @@ export interface IssueOptions {
   ownerAccountId?: number | null;
   /** The purpose written for the scopes that need an admin's approval. */
   purpose?: string | null;
-  /** Only the demo seed passes a fixed key, so the README's examples work as written. */
+  /** Only the demo seed passes a fixed key, so the examples of docs/data-api.md work as written. */
   key?: string;
   now?: Date;
 }

@@ -2,11 +2,11 @@ import { Schema, type Connection, type Model, type InferSchemaType } from 'mongo
 import { defineModel } from './define.js';
 
 /**
- * The access log (issue 22): every change of who may read what (a key's scopes approved or
- * refused, an app approved, disabled or enabled, a role changed, a teacher's sign-up decided) and
- * every export of personal data (who exported what, with which filter). Apart from the school
- * data's audit log (audit.model.ts), which journals record changes and can undo them: these
- * entries are only read.
+ * The access log (docs/decisions.md, "The access log"): every change of who may read what (a key's
+ * scopes approved or refused, an app approved, disabled or enabled, a role changed, a teacher's
+ * sign-up decided) and every export of personal data (who exported what, with which filter). Apart
+ * from the school data's audit log (audit.model.ts), which journals record changes and can undo
+ * them: these entries are only read.
  */
 export const ACCESS_ACTIONS = [
   'KEY_SCOPES_APPROVED',
@@ -18,16 +18,16 @@ export const ACCESS_ACTIONS = [
   'TEACHER_APPROVED',
   'TEACHER_REFUSED',
   'DATA_EXPORTED',
-  // Issue 25: accounts disabled, enabled, deleted, and password resets an admin sent.
+  // Accounts disabled, enabled, deleted, and password resets an admin sent.
   'ACCOUNT_DISABLED',
   'ACCOUNT_ENABLED',
   'ACCOUNT_DELETED',
   'PASSWORD_RESET_SENT',
-  // Issue 25: project proposals made by students, and the admins' decisions on them.
+  // Project proposals made by students, and the admins' decisions on them.
   'PROJECT_PROPOSED',
   'PROPOSAL_ACCEPTED',
   'PROPOSAL_REFUSED',
-  // Issue 25: data updates asked of students at their next sign-in, and their withdrawal.
+  // Data updates asked of students at their next sign-in, and their withdrawal.
   'DATA_UPDATE_REQUESTED',
   'DATA_UPDATE_WITHDRAWN',
 ] as const;

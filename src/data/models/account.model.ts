@@ -29,7 +29,7 @@ const accountSchema = new Schema(
     approvalDecidedAt: { type: Date, default: null },
     // The account id of the admin who decided.
     approvalDecidedBy: { type: Number, default: null },
-    // Issue 25: a disabled account cannot sign in, and its tokens and keys stop (src/oauth/accounts.ts
+    // A disabled account cannot sign in, and its tokens and keys stop (src/oauth/accounts.ts
     // setDisabled); when, and by which account (null: an operator at the `campus` command).
     disabledAt: { type: Date, default: null },
     disabledBy: { type: Number, default: null },

@@ -28,12 +28,12 @@ const oauthClientSchema = new Schema(
     ownerAccountId: { type: Number, default: null },
     // The service the login page names ("continue to ..."); null: the app's name is shown.
     serviceName: { type: String, default: null },
-    // Issue 22: an admin may disable an app (its authorize, token endpoint and userinfo stop at once).
+    // An admin may disable an app (its authorize, token endpoint and userinfo stop at once).
     disabledAt: { type: Date, default: null },
     disabledBy: { type: Number, default: null },
     // A developer-console app asking for data beyond the account (src/oauth/login-scopes.ts,
     // SCOPES_NEEDING_APPROVAL) is in testing until an admin approves it: only its owner may sign in.
-    // Apps registered before issue 22 were approved by its migration (src/data/migrations.ts).
+    // Apps registered before this rule were approved by a migration (src/data/migrations.ts).
     approvedAt: { type: Date, default: null },
     approvedBy: { type: Number, default: null },
     createdAt: { type: Date, required: true },

@@ -6,7 +6,7 @@ export const PROPOSAL_STATES = ['PENDING', 'ACCEPTED', 'REFUSED'] as const;
 export type ProposalState = (typeof PROPOSAL_STATES)[number];
 
 /**
- * Issue 25: a student's proposal of a new project (`projectId` null) or of a change to a project
+ * A student's proposal of a new project (`projectId` null) or of a change to a project
  * they take part in. The proposed values are a ProjectPatch (src/data/school/operations.ts); an
  * admin accepts it (written through the one write path, src/data/school/writes.ts) or refuses it
  * with a reason, and the student sees the outcome (/console/projects).

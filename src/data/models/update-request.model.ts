@@ -41,7 +41,7 @@ const targetSchema = new Schema<UpdateTarget>(
 );
 
 /**
- * Data updates asked at sign-in (issue 25): an admin asks chosen students to confirm or correct
+ * Data updates asked at sign-in: an admin asks chosen students to confirm or correct
  * chosen fields of their record; each student's next sign-in shows the form before the app gets
  * its code (src/oauth/provider.ts, the `data_update` prompt). `pendingEmails` holds the emails
  * of the targets that have not answered, so the sign-in's check is one equality query on an

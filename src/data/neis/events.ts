@@ -7,12 +7,12 @@ import { assertLeaseHeld, withSchoolLock } from '../school/engine.js';
 import { takeSequence, writeEvents } from '../events/outbox.js';
 
 /*
- * The change feed's NEIS events (issue 24; README "Events"): a sync (src/neis/sync.ts) that changes
+ * The change feed's NEIS events (docs/data-api.md, "GET /v1/changes"): a sync (src/neis/sync.ts) that changes
  * the meals, schedules or timetables of some dates emits one `neis.<dataset>.updated` naming those
  * dates, in the same outbox as the school's events (src/data/events/outbox.ts), numbered under the
  * same write lease (the sequence is safe with one writer only). It is written right after the
  * dataset's new rows go live; a process killed between the two loses that one event (the rows are
- * served either way, and the next sync finds nothing changed): documented in the README.
+ * served either way, and the next sync finds nothing changed): documented in docs/data-api.md.
  */
 
 /** The field holding the date of a row of each dataset. */

@@ -1,12 +1,11 @@
 /**
- * Group commit for small ordered inserts that many requests make at once (issue 26: every refresh
- * of the token endpoint inserts its used token's claim and the successor, src/data/accounts/oauth-records.ts).
+ * Group commit for small ordered inserts that many requests make at once: every refresh of the
+ * token endpoint inserts its used token's claim and the successor (src/data/accounts/oauth-records.ts).
  *
  * The first insert goes out at once. While it is under way, the inserts of other requests wait
  * and then go out together, in arrival order, as one ordered `insertMany`: one command, one
- * transaction and one commit for the group instead of one each. FerretDB spends about as much on
- * a command as on two small documents, and the driver most of its time per command, so at ten
- * refreshes at a time this halves the database's share of a refresh (README "Benchmarks").
+ * transaction and one commit for the group instead of one each: a command's fixed cost in the
+ * database and the driver is shared (docs/benchmarks.md, "Group commit of refreshes").
  *
  * Each caller's promise settles when its own documents are stored, never before: what is
  * acknowledged is as durable as a lone insert. The group is ordered, so a failing document stops

@@ -226,7 +226,7 @@ function club(id: number, name: string, type: ClubDoc['type'], foundedYear: numb
 }
 
 /**
- * The demo API key, fixed so the README's curl examples work as written. It is published, so
+ * The demo API key, fixed so the curl examples of docs/data-api.md work as written. It is published, so
  * it may exist only where `campus seed --demo` ran: production refuses it (and seeding it), and
  * `campus seed --remove-demo` removes it.
  */
@@ -242,7 +242,7 @@ export function demoAccountEmail(): string {
   return student.email;
 }
 
-/** The sizes `campus seed --demo --students N` accepts (issue 9: a bigger school for benchmarks). */
+/** The sizes `campus seed --demo --students N` accepts (a bigger school for benchmarks: bench/uncached.ts). */
 export const DEMO_STUDENTS = { min: 100, max: 20_000 } as const;
 
 /**

@@ -134,9 +134,9 @@ export async function withSchoolLock<T>(db: Database, work: (lease: Lease) => Pr
  * What readers call before reading school records (through readSettled): returns once no batch is
  * being written, with the batches it recovered. A batch whose writer is gone (killed, or its
  * database went away under it) is rolled back here and now, under the lease, so no reader ever
- * serves a mix of before and after; a living writer's batch is waited for (a 1,000-record batch
- * settles in about 2 s), and past `waitMs` the reader gives up with a 503. `campus serve` calls
- * it at start-up, before it answers any request.
+ * serves a mix of before and after; a living writer's batch is waited for (a whole school's batch
+ * settles in seconds: docs/benchmarks.md, "School writes"), and past `waitMs` the reader gives up
+ * with a 503. `campus serve` calls it at start-up, before it answers any request.
  */
 export async function settleSchool(db: Database, waitMs = SETTLE_WAIT_MS, when = 'before a read'): Promise<string[]> {
   const deadline = Date.now() + waitMs;
@@ -362,7 +362,7 @@ async function writeEntries(
 /**
  * One document of a batch's write-ahead journal. Its diffs are one JSON text: FerretDB encodes and
  * decodes a document field by field, and a text of 250 records costs it a fraction of 250 records'
- * nested fields (measured: deleting a chunk fell from about 100 ms to a few).
+ * nested fields (docs/benchmarks.md, "School writes").
  */
 interface JournalChunk {
   _id: string;
@@ -383,13 +383,13 @@ function journal(db: Database): Collection<JournalChunk> {
 /**
  * Writes each record's after-image, per kind in two commands' worth of round trips: every record
  * the batch replaces or removes is deleted (one `deleteMany` by id), then every after-image is
- * inserted (`insertMany`). FerretDB 1.24 answers an update by `_id` in about 60 ms over SQLite
- * (it reads, rewrites and re-indexes the whole document, one statement at a time; bench/school.ts),
- * so 1,000 `replaceOne` took a minute, while one delete and one insert of 1,000 take well under
- * a second. Between the two, the batch's records are briefly absent: readers never see that,
- * since they do not read a batch that has not settled (settleSchool), and a writer that dies
- * there leaves a journal that puts every record back. Each delete and insert is made only while
- * `lease` holds: a writer that froze half-way and lost it writes no record more.
+ * inserted (`insertMany`). FerretDB 1.24 over SQLite reads, rewrites and re-indexes the whole
+ * document for each update by `_id`, one statement at a time, so 1,000 `replaceOne` cost far more
+ * than one delete and one insert of 1,000 (bench/school.ts; docs/benchmarks.md, "School writes").
+ * Between the two, the batch's records are briefly absent: readers never see that, since they do
+ * not read a batch that has not settled (settleSchool), and a writer that dies there leaves a
+ * journal that puts every record back. Each delete and insert is made only while `lease` holds: a
+ * writer that froze half-way and lost it writes no record more.
  */
 async function applyDiffs(db: Database, lease: Lease, diffs: readonly RecordDiff[], hooks: ApplyHooks = {}): Promise<void> {
   await replaceRecords(db, lease, diffs, (d) => d.after, { ...hooks, pausable: true });
@@ -617,8 +617,8 @@ function journalEntry(
     changes: fieldChanges(diff.before, diff.after),
     // What the entry is once its batch settles. Until then its batch (APPLYING) is what counts, and
     // the audit log leaves the entries of an unsettled batch out (src/data/school/audit.ts). Marking
-    // 1,000 entries after the fact cost FerretDB about 0.8 s per apply, growing with the log, since
-    // it filters nothing but _id in its storage; a rollback still marks its entries.
+    // entries after the fact cost FerretDB time that grew with the log, since it filters nothing but
+    // _id in its storage (docs/benchmarks.md, "School writes"); a rollback still marks its entries.
     status: 'APPLIED',
   };
 }

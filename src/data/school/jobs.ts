@@ -10,7 +10,7 @@ import type { PreviewResult } from './types.js';
 /*
  * Imports and rollovers applied from the admin console run as jobs of the service process: the
  * request that starts one answers at once, and the job's page (/admin/jobs/<id>) shows its
- * progress and then its outcome, so no request is held while a school is written (issue 28). The
+ * progress and then its outcome, so no request is held while a school is written (docs/school-writes.md). The
  * job's state lives in the database (`school_jobs`), so any instance can show it; a job whose
  * process died shows as interrupted, and its batch is rolled back like any other
  * (docs/school-writes.md). Jobs are kept for a day.

@@ -36,11 +36,12 @@ export class TooManyPendingProposalsError extends ConflictError {
 }
 
 /**
- * Issue 25: students propose projects and changes to the projects they take part in; admins (or
- * the operator) accept or refuse them. A proposal is checked when made with the admin project
- * form's rules (SchoolWriter.checkProject); an accepted one is written through the one write path
- * (SchoolWriter: lease, validation, journal, audit batch with the deciding admin as actor, events,
- * data version). The proposal and the decision are in the access log, each with its actor.
+ * Students propose projects and changes to the projects they take part in; admins (or the operator)
+ * accept or refuse them (docs/decisions.md, "Students propose projects; admins decide"). A proposal
+ * is checked when made with the admin project form's rules (SchoolWriter.checkProject); an accepted
+ * one is written through the one write path (SchoolWriter: lease, validation, journal, audit batch
+ * with the deciding admin as actor, events, data version). The proposal and the decision are in the
+ * access log, each with its actor.
  */
 export class ProjectProposals {
   constructor(

@@ -20,9 +20,9 @@ const MAX_KEPT_FILTERS = 64;
  * The records of one kind, in id order, with a look-up by id and each sort's order computed
  * once (on first use) and kept for the life of the snapshot. The records that match a filter,
  * in a sort's order, are kept too (for the last MAX_KEPT_FILTERS filters used): a page of a
- * query asked before is then a slice, whatever the size of the school (issue 26: on 10,000
- * students an answer must cost about what it costs on 1,000), and a new one is one pass over
- * an ordered array with its test.
+ * query asked before is then a slice, whatever the size of the school (on 10,000 students an
+ * answer must cost about what it costs on 1,000: docs/benchmarks.md, "Uncached reads"), and a new
+ * one is one pass over an ordered array with its test.
  */
 export class RecordList<T extends { _id: number }> {
   private readonly byId: Map<number, T>;

@@ -7,7 +7,7 @@ import { sameValue, type SchoolState } from './state.js';
 import type { Issue, SchoolEntity } from './types.js';
 
 /**
- * The rules of school records (issue 10), written once and judged on a whole planned state
+ * The rules of school records, written once and judged on a whole planned state
  * (src/data/school/state.ts): a form's change, an import and a rollover are valid when every
  * record they touch is. A field's own rule (length, range, syntax) is checked when the field is
  * set or changed, so records from before a rule existed (e.g. a demo room 519) can still be

@@ -58,10 +58,10 @@ export interface PendingUpdate {
 }
 
 /**
- * Data updates asked at sign-in (issue 25, README "Data updates at sign-in"): admins ask chosen
- * students to confirm or correct chosen fields; the authorization server asks each of them at
- * their next sign-in (src/oauth/provider.ts) and their answer is written through the one write
- * path with the student as the actor (./school/student-fields.ts); a withdrawn request asks no more.
+ * Data updates asked at sign-in (docs/decisions.md, "Data updates at sign-in"): admins ask chosen
+ * students to confirm or correct chosen fields; the authorization server asks each of them at their
+ * next sign-in (src/oauth/provider.ts) and their answer is written through the one write path with
+ * the student as the actor (src/data/school/student-fields.ts); a withdrawn request asks no more.
  */
 /** An open request as a sign-in asks it. */
 type OpenRequest = Pick<UpdateRequestDoc, '_id' | 'fields' | 'message' | 'pendingEmails'>;

@@ -143,7 +143,8 @@ export class SchoolWriter {
 /**
  * The problems a project's create (`id` null) or change would meet, without writing anything:
  * the same step and whole-school validation as SchoolWriter's `createProject` / `updateProject`
- * (issue 25: a student's proposal is checked when made, and again when an admin accepts it).
+ * (a student's proposal is checked when made, and again when an admin accepts it: docs/decisions.md,
+ * "Students propose projects; admins decide").
  */
 export async function checkProject(db: Database, id: number | null, patch: ProjectPatch): Promise<readonly Issue[]> {
   const state = await SchoolState.load(db);
