@@ -41,8 +41,8 @@ import { WebhookStore, WEBHOOK_SECRET_PURPOSE } from '../data/events/webhooks.js
 /**
  * Expired records are also refused on every read; the sweep only reclaims their space. Over SQLite
  * FerretDB filters nothing but `_id` in its storage, so each sweep reads every stored record (used
- * refresh tokens and their claims stay 30 days; measured: 7.5 s of FerretDB's time at 286,000
- * records). Every ten minutes rather than every minute, that is a tenth of the cost (issue 26).
+ * refresh tokens and their claims stay 30 days): every ten minutes rather than every minute, that
+ * is a tenth of the cost (docs/benchmarks.md, "The sweep of expired records").
  */
 const SWEEP_INTERVAL_MS = 10 * 60_000;
 
@@ -94,7 +94,7 @@ export async function createAuthSurface(deps: AppDeps): Promise<Surface> {
   const pages = compose([
     serveAssets(),
     web.mount(homeRoutes(web), web),
-    // A redirect address to register while developing (issue 27); absent in production.
+    // A redirect address to register while developing (docs/accounts.md, "The first hour"); absent in production.
     ...(config.isProduction ? [] : [web.mount(devCallbackRoutes(web), web)]),
     web.mount(loginRoutes, {
       provider,

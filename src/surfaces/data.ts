@@ -79,7 +79,7 @@ export async function createDataSurface(deps: AppDeps): Promise<Surface> {
   const pages = config.urls.auth === config.urls.base ? '' : config.urls.auth;
   routes.get(DOCS_PATH, docsPage({ home: `${pages}/`, console: `${pages}/console`, admin: `${pages}/admin` }));
   for (const asset of docsAssets()) routes.get(asset.path, asset.handler);
-  // Issue 25: the endpoints without a key spend a budget per client address instead of a key's.
+  // The endpoints without a key spend a budget per client address instead of a key's (docs/decisions.md, "Projects without a key").
   const addressLimited = addressRateLimit(limiter, limits.publicRequests);
   for (const endpoint of ENDPOINTS) {
     const steps = endpointSteps(endpoint, rest);
@@ -127,7 +127,7 @@ class Routes {
 
   /** `path` may name parameters as the endpoint table does (`/v1/public/projects/{id}`). */
   get(path: string, ...middleware: AppMiddleware[]): void {
-    // Composed once here rather than by the router on every request (issue 26: a 304's fixed cost).
+    // Composed once here rather than by the router on every request (docs/benchmarks.md, "A warm answer's fixed cost").
     const steps = compose(middleware);
     this.router.get(path.replace(/\{(\w+)\}/g, ':$1'), steps);
     this.allow(path, steps, 'HEAD', 'GET');
@@ -160,8 +160,8 @@ class Routes {
     const exact = this.exact;
     // A path of ours asked as written with a method it takes (the usual request) runs its steps
     // from the table: the router would match the same one route, but only after testing every
-    // route's pattern and composing the match anew, on every request (issue 26: the fixed cost
-    // of a warm answer). Anything else (a parameter, a trailing slash, other letter case, another
+    // route's pattern and composing the match anew, on every request (docs/benchmarks.md, "A warm
+    // answer's fixed cost"). Anything else (a parameter, a trailing slash, other letter case, another
     // method) goes through the method rules and the router.
     return (ctx, next) => {
       const steps = exact.get(ctx.path)?.get(ctx.method);

@@ -9,9 +9,8 @@ import type { SelfService } from '../../oauth/self-service.js';
 
 /**
  * How fast one client address is refused (src/http/refusal-pace.ts): 700 a second at once, far
- * past any person, the rest after 100 ms. Measured with bench/flood.ts (README "Limits and
- * security", Self-service): refusals all sent at once took logins to 0.53x-0.71x of their rate;
- * 1000 a second at once, to 0.58x; a longer pause puts the flood's p99 past 250 ms.
+ * past any person, the rest after 100 ms: of the paces bench/flood.ts tried, the one that kept both
+ * the logins and the flood's p99 (docs/limits-and-security.md, "Refusals are paced per client address").
  */
 export const REFUSAL_PACE = { perSecond: 700, pauseMs: 100 } as const;
 
@@ -28,7 +27,7 @@ interface Route {
 }
 
 /**
- * The self-service JSON endpoints (README "Accounts"), for our pages' logic and any other front
+ * The self-service JSON endpoints (docs/accounts.md, "The JSON endpoints"), for our pages' logic and any other front
  * end: they take no cookies and no credentials, so any origin may call them (CORS), and each
  * is limited per email address.
  *   POST /v1/accounts/email-verifications  {"email"}                          202

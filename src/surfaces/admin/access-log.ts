@@ -33,9 +33,10 @@ function criteriaOf(req: PageRequest): AccessCriteria {
 }
 
 /**
- * GET /admin/audit?log=access (issue 22): every privilege change (key scopes approved or refused,
- * apps approved, disabled or enabled, roles changed, teachers' sign-ups decided) and every export
- * of personal data, newest first, filtered by action, actor, target and dates.
+ * GET /admin/audit?log=access (docs/decisions.md, "The access log"): every privilege change (key
+ * scopes approved or refused, apps approved, disabled or enabled, roles changed, teachers' sign-ups
+ * decided) and every export of personal data, newest first, filtered by action, actor, target and
+ * dates.
  */
 export async function accessLogPage(req: PageRequest, deps: AdminDeps): Promise<Outcome> {
   const { t } = req;

@@ -40,7 +40,10 @@ function refusalFor(actor: AccountPrincipal, account: AccountSummary, giving?: A
   return accountChangeRefusal(actorStanding(actor), account, giving);
 }
 
-/** The roles an admin may give from the list: a ROOT any; an ADMIN only USER and TEACHER (issue 22). */
+/**
+ * The roles an admin may give from the list: a ROOT any; an ADMIN only USER and TEACHER
+ * (docs/decisions.md, "A teacher is not an administrator").
+ */
 function givableRoles(actor: AccountPrincipal, account: AccountSummary): readonly AccountRole[] {
   return ACCOUNT_ROLES.filter((r) => r === account.role || refusalFor(actor, account, r) === null);
 }
@@ -201,10 +204,10 @@ export const decideTeacher: Handler<AdminDeps> = async (req, deps) => {
 };
 
 /**
- * GET /admin/accounts/:id (issue 25): one account, and what staff do for it: disable or enable
- * it, send it a password-reset code, delete it (confirmed). The rule (not one's own; an ADMIN's
- * or ROOT's only by a ROOT) is src/auth/policy.ts's: the page offers what it allows, and
- * AccountService checks it again when it writes.
+ * GET /admin/accounts/:id: one account, and what staff do for it: disable or enable it, send it a
+ * password-reset code, delete it (confirmed). The rule (not one's own; an ADMIN's or ROOT's only by
+ * a ROOT) is src/auth/policy.ts's: the page offers what it allows, and AccountService checks it
+ * again when it writes.
  */
 export const accountDetail: Handler<AdminDeps> = async (req, deps) => accountPage(req, deps, await findAccount(req, deps), []);
 

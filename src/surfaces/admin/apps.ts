@@ -12,9 +12,9 @@ const LIST = '/admin/apps';
 const actionForm = z.object({ action: oneOf(['approve', 'disable', 'enable'] as const), back: text() });
 
 /**
- * GET /admin/apps (issue 22): every OAuth app with its owner (an account, or the operator), type,
- * scopes, redirect addresses, the number of people who allowed it, and its state; approve a
- * testing app, disable or enable any app but the consoles' own sign-in.
+ * GET /admin/apps (docs/oauth.md, "The app registry"): every OAuth app with its owner (an account,
+ * or the operator), type, scopes, redirect addresses, the number of people who allowed it, and its
+ * state; approve a testing app, disable or enable any app but the consoles' own sign-in.
  */
 export const appRegistry: Handler<AdminDeps> = async (req, deps) => {
   const { t } = req;

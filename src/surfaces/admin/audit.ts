@@ -113,7 +113,7 @@ async function auditPage(req: PageRequest, deps: AdminDeps, filter: AuditFilter,
 }
 
 /**
- * The changes whose writer stopped half-way and what became of them (issue 28): the log's list
+ * The changes whose writer stopped half-way and what became of them (docs/school-writes.md): the log's list
  * holds only changes that took effect, so these would otherwise be found only by their id.
  */
 function interruptedList(req: PageRequest, batches: AuditLogQuery['interrupted']): Html {
@@ -195,14 +195,14 @@ function entryTable(req: PageRequest, entries: AuditLogQuery['auditLog']['entrie
 }
 
 export const auditList: Handler<AdminDeps> = async (req, deps) =>
-  // Issue 22: the access log (privilege changes, exports of personal data) is the other log of this page.
+  // The access log (privilege changes, exports of personal data) is the other log of this page.
   req.query('log') === 'access' ? accessLogPage(req, deps) : auditPage(req, deps, filterOf(req));
 
 export const auditExport: Handler<AdminDeps> = async (req, deps) => {
   const format = req.query('format') === 'CSV' ? ('CSV' as const) : ('XLSX' as const);
   const filter = filterOf(req);
   const data = await deps.school.run<ExportAuditLogQuery, ExportAuditLogQueryVariables>(req, EXPORT_AUDIT_LOG, { filter, format });
-  // The audit log holds records' before and after: its export is one of personal data (issue 22).
+  // The audit log holds records' before and after: its export is one of personal data (docs/decisions.md, "The access log").
   if (req.account) {
     await deps.audit.record(
       { kind: 'ACCOUNT', id: req.account.accountId, email: req.account.email },

@@ -51,14 +51,14 @@ export interface AdminDeps {
   readonly accountStore: AccountStore;
   readonly apiKeys: ApiKeyService;
   readonly clients: AppService;
-  /** The access log: every privilege change and export of personal data (issue 22). */
+  /** The access log: every privilege change and export of personal data (docs/decisions.md, "The access log"). */
   readonly audit: AccessAudit;
-  /** Data updates asked of students at sign-in (issue 25). */
+  /** Data updates asked of students at sign-in. */
   readonly updateRequests: UpdateRequests;
   readonly mailer: Mailer;
-  /** The self-service reset's codes and mail, for the resets staff send (issue 25). */
+  /** The self-service reset's codes and mail, for the resets staff send. */
   readonly selfService: SelfService;
-  /** Issue 25: students' project proposals, reviewed in /admin/proposals. */
+  /** Students' project proposals, reviewed in /admin/proposals. */
   readonly proposals: ProjectProposals;
   readonly now: () => Date;
 }

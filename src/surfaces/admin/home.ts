@@ -13,9 +13,9 @@ export const adminHome: Handler<AdminDeps> = async (req, deps) => {
   const h = t.admin.home;
   const data = await deps.school.run<AdminHomeQuery, AdminHomeQueryVariables>(req, ADMIN_HOME, {});
   const c = data.schoolCounts;
-  // Issue 22: what waits for an admin's decision comes first.
+  // What waits for an admin's decision comes first.
   const pending = await pendingKeyRequests(req, deps);
-  // Issue 25: teachers' sign-ups waiting for a decision, counted here (decided in /admin/accounts).
+  // Teachers' sign-ups waiting for a decision, counted here (decided in /admin/accounts).
   const teachers = (await deps.accounts.search({ approval: 'PENDING', skip: 0, limit: 1 })).total;
   const proposals = await waitingProposals(deps);
   const links: readonly (readonly [string, string])[] = [

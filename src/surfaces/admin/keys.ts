@@ -18,7 +18,7 @@ const backForm = z.object({ back: text() });
 const decisionForm = z.object({ decision: oneOf(['approve', 'refuse'] as const), back: text() });
 
 /**
- * The requests for key scopes that wait for an admin (issue 22): owner, purpose, the scopes asked
+ * The requests for key scopes that wait for an admin: owner, purpose, the scopes asked
  * for, approve or refuse. Shown on /admin; empty when nothing waits.
  */
 export async function pendingKeyRequests(req: PageRequest, deps: AdminDeps): Promise<Html> {

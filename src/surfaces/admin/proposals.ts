@@ -28,7 +28,7 @@ function actorOf(req: PageRequest): Actor | undefined {
   return req.account ? { kind: 'ACCOUNT', accountId: req.account.accountId, email: req.account.email } : undefined;
 }
 
-/** GET /admin/proposals (issue 25): students' proposals, the waiting ones first by default. */
+/** GET /admin/proposals: students' proposals, the waiting ones first by default. */
 export const proposalList: Handler<AdminDeps> = async (req, deps) => {
   const { t } = req;
   const p = t.admin.proposals;
@@ -201,7 +201,7 @@ export const refuseProposal: Handler<AdminDeps> = async (req, deps) => {
   }
 };
 
-/** The waiting proposals, for /admin's tasks (issue 25). */
+/** The waiting proposals, for /admin's tasks. */
 export async function waitingProposals(deps: AdminDeps): Promise<number> {
   return (await deps.proposals.list({ state: 'PENDING' })).length;
 }

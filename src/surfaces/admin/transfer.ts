@@ -173,7 +173,7 @@ export function fileOf(file: { fileName: string; contentType: string; contentBas
 export const exportFile: Handler<AdminDeps> = async (req, deps) => {
   const query = exportQuery.parse(req.ctx.query);
   const data = await deps.school.run<ExportSchoolDataQuery, ExportSchoolDataQueryVariables>(req, EXPORT_SCHOOL_DATA, query);
-  // Issue 22: an export of personal data is in the access log (who, what, with which filter).
+  // An export of personal data is in the access log: who, what, with which filter (docs/decisions.md, "The access log").
   if (req.account) {
     await deps.audit.record(
       { kind: 'ACCOUNT', id: req.account.accountId, email: req.account.email },

@@ -29,7 +29,7 @@ export interface ConsoleDeps {
   readonly signIns: SignIns;
   /** Webhooks: their store, and what sending a test event or a redelivery needs (src/events/delivery.ts). */
   readonly webhooks: ManualDeps;
-  /** Issue 25: a student's project proposals (/console/projects). */
+  /** A student's project proposals (/console/projects). */
   readonly proposals: ProjectProposals;
   /** Actions counted per account: profile saves, webhook sends (./rates.ts). */
   readonly rates: ConsoleRates;

@@ -33,7 +33,7 @@ async function ownStudent(req: PageRequest, deps: ConsoleDeps): Promise<{ school
   return { school, student: school.studentByEmail(account.email) };
 }
 
-/** GET /console/projects (issue 25): my projects, proposing a new one or a change, and my proposals with their outcome. */
+/** GET /console/projects: my projects, proposing a new one or a change, and my proposals with their outcome. */
 export const myProjects: Handler<ConsoleDeps> = async (req, deps) => {
   const { t, lang } = req;
   const p = t.console.projects;

@@ -31,7 +31,7 @@ export class AccountRate {
   }
 }
 
-/** The console's rates per account (README "Limits and security"; the numbers: src/limits.ts). */
+/** The console's rates per account (docs/limits-and-security.md, "The developer console"; the numbers: src/limits.ts). */
 export interface ConsoleRates {
   /** Saves of the student's own profile (/console/profile). */
   readonly profileSaves: AccountRate;

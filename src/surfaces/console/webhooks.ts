@@ -18,7 +18,7 @@ import { page, redirect, type Handler, type Outcome, type PageRequest } from '..
 import type { ConsoleDeps } from './deps.js';
 
 /*
- * The developer console's webhooks (issue 24; README "Webhooks"): the list with the create form,
+ * The developer console's webhooks (docs/webhooks.md): the list with the create form,
  * and a webhook's page with its deliveries (each with a redeliver button), a test event, pause or
  * resume, a new secret, deletion. Each action is also a `campus webhooks` command
  * (src/cli/commands/webhooks.ts); both call the same store and senders (src/data/events/webhooks.ts,

@@ -129,8 +129,9 @@ const showInteraction: Step = async (req, deps, interaction) => {
 };
 
 /**
- * The data update the school asks at sign-in (issue 25): the requested fields with their current
- * values, the admin's message, one button. `answer` holds a refused answer (its values and problems).
+ * The data update the school asks at sign-in (docs/decisions.md, "Data updates at sign-in"): the
+ * requested fields with their current values, the admin's message, one button. `answer` holds a
+ * refused answer (its values and problems).
  */
 async function dataUpdateStep(
   req: PageRequest,
@@ -222,7 +223,7 @@ async function admitted(deps: LoginDeps, interaction: Interaction): Promise<bool
   return app !== undefined && appAdmits(app, Number(interaction.session?.accountId));
 }
 
-/** A testing app refuses everyone but its owner (issue 22): a page, 403, nothing granted. */
+/** A testing app refuses everyone but its owner: a page, 403, nothing granted (docs/oauth.md, "The app registry"). */
 function awaitingApproval(req: PageRequest, names: ClientNames): Outcome {
   const { t } = req;
   return page(t.consent.awaitingTitle, html`<p role="alert">${t.consent.awaiting(names.serviceName ?? names.clientName)}</p>`, 403);

@@ -8,7 +8,7 @@ import type { Lang } from './lang.js';
 import type { Texts } from './texts/index.js';
 
 /**
- * The inputs of a student's own fields (issue 25): "My profile" (/console/profile) and the data
+ * The inputs of a student's own fields: "My profile" (/console/profile) and the data
  * update asked at sign-in (`dataUpdateStep` in src/surfaces/web/login.ts) show the same controls
  * as the admin student form (src/surfaces/admin/students.ts), labelled by the data layer's field
  * names.

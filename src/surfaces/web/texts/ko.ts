@@ -104,7 +104,7 @@ export const ko = {
     developers:
       '데이터 API는 X-API-KEY 헤더의 키로 부릅니다. 로그인은 표준 OAuth 2.0 (PKCE)와 OpenID Connect입니다. 자세한 것은 API 문서와 저장소의 README를 보세요.',
   },
-  /** The developer's first hour: snippets after a key or an app is made, and /dev/callback (issue 27). */
+  /** The developer's first hour: snippets after a key or an app is made, and /dev/callback (docs/accounts.md, "The first hour"). */
   firstHour: {
     curl: '이 키로 바로 불러 보기 (curl)',
     client: 'TypeScript 클라이언트로 (@campus/client)',

@@ -1,7 +1,7 @@
 import type { ProposalState } from '../../../data/school/proposals.js';
 
 /*
- * Issue 25: project proposals, Korean and English: a student's /console/projects and the admins'
+ * Project proposals, Korean and English: a student's /console/projects and the admins'
  * /admin/proposals (src/surfaces/console/projects.ts, src/surfaces/admin/proposals.ts). Kept apart
  * from ko.ts / en.ts, which include them as `console.projects` and `admin.proposals`.
  */
