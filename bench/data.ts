@@ -66,7 +66,7 @@ export async function runDataBench(): Promise<boolean> {
         label: 'GET /v1/students?size=300, If-None-Match (304)',
         options: { ...at(app, path), headers: { ...headers, 'If-None-Match': plain.etag }, expectStatus: 304 },
       });
-      // What Koa itself allows before any middleware of ours runs (README "Benchmarks").
+      // What Koa itself allows before any middleware of ours runs (docs/benchmarks.md).
       const koa304 = await compare(bare304, {
         label: 'bare Koa, one middleware, 304',
         options: { ...at(bareKoa, path), headers: { 'If-None-Match': plain.etag }, expectStatus: 304 },

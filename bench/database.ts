@@ -2,13 +2,13 @@ import type { Collection } from 'mongodb';
 import { openDatabase } from '../src/data/database.js';
 import { benchDatabase, report, type Figures } from './lib.js';
 
-/** Collection sizes compared: the cost of an operation by `_id` must not grow with the collection (issue 26). */
+/** Collection sizes compared: the cost of an operation by `_id` must not grow with the collection. */
 const SMALL = 100;
 const LARGE = 20_000;
 /** Rounds per operation and size, alternating between the sizes, and operations per round. */
 const ROUNDS = 5;
 const PER_ROUND = 100;
-/** Issue 26's target: update and delete by `_id` at LARGE within 2x of SMALL, i.e. at least half the rate. */
+/** The target: update and delete by `_id` at LARGE within 2x of SMALL, i.e. at least half the rate. */
 const TARGET = 0.5;
 
 interface Doc {
@@ -46,10 +46,11 @@ const OPERATIONS: readonly Operation[] = [
 
 /**
  * The database alone, one client, 400-byte documents: find, insert, update and delete by `_id` in
- * a collection of SMALL and of LARGE documents (the README's table), alternating between the two
- * in rounds so that load from elsewhere hits both alike. FerretDB 1.24 used to scan the whole
- * collection for each update and delete (tools/ferretdb/indexes.go); with the indexes the
- * launcher makes, the LARGE collection must answer at least TARGET of the SMALL one's rate.
+ * a collection of SMALL and of LARGE documents, alternating between the two in rounds so that load
+ * from elsewhere hits both alike. Without the indexes the launcher makes (tools/ferretdb/indexes.go)
+ * FerretDB 1.24 scans the whole collection for each update and delete (docs/benchmarks.md, "The
+ * embedded database's indexes"); with them, the LARGE collection must answer at least TARGET of
+ * the SMALL one's rate.
  */
 export async function runDatabaseBench(): Promise<boolean> {
   const database = await benchDatabase('bench');

@@ -10,7 +10,7 @@ import { LOGIN_BROWSERS, measureLogins, prepare, type Server } from './oauth.js'
 /**
  * Floods, each from its own process (bench/flood-client.ts), beside what must keep working:
  *
- * 1. Issue 23's row: whole logins (the form with its argon2id check) while CONNECTIONS
+ * 1. The self-service flood: whole logins (the form with its argon2id check) while CONNECTIONS
  *    connections flood `PUT /v1/accounts/password` with wrong codes and long new passwords (fresh
  *    random emails, one address), against the same logins undisturbed, measured just before on
  *    the same server process. Logins must keep at least LOGINS_TARGET of their undisturbed rate,

@@ -24,7 +24,7 @@ export interface Figures {
 /**
  * What one answer cost each side: the server process (user + system time, from /proc) and the
  * load generator (this process). When the load generator's share nears a whole core, the rate
- * measured is its own, not the server's (README "Benchmarks").
+ * measured is its own, not the server's (docs/benchmarks.md).
  */
 export interface AnswerCpu {
   readonly serverUs: number;

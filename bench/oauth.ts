@@ -13,7 +13,7 @@ import { alternate, benchDatabase, compare, type Figures, percentile, report, st
  * OAuth bench: the token endpoint (refresh grant, rotating) and userinfo of our app, each against
  * bare oidc-provider with its in-memory adapter measured in the same run (alternating rounds);
  * and the refresh grant again on a database that holds STORED used refresh tokens and as many
- * claims, against the fresh one (issue 26: the cost of a refresh must not grow with the store).
+ * claims, against the fresh one (the cost of a refresh must not grow with the store).
  * Whole logins are their own part, against the hash floor (bench/logins.ts).
  *
  * Refresh tokens rotate, so every refresh request needs an unused one: each round starts with one
@@ -179,7 +179,7 @@ async function fillStore(db: Database): Promise<void> {
  * Refresh-grant rounds, alternating between the servers after a warm-up round each
  * (bench/lib.ts, alternate), each round from freshly minted tokens; each one's median round.
  * Five rounds rather than three, because a refresh moves more with the machine's noise than any
- * other row (README "Benchmarks").
+ * other row (docs/benchmarks.md).
  */
 async function compareRefresh<T extends readonly { server: Server; label: string }[]>(sides: T): Promise<{ [K in keyof T]: Figures }> {
   const measured = await alternate(

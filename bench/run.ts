@@ -43,9 +43,8 @@ process.exit(met ? 0 : 1);
 
 /**
  * Runs one part in a process of its own, so that what one part leaves in the load generator's
- * process (its heap, its connections) cannot slow the next: measured on 2026-11-29, the refresh
- * grant ran at 0.46x of its baseline after the data parts in the same process, and at 0.54x in
- * a process of its own right after them.
+ * process (its heap, its connections) cannot slow the next: the refresh grant ran slower after the
+ * data parts in the same process than in a process of its own (docs/benchmarks.md, its opening).
  */
 function runInOwnProcess(name: string): boolean {
   const child = spawnSync(process.execPath, [...process.execArgv, process.argv[1] ?? '', name], {

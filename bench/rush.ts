@@ -127,8 +127,7 @@ async function prepareRush(db: Database): Promise<string[]> {
  * Accounts for `emails`, each with its own argon2id hash of PASSWORD (src/oauth/secrets.ts), as
  * AccountService.create makes them: the hashes in parallel, then the records one at a time
  * through the account store (src/data/accounts/store.ts), whose id counter makes concurrent creations
- * retry each other's ids (measured on 2026-12-04 over SQLite, loaded machine: 300 accounts in
- * 14 s one at a time, 45 s four at a time; each creation costs more as the accounts grow).
+ * retry each other's ids (docs/benchmarks.md, "The morning rush's accounts").
  */
 async function makeAccounts(db: Database, emails: readonly string[]): Promise<void> {
   if (emails.length === 0) return;

@@ -7,16 +7,16 @@ import { isEnrolledRole, type StudentDoc } from '../src/data/models/student.mode
 import { seedDemoSchool } from '../src/data/school/demo.js';
 import { benchDatabase } from './lib.js';
 
-/** Issue 28's school: 1,000 student records, every one of the 216 seats taken. */
+/** The school: 1,000 student records, every one of the 216 seats taken. */
 const STUDENTS = 1000;
 /** Three grades of four classes of 18. */
 const SEATS = 216;
-/** Issue 28's target: each apply within this many seconds over SQLite. */
+/** The target: each apply within this many seconds over SQLite. */
 const TARGET_SECONDS = 10;
 const OPTIONS = { timeZone: 'Asia/Seoul', now: new Date('2026-03-02T09:00:00+09:00') };
 
 /**
- * School writes in seconds (issue 28): a 1,000-row import that changes every student record, and
+ * School writes in seconds: a 1,000-row import that changes every student record, and
  * the school-year rollover of a full school (216 enrolled students move or graduate), each applied
  * through the one write path (src/data/school/engine.ts: journal, records, settle). With
  * BENCH_PROFILE=1 it also prints where the time went, per database command.
@@ -97,7 +97,7 @@ export async function runSchoolBench(): Promise<boolean> {
 
 /**
  * Fills every free seat of the demo school with a new student (through an import, untimed): the
- * demo school of N records leaves some seats free; issue 28's full school has none.
+ * demo school of N records leaves some seats free; the bench's full school has none.
  */
 async function fillSeats(db: Database): Promise<void> {
   const taken = new Set(

@@ -3,10 +3,10 @@ import { openDatabase, type Database } from '../src/data/database.js';
 import { seedDemoSchool } from '../src/data/school/demo.js';
 import { benchDatabase, compare, type Figures, measure, report, startProcess, BENCH_POLICY } from './lib.js';
 
-/** Issue 9's target: uncached list queries on a school of 1,000 students answer with p99 at most 50 ms. */
+/** The target: uncached list queries on a school of 1,000 students answer with p99 at most 50 ms. */
 const MAX_P99_MS = 50;
 const SCHOOL_SIZES = [1000, 10_000];
-/** Issue 26's target: on 10,000 students at least this share of the rate on 1,000, for answers of the same size. */
+/** The target: on 10,000 students at least this share of the rate on 1,000, for answers of the same size. */
 const TARGET = 0.5;
 
 const STUDENT_SORTS = ['ID', 'NAME', 'EMAIL', 'STUDENT_NUMBER', 'GRADE', 'CLASS_NUM', 'NUMBER', 'MAJOR', 'ROLE', 'SEX', 'DORMITORY_ROOM'];
@@ -45,7 +45,7 @@ export function sameSizePath(n: number): string {
  * Uncached reads on a school of 1,000 students (the p99 target) and of 10,000, 16 connections,
  * every request a query the service has not answered before: the varied sequence (answers grow
  * with the school: how the cost grows), then answers of the same size on both, alternating
- * between the two schools (issue 26's target: 10,000 at least TARGET of 1,000's rate).
+ * between the two schools (the target: 10,000 at least TARGET of 1,000's rate).
  */
 export async function runUncachedBench(): Promise<boolean> {
   const database = await benchDatabase('bench');

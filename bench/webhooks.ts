@@ -15,11 +15,11 @@ import { everySpecialtyChanged } from './school.js';
 /** Student records the import changes (every one). */
 const STUDENTS = 1000;
 const OPTIONS = { timeZone: 'Asia/Seoul', now: new Date('2026-03-02T09:00:00+09:00') };
-/** Issue 24's target: the last event of the import at the receiver within this long of the apply's end. */
+/** The target: the last event of the import at the receiver within this long of the apply's end. */
 const TARGET_SECONDS = 60;
 
 /**
- * Webhooks under an import (issue 24): a 1,000-row import that changes every student record, applied
+ * Webhooks under an import: a 1,000-row import that changes every student record, applied
  * through the one write path, once without a webhook and once with one whose receiver listens on a
  * local port, the delivery worker of `campus serve` (src/events/delivery.ts) running in the same
  * process. Reports how long from the apply's end to the last event at the receiver (each event one
