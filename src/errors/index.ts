@@ -1,5 +1,5 @@
 /**
- * One error model for the whole service (docs/architecture.md, "Error model"). Every expected
+ * One error model for the whole service (docs/architecture.md, "The way through"). Every expected
  * failure is an AppError with an HTTP status, a stable code and a safe message; each surface
  * renders it in one place: the data envelope (src/http/errors.ts), GraphQL's `extensions.code`
  * (src/graphql/server.ts), OAuth JSON (src/http/errors.ts), HTML pages (src/surfaces/web/web.ts, `boundary`) and

@@ -10,8 +10,8 @@ import { AppError, InternalError, ServiceUnavailableError } from '../../errors/i
 
 /**
  * The driver's errors that mean "the database cannot be reached right now" (MongoNetworkError
- * covers its subclasses: timeouts and a cleared connection pool). Told apart by class: the data layer is the one place that knows
- * the driver (docs/architecture.md, "One way through the house").
+ * covers its subclasses: timeouts and a cleared connection pool). Told apart by class: the data
+ * layer is the one place that knows the driver (docs/architecture.md, "The layers").
  */
 const UNREACHABLE = [
   MongoServerSelectionError,

@@ -10,8 +10,8 @@ import { SchoolState, normalizeClub, normalizeProject, normalizeStudent, remembe
 import type { Actor, BatchRequest, DocOf, RecordDiff, SchoolDoc, SchoolEntity, ValueChange } from './types.js';
 
 /*
- * How a change to school data is written (docs/school-writes.md; docs/architecture.md, "Writes and
- * the two consoles"): under one write lease (src/data/platform/lease.ts), planned and validated first
+ * How a change to school data is written (docs/school-writes.md; docs/architecture.md, "The way
+ * through"): under one write lease (src/data/platform/lease.ts), planned and validated first
  * (src/data/school/writes.ts), then journaled and applied here, by commitBatch, the one write path.
  * FerretDB 1.x has no transactions, so "all or nothing" is built from a write-ahead journal: the
  * batch (status APPLYING) and its audit entries, holding each record's whole document before and

@@ -20,7 +20,7 @@ import { WEB_PATHS, type Web } from './web.js';
  * server and sign people in the way any app does: the authorization-code flow with PKCE, the code
  * redeemed at the token endpoint, the access token verified. The pages' session is then a sealed
  * browser-session cookie that names the account and the grant of that sign-in, and lives as long
- * as the grant does (docs/architecture.md, "Writes and the two consoles"): no session store of our own.
+ * as the grant does: no second login system and no session store of our own.
  */
 
 /** The first-party client of our pages (registered at start-up; PKCE, no secret). */

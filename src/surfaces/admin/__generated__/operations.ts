@@ -32,7 +32,7 @@ export type ProjectFilter = {
 };
 
 /**
- * School data management (the admin console, docs/architecture.md "Writes and the two consoles").
+ * School data management (the admin console; the one write path: docs/school-writes.md).
  * Every field of this file needs a signed-in ADMIN or ROOT account: API keys are read-only and are
  * refused with FORBIDDEN, as are USER accounts. Every change goes one way: validation, the data
  * layer, an audit record with the fields before and after, and a new data version (so the data
