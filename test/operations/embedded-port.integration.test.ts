@@ -34,7 +34,7 @@ async function tagsAfterWriting(uri: string, tag: string): Promise<string[]> {
  * port the kernel picks instead of failing with "address already in use" or, worse, handing out
  * the address of another process's database.
  */
-describe('the embedded database takes its port atomically (src/data/platform/embedded/index.ts)', function () {
+describe('operations: the embedded database takes its port atomically (src/data/platform/embedded/index.ts)', function () {
   this.timeout(60000);
   let dir: string;
   const started: EmbeddedDatabase[] = [];

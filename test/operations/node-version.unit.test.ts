@@ -31,7 +31,7 @@ async function olderNode(): Promise<{ path: string; version: string } | undefine
  * which Node it needs and how to run it with the project's own, instead of dying with a
  * SyntaxError from an import only Node 24 has. Skipped where no older Node is installed.
  */
-describe('bin/campus.js on an older Node.js', () => {
+describe('operations: bin/campus.js on an older Node.js', () => {
   it('prints one line naming the Node.js it needs and `npx campus`, and exits 1', async function () {
     const node = await olderNode();
     if (!node) this.skip();
