@@ -11,7 +11,7 @@ import { CODE_LIMITS, CodeBudgetSpent, EmailCodes, WRONG_CHECKS_PER_CODE } from 
  * A refusal of the self-service costs no database operation (README "Limits and security",
  * Self-service): a spent budget, a check of an email that has no code and a wrong code against a
  * live one are answered from memory. Two database handles stand for two processes, joined through
- * the real Redis (src/data/platform/version-bus.ts) as in test/integration/targeted-invalidation.test.ts:
+ * the real Redis (src/data/platform/version-bus.ts) as in test/operations/targeted-invalidation.integration.test.ts:
  * a code written by one is never refused by the other for having remembered its absence.
  * The serving process's operations are counted twice: through the data layer's telemetry (every
  * model operation) and as every command its driver sends, less the version clock's read of its

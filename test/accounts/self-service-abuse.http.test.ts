@@ -66,7 +66,7 @@ describe('accounts and sign-in: self-service abuse resistance (budgets by email 
 
   it('a spent address is refused before its body is read, most answers at once: only past its pace are they held (REFUSAL_PACE)', async () => {
     // 203.0.113.1 spent its code requests in the test above. (Which answers past the pace are held
-    // is test/unit/refusal-pace.test.ts: this load generator does not outrun the pace.)
+    // is test/accounts/refusal-pace.unit.test.ts: this load generator does not outrun the pace.)
     const flood = await runFlood({
       url: `${t.url}${ACCOUNT_PATHS.emailVerifications}`,
       method: 'POST',

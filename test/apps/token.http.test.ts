@@ -8,7 +8,7 @@ import { authorize, createAccount, createClient, pkcePair, postJson, REDIRECT_UR
 /**
  * The authorization server over HTTP: authorize, token (JSON as the spec shows it, and form
  * bodies as RFC 6749 does), rotation, replay, PKCE, expiry, errors. Login is driven like a
- * browser without JavaScript (test/helpers/oauth.ts); the Chromium tests are in test/browser.
+ * browser without JavaScript (test/helpers/oauth.ts); the Chromium tests are test/apps/*.browser.test.ts.
  */
 
 interface TokenResponse {

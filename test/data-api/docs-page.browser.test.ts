@@ -9,7 +9,7 @@ import { VIEWPORTS, launchChromium, screenshot, wcagViolations } from '../helper
  * UI, served from our own origin (swagger-ui-dist out of node_modules), renders every operation
  * of the endpoint table from /v1/openapi.json under a Content-Security-Policy that allows no
  * inline code; nothing is fetched from anywhere else. Like every page of ours
- * (test/browser/pages.test.ts), it meets WCAG 2.2 AA as axe-core checks it, in each state a
+ * (test/pages/every-page.browser.test.ts), it meets WCAG 2.2 AA as axe-core checks it, in each state a
  * reader brings it to (src/http/docs.ts says what it takes).
  */
 describe('data API: the reference page (/docs) in a browser', function () {

@@ -516,7 +516,7 @@ describe('data API: OpenAPI served, and real answers validate against it', funct
     });
   }
 
-  // Issue 25: the endpoints without a key (test/http/public-projects.test.ts has their 429 per address).
+  // Issue 25: the endpoints without a key (test/data-api/public-projects.http.test.ts has their 429 per address).
   for (const endpoint of ENDPOINTS.filter(isPublic)) {
     it(`${endpoint.path}: 200 (demo data), 304, 400 and 405 answers without a key match the document`, async () => {
       const path = endpoint.path;

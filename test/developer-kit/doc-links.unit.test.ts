@@ -110,13 +110,13 @@ describe('developer kit: the link checker (scripts/doc-links.ts)', () => {
   it('fails on a path named in source that does not exist, globs included', () => {
     const tree = memoryTree({
       'src/a.ts': "// docs/spec.md, docs/gone.md (src/b/) and src/b/c.ts.\nconst url = '/docs/assets/x';\n",
-      'src/b/c.ts': '/* test/http/*.test.ts, test/unit/*.test.ts, src/**/c.ts */\n',
+      'src/b/c.ts': '/* test/neis/*.http.test.ts, test/neis/*.unit.test.ts, src/**/c.ts */\n',
       'docs/spec.md': '# Spec\n',
-      'test/http/one.test.ts': '',
+      'test/neis/one.http.test.ts': '',
     });
     expect(brokenPathReferences(['src/a.ts', 'src/b/c.ts'], tree)).to.deep.equal([
       'src/a.ts:1: docs/gone.md does not exist',
-      'src/b/c.ts:1: test/unit/*.test.ts does not exist',
+      'src/b/c.ts:1: test/neis/*.unit.test.ts does not exist',
     ]);
   });
 });

@@ -14,7 +14,7 @@ import { TestReceiver } from '../helpers/receiver.js';
  * with the secret shown once, a test event and a redelivery to a real receiver (both verified with
  * the standardwebhooks package and recorded), pause and resume, a new secret, deletion only when
  * confirmed, the limit of 10, and another account's webhook reads as not found. The delivery worker
- * is not part of the in-process app (it runs in `campus serve`: test/integration/webhooks*.test.ts).
+ * is not part of the in-process app (it runs in `campus serve`: test/events/webhooks*.integration.test.ts).
  */
 
 function shownOnce(html: string): string {

@@ -83,7 +83,7 @@ describe('NEIS: campus neis sync and campus seed --demo', function () {
     expect(result.stderr).to.include('the previous data stays');
   });
 
-  it('refuses one end of a window before touching anything (the other refusals: test/unit/neis-dates)', async () => {
+  it('refuses one end of a window before touching anything (the other refusals: test/neis/dates.unit.test.ts)', async () => {
     const oneEnd = await campus(env, 'neis', 'sync', '--from', '2026-03-01');
     expect(oneEnd.code).to.equal(1);
     expect(oneEnd.stderr).to.equal(

@@ -249,7 +249,7 @@ describe('NEIS: sync against the fake NEIS server', () => {
     asReport(await makeSync({}, 120_000).run(window));
     syncing = false;
     await reader;
-    // (test/integration/neis-store.test.ts checks the same step by step.)
+    // (test/neis/store.integration.test.ts checks the same step by step.)
     expect(counts.length).to.be.greaterThan(0);
     expect([...new Set(counts)]).to.deep.equal([34]);
     const after = await store.timetables(window.from, window.to, 2, 3);

@@ -14,7 +14,7 @@ import { generateJwks } from '../helpers/oauth.js';
 import { closeServer } from '../../src/app.js';
 import type { Database } from '../../src/data/database.js';
 
-/** A production environment that passes the start-up checks (as test/http/probes.test.ts). */
+/** A production environment that passes the start-up checks (as test/operations/probes.http.test.ts). */
 const PRODUCTION = {
   NODE_ENV: 'production',
   MONGODB_URI: 'mongodb://unused.invalid/campus',

@@ -100,7 +100,7 @@ describe('school records: campus import and export', function () {
     expect(batch).to.include({ action: 'IMPORT', actorKind: 'CLI', status: 'APPLIED', records: 2 });
   });
 
-  // Both formats for each kind are checked at the data layer (test/integration/school-import.test.ts);
+  // Both formats for each kind are checked at the data layer (test/school-records/import.integration.test.ts);
   // here the command line's own path, one file per kind.
   it('export --out imports back unchanged: students.xlsx, clubs.csv, projects.xlsx', async () => {
     for (const name of ['students.xlsx', 'clubs.csv', 'projects.xlsx']) {

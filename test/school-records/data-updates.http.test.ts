@@ -7,7 +7,7 @@ import { authorize, CookieJar, createClient, REDIRECT_URI, signInToConsole, type
 import { AccountService } from '../../src/oauth/accounts.js';
 
 /**
- * Issue 25, item 2 over HTTP (test/browser/data-updates.test.ts walks it in Chromium): an admin
+ * Issue 25, item 2 over HTTP (test/accounts/student-self.browser.test.ts walks it in Chromium): an admin
  * asks chosen students to check chosen fields; the next sign-in of exactly those students, single
  * sign-on included, shows the form before the app gets its code; the answer is validated like the
  * admin form and written with the student as the actor; a withdrawn request asks no more; the
