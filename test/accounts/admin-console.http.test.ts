@@ -70,7 +70,7 @@ describe("accounts and sign-in: every user's accounts and API keys in the admin 
     expect(stored).to.deep.include({ role: 'TEACHER', approval: 'APPROVED', approvalDecidedBy: ids['admin'] });
     const sent = await mail.waitFor(teacher.email);
     expect(sent.subject).to.include('교사 계정 승인');
-    // A teacher is not an administrator: no admin console (issue 22).
+    // A teacher is not an administrator: no admin console.
     const asTeacher = await signInToConsole(t, teacher, '/console');
     expect((await asTeacher.get('/admin')).res.status).to.equal(403);
     expect((await asTeacher.get('/admin/accounts')).res.status).to.equal(403);

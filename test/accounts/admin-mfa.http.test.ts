@@ -10,7 +10,7 @@ import { loadOAuthKeys } from '../../src/oauth/signing-keys.js';
 import { MFA_FAILURE_LIMIT, MfaService, RECOVERY_CODE_COUNT } from '../../src/oauth/second-factor.js';
 
 /**
- * Issue 23, item 4, over HTTP as a browser without JavaScript: two-step sign-in (TOTP, RFC 6238)
+ * Over HTTP as a browser without JavaScript: two-step sign-in (TOTP, RFC 6238)
  * enrolled in /console/account, asked at the login page, with recovery codes; the admin console
  * needing it (ADMIN_MFA=required, the production default) and a sign-in at most 15 minutes old;
  * and a console sign-out that ends the sign-in at the authorization server in one step.

@@ -53,7 +53,7 @@ describe('accounts and sign-in: the developer console (/console) over HTTP', fun
 
   describe('API keys', () => {
     it('create with scopes and a label: the value is shown once, works at once, and is listed by prefix', async () => {
-      // Both granted at once to a USER (issue 22's policy; STUDENT_READ waits: test/api-keys/policy.http.test.ts).
+      // Both granted at once to a USER (scopes by role; STUDENT_READ waits: test/api-keys/policy.http.test.ts).
       const created = await a.post('/console/keys', { label: '급식 앱', scopes: ['CLUB_READ', 'NEIS_READ'] });
       const page = await follow(a, created.res);
       expect(page.res.status).to.equal(200);
@@ -152,7 +152,7 @@ describe('accounts and sign-in: the developer console (/console) over HTTP', fun
     });
 
     it('another account grants it; it is listed under that account’s connected apps; disconnecting stops userinfo and refresh at once', async () => {
-      // It asks for self:read: in testing until the school approves it (issue 22; test/apps/registry.http.test.ts).
+      // It asks for self:read: in testing until the school approves it (the app registry: test/apps/registry.http.test.ts).
       await new AppService(t.db, { isProduction: false }).approve(appId, { kind: 'CLI' });
       const result = await authorize(t, { client_id: appId, redirect_uri: CALLBACK, response_type: 'code', state: 's' }, bob);
       const tokens = (await (
@@ -301,7 +301,7 @@ describe('accounts and sign-in: the developer console (/console) over HTTP', fun
       await expectOk(await t.request('/v1/clubs', { headers: { 'X-API-KEY': key } }));
       const app = await follow(
         g,
-        // account:read alone needs no approval (issue 22): anyone may sign in to it at once.
+        // account:read alone needs no approval: anyone may sign in to it at once.
         (await g.post('/console/apps', { name: 'Gus app', redirectUris: CALLBACK, type: 'public', scopes: ['account:read'] })).res,
       );
       const gusApp = /<code id="client-id">([^<]+)<\/code>/.exec(app.html)?.[1] ?? '';

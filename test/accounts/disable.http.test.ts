@@ -9,7 +9,7 @@ import { codeOf, TestMailServer } from '../helpers/smtp.js';
 import { ApiKeyService } from '../../src/data/keys/store.js';
 
 /**
- * Issue 25, item 5: staff manage accounts in /admin/accounts. A disabled account cannot sign in
+ * Staff manage accounts in /admin/accounts. A disabled account cannot sign in
  * (the login page says so and whom to ask); its access token stops at userinfo, its refresh token
  * at the token endpoint and its API key at the data API, at once; enabled again, all of them work.
  * Staff send a password-reset code and delete an account (confirmed); `campus accounts

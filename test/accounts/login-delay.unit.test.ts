@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { sessionTtl } from '../../src/oauth/provider.js';
 import { loginDelayMs } from '../../src/oauth/throttle.js';
 
-/** The numbers of issue 8's login delay and session lifetimes, as pure functions. */
+/** The numbers of the account-wide login delay and the session lifetimes, as pure functions. */
 describe('accounts and sign-in: login delay and session lifetime', () => {
   it('the account-wide delay: free attempts, then doubling from the first delay up to the cap', () => {
     const delay = { firstMs: 500, maxMs: 10000 };

@@ -6,7 +6,7 @@ import { COOKIE_NAMES } from '../../src/oauth/constants.js';
 import { PROFILE_SAVE_LIMIT } from '../../src/limits.js';
 
 /**
- * Issue 25, items 1 and 4 over HTTP: a student edits their own record in /console/profile through
+ * My profile and my sign-ins over HTTP: a student edits their own record in /console/profile through
  * the one write path (the data API shows it with a new ETag, the audit log names the student, an
  * event is written), a field not theirs is refused; /console/sessions lists the person's sign-ins
  * and ends them (that browser is asked for its password again).

@@ -17,7 +17,7 @@ import { SelfService, SelfServiceError } from '../../src/oauth/self-service.js';
 import { REFUSAL_PACE } from '../../src/surfaces/accounts/api.js';
 
 /**
- * Issue 23, item 1: the self-service endpoints cost nothing until they must. Budgets per email
+ * The self-service endpoints cost nothing until they must. Budgets per email
  * and client address, per address and for everyone, the email-wide spacing of mails, codes that
  * die of wrong checks, `+` sub-addresses, and a wrong code that never reaches argon2. Client
  * addresses are told apart through the trusted proxy (127.0.0.1) and X-Forwarded-For.

@@ -11,7 +11,7 @@ import { createAccount, pkcePair, postJson } from '../helpers/oauth.js';
 import { TestMailServer } from '../helpers/smtp.js';
 
 /**
- * Issue 11's "Done when", in headless Chromium against the real app and a real SMTP server:
+ * Self-service from sign-up on, in headless Chromium against the real app and a real SMTP server:
  * sign up with a mailed code, sign in, create an API key and call /v1/students with it,
  * register an app and run the authorization-code flow with it for a second account, see the app
  * under that account's connected apps, disconnect it and see userinfo refuse the token; reset a
@@ -107,7 +107,7 @@ describe('accounts and sign-in: self-service in a browser, from sign-up to conne
     await signIn(page, t.url, '/console/keys', student);
     await page.getByLabel('이름 (무엇에 쓰는 키인지)').fill('시간표 앱');
     await page.getByLabel(/STUDENT_READ/).check();
-    // A student's STUDENT_READ waits for an admin (issue 22): the purpose is asked for.
+    // A student's STUDENT_READ waits for an admin (scopes by role): the purpose is asked for.
     await page.getByLabel(/사용 목적/).fill('시간표 앱에 반 친구 이름을 보여 주려고');
     await page.getByRole('button', { name: '키 만들기' }).click();
     await page.waitForURL(/\/console\/keys\/[0-9a-f]{24}$/);
@@ -145,7 +145,7 @@ describe('accounts and sign-in: self-service in a browser, from sign-up to conne
     appId = (await owner.page.locator('#client-id').textContent()) ?? '';
     secrets.push(appSecret);
     expect(appSecret.length).to.be.greaterThan(30);
-    // It asks for self:read: in testing until the school approves it (issue 22).
+    // It asks for self:read: in testing until the school approves it (the app registry).
     await new AppService(t.db, { isProduction: false }).approve(appId, { kind: 'CLI' });
 
     const { context, page } = await newPage();

@@ -8,7 +8,7 @@ import { createClient, pkcePair } from '../helpers/oauth.js';
 import { AccountService } from '../../src/oauth/accounts.js';
 
 /**
- * Issue 25 (items 1, 2 and 4) in a real Chromium, at 390 px and 1280 px, Korean and English:
+ * My profile, data updates at sign-in and my sign-ins in a real Chromium, at 390 px and 1280 px, Korean and English:
  * a student edits their specialty in /console/profile (the data API shows it with a new ETag);
  * an admin asks the student to check their details in /admin/students/requests; the student's
  * next sign-in to an app, through single sign-on, shows the form, and the app gets its code after

@@ -6,7 +6,7 @@ import { hashPassword } from '../../src/oauth/secrets.js';
 import { runCampus } from '../helpers/cli.js';
 import { testDatabaseUri } from '../helpers/database.js';
 
-/** Issue 22's commands, run as people run them: keys by owner and their approval, apps by owner and their state, teachers' sign-ups. */
+/** The approval commands, run as people run them: keys by owner and their approval, apps by owner and their state, teachers' sign-ups. */
 const campus = (uri: string, ...args: string[]) => runCampus({ MONGODB_URI: uri, SMTP_URL: '' }, args);
 
 describe('API keys: campus keys --owner|approve|refuse, clients --owner|approve|disable|enable, accounts approve|refuse', function () {

@@ -6,7 +6,7 @@ import { createAdapterFactory } from '../../src/oauth/adapter.js';
 import { AppService } from '../../src/oauth/apps.js';
 import { testDatabaseUri } from '../helpers/database.js';
 
-/** Issue 8 against the real database (FerretDB in CI): ids that are never reused, single use that holds under races. */
+/** The authorization server's storage against the real database (FerretDB in CI): ids that are never reused, single use that holds under races. */
 describe('OAuth apps: hardening on the real database', () => {
   let db: Database;
   let offsetMs = 0;

@@ -12,7 +12,7 @@ import { buildClub, buildProject, buildStudent, insertSchool } from '../helpers/
 import { authorize, createAccount, createClient, postJson, REDIRECT_URI } from '../helpers/oauth.js';
 
 /**
- * Fine-grained login scopes (issue 22): userinfo returns exactly the fields its token's scopes
+ * Fine-grained login scopes: userinfo returns exactly the fields its token's scopes
  * release, for each scope and combination; self:read is what it was (plus `teacher`); the consent
  * page names every field userinfo returns.
  */

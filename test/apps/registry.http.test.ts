@@ -8,7 +8,7 @@ import { buildStudent, insertSchool } from '../helpers/factories.js';
 import { authorize, CookieJar, createClient, postJson, signInToConsole, type ConsoleSession } from '../helpers/oauth.js';
 
 /**
- * The app registry (issue 22): /admin/apps lists every app with owner, type, scopes, redirects,
+ * The app registry: /admin/apps lists every app with owner, type, scopes, redirects,
  * consent count and state; a developer-console app asking for student data is in testing (only its
  * owner signs in) until approved; a disabled app's tokens stop at once; names may not copy the
  * school's own apps'; each change is in the access log.

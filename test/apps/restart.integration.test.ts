@@ -8,7 +8,7 @@ import { openDatabase, type Database } from '../../src/data/database.js';
 import { freePort } from '../../src/data/platform/embedded/index.js';
 
 /**
- * "A restart loses no grant or token" (issue 26), for real: `campus serve` with its own embedded
+ * "A restart loses no grant or token", for real: `campus serve` with its own embedded
  * database (FerretDB over SQLite with SQLITE_SYNCHRONOUS=normal, the default; over PostgreSQL in
  * the suite's second pass), both killed with SIGKILL between requests, then started again on the
  * same files. Every grant, refresh token and claim written before the kill is still there: the

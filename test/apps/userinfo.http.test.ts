@@ -81,7 +81,7 @@ describe('OAuth apps: the userinfo server', () => {
       expect(res.headers.get('content-type')).to.equal('application/json; charset=utf-8');
       expect(res.headers.get('cache-control')).to.equal('no-store');
       const body = (await res.json()) as Record<string, unknown>;
-      // self:read as before, with `teacher` (null but for a teacher) since issue 22.
+      // self:read as before, with `teacher` (null but for a teacher) since teachers have a role of their own.
       expect(Object.keys(body)).to.deep.equal(['sub', 'id', 'email', 'role', 'isStudent', 'student', 'teacher']);
       expect(body['teacher']).to.equal(null);
       expect(body).to.include({ sub: decodeJwt(access_token).sub, email: USER.email, role: 'USER', isStudent: true });

@@ -5,7 +5,7 @@ import { expectEnvelope, expectOk } from '../helpers/expect.js';
 import { createAccount } from '../helpers/oauth.js';
 
 /**
- * Budgets in front of the per-key ones (issue 23; src/http/rate-limit.ts): all the keys of one
+ * Budgets in front of the per-key ones (src/http/rate-limit.ts): all the keys of one
  * account share RATE_LIMIT_ACCOUNT and every key from one client address shares
  * RATE_LIMIT_ADDRESS, so more keys multiply neither; a key an operator gave its own limit is
  * counted against it alone; a refusal names its budget in the headers; a 304 spends nothing.

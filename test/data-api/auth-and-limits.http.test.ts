@@ -317,7 +317,7 @@ describe('data API: API keys, rate limits, conditional requests', () => {
       expect(forbidden.headers.get('x-ratelimit-remaining')).to.equal('0');
     });
 
-    it('a warm conditional request answered 304 reads nothing from the database (issue 26)', async () => {
+    it('a warm conditional request answered 304 reads nothing from the database', async () => {
       const key = await issueKey(t.db, { scopes: ['CLUB_READ'] });
       const call = (headers: Record<string, string> = {}) => t.request('/v1/clubs', { headers: { 'X-API-KEY': key, ...headers } });
       const first = await call();

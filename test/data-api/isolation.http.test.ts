@@ -21,7 +21,7 @@ import { percentile, runFlood } from '../helpers/flood.js';
 import { authorize, createAccount, createClient, CookieJar, pkcePair, postJson, REDIRECT_URI } from '../helpers/oauth.js';
 
 /**
- * Isolation of the data API (issue 8): the time budget, the bound on database operations per
+ * Isolation of the data API: the time budget, the bound on database operations per
  * request, the bound on concurrent GraphQL executions, 401s limited per client address, the
  * separate cache of unknown API keys, and a flood of maximum-cost documents that leaves health,
  * userinfo, the login page and the token endpoint answering.

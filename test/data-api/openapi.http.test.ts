@@ -232,7 +232,7 @@ describe('data API: the OpenAPI document', () => {
     expect(Object.keys(doc.paths).sort()).to.deep.equal([...ENDPOINTS.map((e) => e.path), '/v1/health'].sort());
     for (const endpoint of ENDPOINTS) {
       const operation = operationOf(doc, endpoint.path);
-      // Issue 25: the public project list takes no key.
+      // The public project list takes no key.
       expect(operation.security, endpoint.path).to.deep.equal(isPublic(endpoint) ? [] : [{ apiKey: [...endpointScopes(endpoint)] }]);
       if (isPublic(endpoint)) expect(operation.description).to.include('No API key needed');
       // Korean first, then English (src/rest/openapi.ts `bilingual`).
@@ -516,7 +516,7 @@ describe('data API: OpenAPI served, and real answers validate against it', funct
     });
   }
 
-  // Issue 25: the endpoints without a key (test/data-api/public-projects.http.test.ts has their 429 per address).
+  // The endpoints without a key (test/data-api/public-projects.http.test.ts has their 429 per address).
   for (const endpoint of ENDPOINTS.filter(isPublic)) {
     it(`${endpoint.path}: 200 (demo data), 304, 400 and 405 answers without a key match the document`, async () => {
       const path = endpoint.path;

@@ -6,7 +6,7 @@ import { SchoolWriter } from '../../src/data/school/writes.js';
 import { CLI_ACTOR } from '../../src/data/school/types.js';
 
 /**
- * Issue 25, item 6: GET /v1/public/projects and /v1/public/projects/{id} without a key: exactly the
+ * GET /v1/public/projects and /v1/public/projects/{id} without a key: exactly the
  * public fields (no person), paging, ETag and 304, and a rate limit per client address (told
  * apart through the trusted proxy 127.0.0.1 and X-Forwarded-For).
  */

@@ -60,7 +60,7 @@ describe('developer kit: clients/typescript against campus serve', function () {
     const timetables = await campus.GET('/v1/neis/timetables', { params: { query: { grade: 1, classNum: 1 } } });
     called.add('/v1/neis/timetables');
     expect(timetables.data?.status).to.equal('OK');
-    // Issue 25: the public project list, typed like the others (the key is sent and not needed).
+    // The public project list, typed like the others (the key is sent and not needed).
     const open = await campus.GET('/v1/public/projects', { params: { query: { size: 2 } } });
     called.add('/v1/public/projects');
     expect(open.data?.data.projects).to.have.length(2);

@@ -5,7 +5,7 @@ import { expectOk } from '../helpers/expect.js';
 import { authorize, createAccount, generateJwks, signInToConsole, type ConsoleSession } from '../helpers/oauth.js';
 
 /**
- * The developer's first hour (issue 27) over HTTP: right after a key is made, a curl with that
+ * The developer's first hour over HTTP: right after a key is made, a curl with that
  * key (and a client snippet) that answers; right after an app is registered, its discovery
  * address, client id and the example app's command with its secret; /dev/callback as a
  * registrable redirect address that shows the code and the token request, which works as

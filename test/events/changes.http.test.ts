@@ -11,7 +11,7 @@ import { expectEnvelope, expectOk } from '../helpers/expect.js';
 import { buildClub, buildProject, buildStudent, insertSchool, issueKey } from '../helpers/factories.js';
 
 /**
- * GET /v1/changes over HTTP (issue 24; src/data/events/feed.ts): the data API's envelope, keys,
+ * GET /v1/changes over HTTP (src/data/events/feed.ts): the data API's envelope, keys,
  * validation and rate limit; events in commit order whose before/after are exactly what the REST
  * lists show; exact resume from a cursor; filtering by the key's scopes; 410 past the retention;
  * the same feed in GraphQL and in the OpenAPI document.
@@ -133,7 +133,7 @@ describe('events and webhooks: GET /v1/changes', function () {
     expect((await feed('', all)).events.length).to.equal(4);
     expect((await feed('', clubsOnly)).events.length).to.equal(1);
 
-    // NEIS_READ alone (issue 24: the feed carries neis.*.updated) sees none of the school's events.
+    // NEIS_READ alone (the feed's neis.*.updated events are for it) sees none of the school's events.
     expect(await feed('', neisOnly)).to.deep.equal({ events: [], nextCursor: '4' });
     await expectEnvelope(await t.request('/v1/changes'), 401, 'UNAUTHORIZED', 'Missing API key');
   });

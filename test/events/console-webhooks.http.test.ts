@@ -10,7 +10,7 @@ import { createAccount, signInToConsole, type ConsoleSession } from '../helpers/
 import { TestReceiver } from '../helpers/receiver.js';
 
 /**
- * The developer console's webhooks over HTTP (issue 24; src/surfaces/console/webhooks.ts): create
+ * The developer console's webhooks over HTTP (src/surfaces/console/webhooks.ts): create
  * with the secret shown once, a test event and a redelivery to a real receiver (both verified with
  * the standardwebhooks package and recorded), pause and resume, a new secret, deletion only when
  * confirmed, the limit of 10, and another account's webhook reads as not found. The delivery worker

@@ -24,7 +24,7 @@ import { NeisSync } from '../../src/neis/sync.js';
 import { buildStudent } from '../helpers/factories.js';
 
 /**
- * The change feed's outbox (issue 24; src/data/events/outbox.ts): every write path of school data
+ * The change feed's outbox (src/data/events/outbox.ts): every write path of school data
  * emits its events in the same batch as the change, numbered in commit order; a batch that does
  * not commit leaves none; the feed resumes exactly from any cursor, filters by scope, and answers
  * 410 for a cursor older than its retention.

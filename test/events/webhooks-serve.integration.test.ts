@@ -10,7 +10,7 @@ import { createTestDatabase } from '../helpers/database.js';
 import { eventually, TestReceiver } from '../helpers/receiver.js';
 
 /**
- * Webhooks through the real `campus` command (issue 24): the operators' commands as README
+ * Webhooks through the real `campus` command: the operators' commands as README
  * documents them; `campus serve` delivering, killed with SIGKILL while a delivery is in flight and
  * started again (the event arrives: a lease, not a lock a crash leaves held); two `campus serve`
  * processes on one database delivering each event once, in order.

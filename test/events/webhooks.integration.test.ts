@@ -23,7 +23,7 @@ import { createTestDatabase } from '../helpers/database.js';
 import { eventually, TestReceiver } from '../helpers/receiver.js';
 
 /**
- * Webhook delivery (issue 24; src/events/delivery.ts) with the real worker, real receivers on
+ * Webhook delivery (src/events/delivery.ts) with the real worker, real receivers on
  * local ports and the real feed: signatures verify with the `standardwebhooks` package; failures
  * are retried on the (test-short) schedule in order, each attempt logged; a receiver that was
  * down catches up; retries spent mark the webhook failing and mail its owner; scopes filter; unsafe

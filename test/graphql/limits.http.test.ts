@@ -8,8 +8,8 @@ import { expectEnvelope } from '../helpers/expect.js';
 import { buildClub, buildStudent, insertSchool, issueKey } from '../helpers/factories.js';
 
 /**
- * The static limits of POST /graphql (src/graphql/limits.ts): documents of issue 8 refused with
- * 400 in under a second and before any database work, one test per cap, the cost of variables
+ * The static limits of POST /graphql (src/graphql/limits.ts): documents built to be costly refused
+ * with 400 in under a second and before any database work, one test per cap, the cost of variables
  * and date ranges, and rate-limit points spent in proportion to the cost.
  */
 
@@ -81,7 +81,7 @@ describe('GraphQL: the limits of POST /graphql', () => {
     dataCommands.length = 0;
   });
 
-  describe('the documents of issue 8 are refused with 400 in under a second, before any database work', () => {
+  describe('documents built to be costly (thousands of aliases, a size hidden in a variable default) are refused with 400 in under a second, before any database work', () => {
     const tokenMessage = `Syntax Error: Document contains more that ${MAX_TOKENS} tokens. Parsing aborted.`;
 
     it('1,999 aliases of meals for a year', async () => {

@@ -3,7 +3,7 @@ import { migrate } from '../../src/data/migrations.js';
 import { createTestDatabase } from '../helpers/database.js';
 
 /**
- * Issue 22's migrations: accounts approved as teachers become TEACHER unless changed since the
+ * Migrations 5 to 7: accounts approved as teachers become TEACHER unless changed since the
  * approval (a ROOT's deliberate ADMIN is kept, and listed for review); developer-console apps in
  * use before the app registry count as approved.
  */
@@ -13,7 +13,7 @@ describe('operations: migrations 5 to 7, apps in use stay usable; approved teach
   it('tells approved teachers from deliberate ADMINs, and approves the apps already registered', async () => {
     const db = await createTestDatabase('access_migrations');
     try {
-      // A database at schema 4, as the code before issue 22 left it.
+      // A database at schema 4, as the code left it before the app registry and the TEACHER role.
       await migrate(db);
       await db.client
         .db()

@@ -12,7 +12,7 @@ import { ApiKeyAuthenticator } from '../../src/http/api-key.js';
 import { createLogger } from '../../src/logger.js';
 
 /**
- * Targeted invalidation (src/data/platform/versions.ts, issue 23 item 6, issue 26): a change of one key,
+ * Targeted invalidation (src/data/platform/versions.ts): a change of one key,
  * grant, account or client makes every process forget what rests on it, and only that. Two
  * database handles stand for two processes (the one that serves, and the CLI or instance that
  * revokes), joined through the real Redis (src/data/platform/version-bus.ts); database reads are counted

@@ -15,8 +15,8 @@ import { joinVersionBus, type VersionBus } from '../../src/data/platform/version
 import { createLogger } from '../../src/logger.js';
 
 /**
- * Two real `campus serve` processes on one database and one Redis (issue 9: several processes
- * may share them): a data change is a new ETag at the other at once, not after the version
+ * Two real `campus serve` processes on one database and one Redis (several processes may share
+ * them): a data change is a new ETag at the other at once, not after the version
  * clock's one-second cache (src/data/platform/versions.ts, src/data/platform/version-bus.ts, wired in
  * src/main.ts); a grant revoked through one is refused at the other's userinfo at once; the
  * Redis rate limit is one budget across both. Both processes are started once (each takes a
@@ -154,7 +154,7 @@ describe('operations: two campus serve processes on one database and one Redis',
     expect(((await refreshed.json()) as { error: string }).error).to.equal('invalid_grant');
   });
 
-  it('an account disabled elsewhere stops its token at both userinfos and its key at both data APIs at once; enabled, both work (issue 25)', async () => {
+  it('an account disabled elsewhere stops its token at both userinfos and its key at both data APIs at once; enabled, both work', async () => {
     const user = { email: 'disabled.elsewhere@school.test', password: 'another long passphrase 77' };
     const accountId = await createAccount(db, user.email, user.password);
     const created = await createClient(db, { firstParty: true });

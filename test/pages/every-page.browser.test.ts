@@ -20,9 +20,8 @@ interface Labelled {
 }
 
 /**
- * Every page people see, at phone (390 px) and desktop (1280 px) width, in Korean and English
- * (issue 21, "Done when"): the front door, the login, consent and logout pages, sign-up and reset,
- * the developer console, the admin console (students, accounts, audit log and a change's batch,
+ * Every page people see, at phone (390 px) and desktop (1280 px) width, in Korean and English:
+ * the front door, the login, consent and logout pages, sign-up and reset, the developer console, the admin console (students, accounts, audit log and a change's batch,
  * keys, ...) and the error pages. Each one is in the shell (the school's name, the language
  * switch), in the language asked for, has a label for every control and the skip link first in
  * the tab order, and on a phone nothing on it — no column of a table, no button — reaches past
@@ -56,7 +55,7 @@ describe('pages: every page, its shell, labels, phone width, both languages', fu
     keyId = issued.summary.id;
     await keys.rotate(keyId, new Date(), { ownerAccountId: devId, graceSeconds: 3600 });
     await keys.issue({ scopes: ['CLUB_READ'], label: null, ownerAccountId: devId });
-    // A request awaiting an admin (issue 22): /admin lists it, /console/keys shows its state.
+    // A key request awaiting an admin: /admin lists it, /console/keys shows its state.
     await keys.request((await findStanding(t.db, devId)) ?? assert.fail('no standing'), {
       scopes: ['CLUB_READ', 'STUDENT_READ'],
       purpose: '동아리 출석부에 부원의 학번과 이름을 보여 주려고 합니다',
@@ -77,7 +76,7 @@ describe('pages: every page, its shell, labels, phone width, both languages', fu
         };
       }),
     );
-    // A webhook with deliveries: one delivered, one retried after failures, one without an answer (issue 24).
+    // A webhook with deliveries: one delivered, one retried after failures, one without an answer.
     const webhooks = new WebhookStore(
       t.db,
       new CookieSealer(['a key only these pages use, long enough'], 'webhook-secret'),

@@ -12,7 +12,7 @@ import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { createAccount, signInToConsole, type ConsoleSession } from '../helpers/oauth.js';
 
 /**
- * Cookie names under https (issue 23; src/oauth/constants.ts cookieName, providerCookieNames):
+ * Cookie names under https (src/oauth/constants.ts cookieName, providerCookieNames):
  * served over TLS, every cookie of our pages and the authorization server's session cookie carry
  * `__Host-` (Secure, Path=/, no Domain), and oidc-provider's interaction and resume cookies,
  * which it scopes to one sign-in's path, carry `__Secure-`; the console sign-in works with them

@@ -11,7 +11,7 @@ import { issueKey } from '../helpers/factories.js';
 import { createAccount } from '../helpers/oauth.js';
 
 /**
- * The admin console's school pages, end to end in headless Chromium (issue 10, "Done when"): a
+ * The admin console's school pages, end to end in headless Chromium: a
  * ROOT account signs in through our authorization server, creates a club and a student in it,
  * imports a student file with two bad rows and sees both errors with their row numbers, fixes
  * and applies it, exports and re-imports unchanged, previews a rollover and reads each change in
@@ -233,7 +233,7 @@ describe('school records: the admin console in a browser', function () {
     expect(clubRows[0]).to.include('설립연도');
   });
 
-  it('an interrupted change shows at the top of the audit log with what became of it, and on its own page (issue 28)', async () => {
+  it('an interrupted change shows at the top of the audit log with what became of it, and on its own page', async () => {
     // A writer that journaled a change and died before settling it (nobody holds the write lease):
     // the first reader rolls it back and marks it interrupted.
     const student = await t.db.models.students.findOne({ email: 'star@gsm.hs.kr' }).lean<StudentDoc>();
@@ -275,7 +275,7 @@ describe('school records: the admin console in a browser', function () {
     await page.setViewportSize(VIEWPORTS.desktop);
   });
 
-  it('applies a rollover in the background: the job page shows its progress, then leads to its changes (issue 28)', async () => {
+  it('applies a rollover in the background: the job page shows its progress, then leads to its changes', async () => {
     const workbook = new ExcelJS.Workbook();
     const sheet = workbook.addWorksheet('새 학년');
     sheet.addRow(['학번', '새 반', '새 번호']);

@@ -271,7 +271,7 @@ describe('school records: writes, who may change what', function () {
     expect(await t.db.models.students.countDocuments({ email: 'spring@gsm.hs.kr' })).to.equal(1);
   });
 
-  it('background applies (issue 28): the console starts a job and follows it; an unknown upload is 422, an unknown or foreign job 404', async () => {
+  it('background applies: the console starts a job and follows it; an unknown upload is 422, an unknown or foreign job 404', async () => {
     const bytes = Buffer.from('학생명,학번,이메일,성별,소속\r\n김가을,2418,autumn@gsm.hs.kr,여자,일반학생');
     const preview = await asAccount(
       'ADMIN',

@@ -18,7 +18,7 @@ import { issueKey } from '../helpers/factories.js';
 import { createAccount, signInToConsole } from '../helpers/oauth.js';
 
 /*
- * Crashes for real (issue 28): `kill -9` of the importing `campus import`, of `campus serve` during
+ * Crashes for real: `kill -9` of the importing `campus import`, of `campus serve` during
  * a console rollover, and of the database during an apply, each at several points of the apply
  * (CAMPUS_TEST_PAUSE_AFTER makes the writer stop after N records: src/data/school/engine.ts).
  * After each, a restarted service answers the school as it was before the batch or as it is
@@ -30,7 +30,7 @@ import { createAccount, signInToConsole } from '../helpers/oauth.js';
 
 const STUDENTS = 1000;
 /**
- * Issue 28: the next import succeeds within 10 s of the crash. What a crash used to cost is the
+ * The target: the next import succeeds within 10 s of the crash. What a crash used to cost is the
  * dead writer's lock (60 s) and a slow recovery (minutes); both are checked against this bound:
  * the interrupted batch is rolled back (by whoever gets there first) within 10 s of the kill.
  * The import itself takes 1 to 2 s on an idle machine (README, "Benchmarks"), but a starting

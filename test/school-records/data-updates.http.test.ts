@@ -7,11 +7,12 @@ import { authorize, CookieJar, createClient, REDIRECT_URI, signInToConsole, type
 import { AccountService } from '../../src/oauth/accounts.js';
 
 /**
- * Issue 25, item 2 over HTTP (test/accounts/student-self.browser.test.ts walks it in Chromium): an admin
- * asks chosen students to check chosen fields; the next sign-in of exactly those students, single
- * sign-on included, shows the form before the app gets its code; the answer is validated like the
- * admin form and written with the student as the actor; a withdrawn request asks no more; the
- * `campus students request-update` command makes, lists and withdraws requests.
+ * Data updates asked at sign-in, over HTTP (test/accounts/student-self.browser.test.ts walks them
+ * in Chromium): an admin asks chosen students to check chosen fields; the next sign-in of exactly
+ * those students, single sign-on included, shows the form before the app gets its code; the
+ * answer is validated like the admin form and written with the student as the actor; a withdrawn
+ * request asks no more; the `campus students request-update` command makes, lists and withdraws
+ * requests.
  */
 describe('school records: data updates asked at sign-in (/admin/students/requests, campus students request-update)', function () {
   this.timeout(180000);

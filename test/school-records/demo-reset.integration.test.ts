@@ -9,7 +9,7 @@ import { testDatabaseUri } from '../helpers/database.js';
 import { createAccount, signInToConsole } from '../helpers/oauth.js';
 
 /**
- * `campus seed --demo` keeps the school's data (issue 21, "The demo keeps your work"): run again
+ * `campus seed --demo` keeps the school's data (the demo keeps your work): run again
  * after an import, it leaves the import and says so; `--reset` replaces the school on purpose,
  * as an entry of the audit log, and the import's batch then reads as superseded, its undo
  * refused with the reason.

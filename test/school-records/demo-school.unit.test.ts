@@ -4,8 +4,8 @@ import { SchoolState } from '../../src/data/school/state.js';
 import { buildDemoSchool, buildDemoSchoolOfSize, type DemoSchool } from '../../src/data/school/demo.js';
 
 /**
- * The demo schools `campus seed --demo [--students N]` loads (issue 9, "a bigger school"): the
- * sizes asked, deterministic, and every record valid under the school's own rules (issue 10),
+ * The demo schools `campus seed --demo [--students N]` loads (a bigger school for the benchmarks): the
+ * sizes asked, deterministic, and every record valid under the school's own rules (src/data/school/rules.ts),
  * so the admin console and imports can work on them as on a real school's data.
  */
 /** Every record checked as the admin console checks a new one. */

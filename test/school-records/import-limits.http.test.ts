@@ -12,7 +12,7 @@ import { createTestDatabase } from '../helpers/database.js';
 import { createAccount, signInToConsole, type ConsoleSession } from '../helpers/oauth.js';
 
 /**
- * Imports that cannot take the service down (issue 23, item 5; src/data/school/spreadsheet.ts and
+ * Imports that cannot take the service down (src/data/school/spreadsheet.ts and
  * spreadsheet-thread.ts): a ZIP bomb whose headers lie about its sizes and a sheet with a cell far
  * to the right are refused with their messages, in the admin console and by `campus import`,
  * while /v1/health keeps answering on the same listener during the read.

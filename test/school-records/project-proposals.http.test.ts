@@ -9,7 +9,7 @@ import { createAccount, signInToConsole, type ConsoleSession } from '../helpers/
 import { MAX_PENDING_PROPOSALS } from '../../src/limits.js';
 
 /**
- * Issue 25, item 3: a student proposes a new project or a change to one they take part in
+ * Project proposals: a student proposes a new project or a change to one they take part in
  * (/console/projects); admins review it beside the current record (/admin/proposals) and accept
  * it (written through the one write path: it appears in GET /v1/projects, the audit batch names
  * the admin) or refuse it with a reason (nothing changes); the student sees the outcome.

@@ -7,7 +7,7 @@ import { launchChromium, screenshot, signIn, VIEWPORTS } from '../helpers/browse
 import { createAccount, signInToConsole } from '../helpers/oauth.js';
 
 /**
- * Issue 25 (items 3 and 5) in headless Chromium: a student proposes a project through the form of
+ * Project proposals and account management in headless Chromium: a student proposes a project through the form of
  * /console/projects, an admin accepts it on /admin/proposals/<id> beside the current record, and
  * the student's page shows it written; a disabled account's login page says why. Then every new
  * page at phone (390 px) and desktop width, Korean and English: in the language asked for, every
@@ -25,7 +25,7 @@ describe('school records: proposals, an account and a disabled sign-in in Chromi
   const ids: string[] = [];
 
   before(async () => {
-    t = await buildTestApp('issue25_pages');
+    t = await buildTestApp('proposals_accounts_pages');
     await seedDemoSchool(t.db);
     // A student of the demo school who takes part in a project.
     const project = await t.db.models.projects

@@ -21,7 +21,7 @@ import type { Issue } from '../../src/data/school/types.js';
 import { buildClub, buildProject, buildStudent } from '../helpers/factories.js';
 
 /**
- * Every validation rule of school records (issue 10), on the pure planning state the mutations,
+ * Every validation rule of school records, on the pure planning state the mutations,
  * imports and rollover share (src/data/school/operations.ts, rules.ts): each case names the field
  * and the code of the problem, and the message names the field.
  */
