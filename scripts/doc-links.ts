@@ -3,7 +3,7 @@ import { posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /**
- * The docs' relative links, checked the way GitHub renders them (test/unit/doc-links.test.ts):
+ * The docs' relative links, checked the way GitHub renders them (test/developer-kit/doc-links.unit.test.ts):
  * every link of README.md and docs/*.md names a file of the repository, and every `#anchor` a
  * heading of that page, so a section moved from one page to another cannot leave a link behind.
  * The repository paths that src/ names in its comments (`docs/decisions.md`, `src/data/platform/lease.ts`)

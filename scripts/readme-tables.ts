@@ -18,7 +18,8 @@ import { buildOpenApiDocument, type JsonSchema, type OpenApiDocument, type Param
  * - docs/configuration.md: every environment variable, between `<!-- configuration -->` and
  *   `<!-- /configuration -->`, with its default, values and description from the config schema
  *   (src/config/index.ts).
- * A unit test (test/unit/docs-tables.test.ts) fails when a page differs from what this writes.
+ * Unit tests (test/data-api/docs-tables.unit.test.ts,
+ * test/operations/configuration-doc.unit.test.ts) fail when a page differs from what this writes.
  * (The file keeps its first name: package.json's `docs` script and src/rest/openapi.ts cite it.)
  */
 

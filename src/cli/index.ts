@@ -8,7 +8,7 @@ type Register = (program: Command) => void;
  * command loads only its own module and what that imports: `campus keys issue` does not load the
  * authorization server, the spreadsheet reader or the GraphQL server, and starts in about half
  * the time of loading every command (the test suite starts hundreds of them). The program's own
- * help, or a name that is not here, loads them all. test/unit/cli-commands.test.ts checks this
+ * help, or a name that is not here, loads them all. test/operations/cli-commands.unit.test.ts checks this
  * table against what the modules register.
  */
 export const COMMAND_MODULES: Readonly<Record<string, () => Promise<Register>>> = {

@@ -23,7 +23,7 @@ export class UndeclaredAccessError extends Error {}
  * The rule of every Query and Mutation field, read from its @access directive: the schema is the
  * one place a root field's privilege is declared, and a field without one (a new mutation that
  * forgot it) stops the schema from building, so the service does not start and the tests that
- * walk the rules (test/http/access-rules.test.ts) see it.
+ * walk the rules (test/accounts/access-rules.http.test.ts) see it.
  */
 export function rootFieldRules(schema: GraphQLSchema): Map<string, AccessRule> {
   const rules = new Map<string, AccessRule>();

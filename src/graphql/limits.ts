@@ -81,7 +81,7 @@ const ROWS_PER_DAY: Readonly<Record<string, number>> = {
  * own; its lists are costed at their longest in this schema. The standard introspection query
  * of graphql-js (what graphql-codegen and editors send) estimates at about 107,000 here since the
  * school-admin types joined the schema; the allowance keeps room for the schema to grow
- * (test/http/graphql-sdl.test.ts sends that query).
+ * (test/graphql/sdl.http.test.ts sends that query).
  */
 export const MAX_INTROSPECTION_COST = 250_000;
 

@@ -168,7 +168,7 @@ function digest(bytes: Buffer): string {
 /**
  * Swagger UI reads the document; the plain layout (no top bar: it would offer to load other
  * documents). Three things make its page meet WCAG 2.2 AA, as every page of ours does
- * (test/browser/docs.test.ts runs axe-core on it):
+ * (test/data-api/docs-page.browser.test.ts runs axe-core on it):
  * - an operation's path is a deep link inside the button that opens the operation: a control in a
  *   control (4.1.2) and a 19 px target (2.5.8). The path is rendered without the link (Swagger UI's
  *   plugin API, wrapComponents); deep linking itself stays: opening an operation still puts it in

@@ -105,7 +105,7 @@ const TEXT = { type: 'string' };
  * it), with the JSON Schema of its value. A scope's `fields` name only these keys. The TypeScript
  * client's `Userinfo` type is generated from this table and the scopes' fields
  * (scripts/client-types.ts: `npm run codegen`; `npm run codegen:check` fails when it is stale),
- * and test/http/login-scopes.test.ts checks real answers against it.
+ * and test/apps/login-scopes.http.test.ts checks real answers against it.
  */
 export const USERINFO_FIELDS = {
   sub: { ...TEXT, description: 'The account identifier (the ID token names the same `sub`); always there.' },

@@ -236,3 +236,69 @@ export async function loginAttempts(t: TestApp): Promise<Record<'succeeded' | 'f
     Number(new RegExp(`^campus_login_attempts_total\\{outcome="${outcome}"\\} (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
   return { succeeded: count('succeeded'), failed: count('failed'), unchecked: count('unchecked'), locked: count('locked') };
 }
+
+/** An authorization stopped at the login page: its cookies, address, text, form token and form action. */
+export interface LoginPage {
+  jar: CookieJar;
+  url: string;
+  html: string;
+  csrf: string;
+  action: string;
+  res: Response;
+}
+
+/** Starts an authorization (with PKCE) and stops at the login page. */
+export async function openLoginPage(
+  t: TestApp,
+  clientId: string,
+  init: { headers?: Record<string, string>; query?: string } = {},
+): Promise<LoginPage> {
+  const jar = new CookieJar();
+  const { challenge } = pkcePair();
+  const params = new URLSearchParams({
+    client_id: clientId,
+    redirect_uri: REDIRECT_URI,
+    response_type: 'code',
+    state: 'st-1',
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+  });
+  const start = await t.request(`/v1/oauth/authorize?${params}`, { redirect: 'manual' });
+  jar.store(start);
+  expect(start.status).to.equal(303);
+  const url = new URL(start.headers.get('location') ?? '', t.url).href + (init.query ?? '');
+  const res = await fetch(url, { headers: { cookie: jar.header(), ...init.headers } });
+  // As a browser: a language chosen with ?lang= is remembered for the form's posts.
+  jar.store(res);
+  const html = await res.clone().text();
+  return {
+    jar,
+    url,
+    html,
+    res,
+    csrf: /name="csrf" value="([^"]+)"/.exec(html)?.[1] ?? '',
+    action: new URL(/<form method="post" action="([^"]+)"/.exec(html)?.[1] ?? '/', t.url).href,
+  };
+}
+
+/** Posts `fields` to the page's form (or to `action`) as a browser would, redirects not followed. */
+export function postForm(
+  page: LoginPage,
+  fields: Record<string, string>,
+  headers: Record<string, string> = {},
+  action = page.action,
+): Promise<Response> {
+  return fetch(action, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: page.jar.header(), ...headers },
+    body: new URLSearchParams(fields).toString(),
+  });
+}
+
+/** The problem a form shows: the first line of its error summary (src/surfaces/web/components.ts). */
+export function alertText(html: string): string | undefined {
+  return /<div class="error-summary" role="alert"[^>]*>\s*<h2>[^<]*<\/h2>\s*<ul>\s*<li><a href="#f-[a-z]+">([^<]*)<\/a><\/li>/.exec(
+    html,
+  )?.[1];
+}

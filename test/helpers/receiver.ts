@@ -10,7 +10,7 @@ export interface Received {
 }
 
 /**
- * A real webhook receiver on a local port (issue 24's tests): it answers each request with the
+ * A real webhook receiver on a local port (for the webhook delivery tests): it answers each request with the
  * next status of `statuses` (then 200), records what it got, and can be closed and opened again
  * on the same port (a receiver that was down).
  */

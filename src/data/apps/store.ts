@@ -51,7 +51,7 @@ export class AppStore {
    * idempotent. Every `campus serve` puts its pages' client at start-up, so two instances starting
    * at once race to create it: one upsert inserts it and the other fails on the duplicate `_id`
    * (MongoDB and FerretDB alike); the client now exists, so that second write is made again, as a
-   * replacement (test/integration/client-store.test.ts).
+   * replacement (test/apps/app-store.integration.test.ts).
    */
   async put(input: AppRecordInput, now = new Date()): Promise<OAuthClientDoc> {
     const doc: OAuthClientDoc = { _id: input.id, ...STATE_DEFAULTS, ...withoutId(input), createdAt: now, updatedAt: now };

@@ -72,7 +72,7 @@ const VERSION_RANGE = 2 ** 48;
 
 /**
  * A version is a fresh random number, not a counter. FerretDB 1.24 applies an update as read,
- * modify, write without isolation (test/integration/versions.test.ts shows it): concurrent
+ * modify, write without isolation (test/operations/versions.integration.test.ts shows it): concurrent
  * `$inc`s lose increments, and when the kinds shared one document a bump of one wrote back the
  * old value of another, returning it to a version whose cached answers predate a change (a revoked
  * key accepted again). A value written whole, each kind in its own document, cannot go back: of

@@ -444,7 +444,7 @@ async function replaceRecords(
 }
 
 /**
- * The crash tests' hook (test/integration/school-crash.test.ts): CAMPUS_TEST_PAUSE_AFTER=N makes a
+ * The crash tests' hook (test/school-records/crash.integration.test.ts): CAMPUS_TEST_PAUSE_AFTER=N makes a
  * writer stop once N after-images are written (0: right after its deletes), print so on stderr,
  * and wait there until it gets SIGUSR2 (a test kills it meanwhile, or its database). Ignored when
  * NODE_ENV is production.

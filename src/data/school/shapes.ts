@@ -7,7 +7,7 @@ import type { StudentDoc } from '../models/student.model.js';
  * read by the GraphQL field rule (src/graphql/field-scopes.ts) and by the presenters below, which
  * the change feed's events, userinfo and the student record use; the REST operations' selections
  * (src/rest/operations/*.ts, static for graphql-codegen) are held to these lists by
- * test/unit/student-record.test.ts.
+ * test/school-records/student-record.unit.test.ts.
  */
 export const SUMMARY_FIELDS = {
   /** A student inside a club or a project (GET /v1/clubs, /v1/projects). */

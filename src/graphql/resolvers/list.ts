@@ -43,7 +43,7 @@ export function listResolver<TDoc, TFilter extends object, TSort>(spec: ListSpec
     const school = await ctx.db.school.snapshot();
     // A page is computed synchronously from memory; without this turn a document of 30 such
     // fields would hold the event loop for all 30, and health, login and userinfo would wait
-    // behind it (docs/limits-and-security.md, "Every data request"; test/http/isolation.test.ts).
+    // behind it (docs/limits-and-security.md, "Every data request"; test/data-api/isolation.http.test.ts).
     await nextTurn();
     const { items, total } = spec.page(school, query, page, size);
     return toPage(items, total, size);

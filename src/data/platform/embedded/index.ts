@@ -409,7 +409,7 @@ function isPortFree(port: number): Promise<boolean> {
  * in it: the kernel takes ports of that range for every outgoing connection of every process, so
  * a port it picked there could be taken by any connection in the seconds before the listener
  * binds it (seen: "Cannot listen on 127.0.0.1:42787 (EADDRINUSE)" in
- * test/integration/operations-cli.test.ts). Random, so that processes asking at once rarely meet.
+ * test/operations/operator-commands.integration.test.ts). Random, so that processes asking at once rarely meet.
  */
 export async function freePort(): Promise<number> {
   const high = ephemeralPortsStart();
