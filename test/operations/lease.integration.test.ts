@@ -26,7 +26,7 @@ async function leaseProcess(
   options: { waitMs: number; hold?: boolean; otherPidSpace?: boolean },
 ): Promise<{ child: ChildProcessWithoutNullStreams; answer: { token: number; pid: number } | null }> {
   const script = `
-    const [{ Lease }, { MongoClient }] = await Promise.all([import('./dist/data/lease.js'), import('mongodb')]);
+    const [{ Lease }, { MongoClient }] = await Promise.all([import('./dist/data/platform/lease.js'), import('mongodb')]);
     const client = await MongoClient.connect(process.env.LEASE_URI);
     const lease = await Lease.acquire(client.db(), process.env.LEASE_ID, { waitMs: Number(process.env.LEASE_WAIT_MS) });
     console.log(JSON.stringify(lease ? { token: lease.token, pid: process.pid } : null));
