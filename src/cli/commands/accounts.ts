@@ -12,6 +12,7 @@ import { approvalMail } from '../../oauth/mail-texts.js';
 import { loadOAuthKeys } from '../../oauth/signing-keys.js';
 import { MfaService } from '../../oauth/second-factor.js';
 import { PASSWORD_PROBLEM_MESSAGES, passwordProblem } from '../../oauth/password-policy.js';
+import { registerAccountPasskeys } from './passkeys.js';
 import { registerAccountSessions } from './sessions.js';
 import { CliError, WRITES, cliConfig, cliLogger, output, withDatabase } from '../runtime.js';
 
@@ -171,6 +172,7 @@ function registerAccounts(program: Command): void {
       );
     });
   registerAccountSessions(accounts);
+  registerAccountPasskeys(accounts);
 }
 
 /** The password from exactly one of --password and --password-stdin. */
