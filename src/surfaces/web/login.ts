@@ -617,7 +617,7 @@ function passkeyStepPage(req: PageRequest, errors: FieldError[], status: number)
   return page(
     t.passkeys.stepTitle,
     html`<p>${t.passkeys.stepIntro}</p>
-      ${errorSummary(t, errors)} ${passkeyOffer(req, { label: t.passkeys.stepUse, or: false })}
+      ${errorSummary(t, errors)} ${passkeyOffer(req, { label: t.passkeys.stepUse, or: false, primary: true })}
       <p class="notice" data-passkey-unsupported>${t.passkeys.unsupported}</p>
       <form method="post" action="${base}/abort">
         ${csrfField(req.csrf)}
@@ -730,7 +730,17 @@ function loginForm(
           <button type="submit" class="secondary" formaction="${base}/abort" formnovalidate>${t.login.cancel}</button>
         </div>
       </form>
-      ${deps.passkeys.relyingParty ? passkeyOffer(req, { label: t.passkeys.signIn, hint: t.passkeys.signInHint, or: true, autofill: 'f-email' }) : ''}
+      ${
+        deps.passkeys.relyingParty
+          ? passkeyOffer(req, {
+              label: t.passkeys.signIn,
+              hint: t.passkeys.signInHint,
+              or: true,
+              // Right after a passkey was refused, the email field does not suggest it again (the button still offers it).
+              ...(errors.some((e) => e.field === 'passkey') ? {} : { autofill: 'f-email' }),
+            })
+          : ''
+      }
       <p class="links">
         ${t.login.noAccount} <a href="${ACCOUNT_PATHS.signUpPage}?${back}">${t.login.signUp}</a><br />
         <a href="${ACCOUNT_PATHS.resetPage}?${back}">${t.login.forgot}</a>
@@ -745,7 +755,7 @@ function loginForm(
  * options (…/passkey/options), runs the browser's ceremony (on the button, or, with `autofill`,
  * from the email field's suggestions: conditional mediation), and posts the answer in this form.
  */
-function passkeyOffer(req: PageRequest, o: { label: string; hint?: string; or: boolean; autofill?: string }): Html {
+function passkeyOffer(req: PageRequest, o: { label: string; hint?: string; or: boolean; primary?: boolean; autofill?: string }): Html {
   const { t } = req;
   const base = `${OAUTH_PATHS.interaction}/${req.param('uid')}`;
   return html`<div class="passkey" data-passkey-offer hidden>
@@ -762,7 +772,9 @@ function passkeyOffer(req: PageRequest, o: { label: string; hint?: string; or: b
         ${csrfField(req.csrf)}
         <input type="hidden" name="response" value="" />
         <input type="hidden" name="remember" value="" />
-        <button type="button" class="secondary passkey-button" id="f-passkey" data-passkey-start>${o.label}</button>
+        <button type="button" class="${o.primary ? 'primary' : 'secondary'} passkey-button" id="f-passkey" data-passkey-start>
+          ${o.label}
+        </button>
         ${o.hint ? html`<p class="hint">${o.hint}</p>` : ''}
         <p class="hint" role="status" data-passkey-status></p>
       </form>
