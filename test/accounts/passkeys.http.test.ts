@@ -14,7 +14,10 @@ import {
   signInToConsole,
 } from '../helpers/oauth.js';
 import { buildLocalhostApp, SoftPasskey, type Gesture } from '../helpers/passkeys.js';
+import { buildStudent, insertSchool } from '../helpers/factories.js';
 import { MAX_PASSKEYS_PER_ACCOUNT } from '../../src/oauth/passkeys.js';
+import { AccountStore } from '../../src/data/accounts/store.js';
+import { UpdateRequests } from '../../src/data/school/update-requests.js';
 
 /**
  * Passkeys over HTTP, with a software authenticator that answers as a browser would, and as no
@@ -311,6 +314,43 @@ describe('accounts and sign-in: passkeys (add, sign in through an app, refusals,
     const replayed = await post(again, '/passkey', { response });
     expect(replayed.status).to.equal(400);
     expect(await replayed.text()).to.include('패스키 요청이 만료되었거나 이미 사용되었습니다.');
+  });
+
+  it('a data update the school asks comes after a passkey sign-in as after a password, then consent and the code', async () => {
+    const user = await account('updater');
+    await insertSchool(t.db, { students: [buildStudent({ _id: 41, email: user.email, name: '갱신학생', githubId: null })] });
+    const passkey = new SoftPasskey();
+    await addPasskey(await signInToConsole(t, user, '/console/account'), user, 'phone', passkey);
+    await new UpdateRequests(t.db, new AccountStore(t.db)).create({
+      selection: { kind: 'list', refs: [user.email] },
+      fields: ['githubId'],
+      actor: { kind: 'CLI' },
+    });
+    const app = await createClient(t.db);
+    const page = await loginPage(app.client.id);
+    const answer = await post(page, '/passkey', { response: passkey.assert(await signInOptions(page), { origin: t.url }) });
+    expect(answer.status).to.equal(303);
+    // Through the provider to the data update's page.
+    let res = answer;
+    let url = page.url;
+    while (res.headers.get('location')) {
+      page.jar.store(res);
+      url = new URL(res.headers.get('location') ?? '', url).href;
+      res = await fetch(url, { headers: { cookie: page.jar.header() }, redirect: 'manual' });
+    }
+    const html = await res.text();
+    expect(html).to.include('<h1>정보 확인</h1>');
+    const action = /<form method="post" action="([^"]+\/data-update)"/.exec(html)?.[1] ?? '';
+    const update = await fetch(new URL(action, t.url), {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: page.jar.header(), origin: t.url },
+      body: new URLSearchParams({ csrf: /name="csrf" value="([^"]+)"/.exec(html)?.[1] ?? '', githubId: 'updater-gh' }).toString(),
+    });
+    const { location, pages } = await toTheApp({ ...page, url: new URL(action, t.url).href }, update);
+    expect(pages[0]).to.match(/action="\/v1\/oauth\/interaction\/[^"]+\/confirm"/);
+    expect(location.searchParams.get('code')).to.match(/^[\w-]+$/);
+    expect((await t.db.models.students.findOne({ _id: 41 }).lean())?.githubId).to.equal('updater-gh');
   });
 
   it('refuses an answer for another origin or relying party, without user verification, of an unknown passkey, or malformed; each uses its challenge up', async () => {
