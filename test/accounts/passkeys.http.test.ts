@@ -32,6 +32,8 @@ describe('accounts and sign-in: passkeys (add, sign in through an app, refusals,
   this.timeout(240000);
   let t: TestApp;
   const ids: Record<string, number> = {};
+  let offsetMs = 0;
+  const now = () => new Date(Date.now() + offsetMs);
 
   async function account(name: string, role: 'USER' | 'ADMIN' | 'ROOT' = 'USER'): Promise<{ email: string; password: string }> {
     const user = { email: `${name}@gsm.hs.kr`, password: `${name} has a long password` };
@@ -146,9 +148,13 @@ describe('accounts and sign-in: passkeys (add, sign in through an app, refusals,
   }
 
   /** Signs in to our consoles with a passkey alone: /web/signin, the login page's passkey, the callback, `next`. */
-  async function consoleWithPasskey(passkey: SoftPasskey, next: string): Promise<ConsoleSession> {
-    const jar = new CookieJar();
-    const start = await fetch(`${t.url}/web/signin?next=${encodeURIComponent(next)}`, { redirect: 'manual' });
+  async function consoleWithPasskey(
+    passkey: SoftPasskey,
+    next: string,
+    from: { jar: CookieJar; path: string } = { jar: new CookieJar(), path: `/web/signin?next=${encodeURIComponent(next)}` },
+  ): Promise<ConsoleSession> {
+    const jar = from.jar;
+    const start = await fetch(`${t.url}${from.path}`, { redirect: 'manual', headers: { cookie: jar.header() } });
     jar.store(start);
     const authorizeRes = await fetch(new URL(start.headers.get('location') ?? '', t.url), {
       redirect: 'manual',
@@ -159,6 +165,8 @@ describe('accounts and sign-in: passkeys (add, sign in through an app, refusals,
     const res = await fetch(url, { headers: { cookie: jar.header() } });
     jar.store(res);
     const html = await res.text();
+    // The login page, even where the browser's sign-in at the authorization server is still alive (prompt=login).
+    expect(html).to.include('data-passkey-offer').and.include('name="password"');
     const page: LoginPage = { jar, url, html, verifier: '', csrf: /name="csrf" value="([^"]+)"/.exec(html)?.[1] ?? '' };
     let answer = await post(page, '/passkey', { response: passkey.assert(await signInOptions(page), { origin: t.url }) });
     for (let hop = 0; hop < 10; hop++) {
@@ -173,7 +181,7 @@ describe('accounts and sign-in: passkeys (add, sign in through an app, refusals,
   }
 
   before(async () => {
-    t = await buildLocalhostApp('passkeys_http', { env: { ADMIN_MFA: 'passkey' } });
+    t = await buildLocalhostApp('passkeys_http', { env: { ADMIN_MFA: 'passkey' }, now });
   });
   after(async () => {
     await t?.close();
@@ -453,7 +461,16 @@ describe('accounts and sign-in: passkeys (add, sign in through an app, refusals,
     const root = await account('root-with-passkey', 'ROOT');
     const rootKey = new SoftPasskey();
     await addPasskey(await signInToConsole(t, root, '/console/account'), root, 'root key', rootKey);
-    const staff = await consoleWithPasskey(rootKey, '/admin');
+    const stale = await consoleWithPasskey(rootKey, '/admin');
+    expect((await stale.get('/admin')).res.status).to.equal(200);
+    // 15 minutes on, the passkey is asked again (the login form, prompt=login), and a new sign-in with it opens /admin.
+    offsetMs += 16 * 60 * 1000;
+    const again = await stale.get('/admin');
+    expect(again.res.status).to.equal(303);
+    expect(again.res.headers.get('location')).to.equal('/web/signin?next=%2Fadmin&reauth=age');
+    // The authorization server's clock is the real one (auth_time): the app's goes back to it before the new sign-in.
+    offsetMs = 0;
+    const staff = await consoleWithPasskey(rootKey, '/admin', { jar: stale.jar, path: again.res.headers.get('location') ?? '' });
     expect((await staff.get('/admin')).res.status).to.equal(200);
 
     const person = await account('lost-device');
