@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { PolicySettings } from '../auth/policy.js';
+import { STAFF_SECOND_FACTORS, type PolicySettings } from '../auth/policy.js';
 import { scopePolicySpec } from './scope-policy.js';
 import { MisconfiguredError } from '../errors/index.js';
 
@@ -340,12 +340,13 @@ export const envSchema = z.object({
     .describe(
       'At least 32 characters: a request for `/metrics` that came through the proxy is served only with `Authorization: Bearer <METRICS_TOKEN>`. Unset: never served through the proxy.',
     ),
-  // Whether ADMIN and ROOT accounts need a second factor before /admin opens; unset: required in production.
+  // Whether ADMIN and ROOT accounts need a second factor before /admin opens, and which
+  // (src/auth/policy.ts, holdsStaffPrivilege); unset: required in production.
   ADMIN_MFA: z
-    .enum(['required', 'optional'])
+    .enum(STAFF_SECOND_FACTORS)
     .optional()
     .describe(
-      "`required`: `ADMIN` and `ROOT` accounts hold staff privilege only with a second factor (`/admin` and the staff GraphQL fields need a sign-in made with it, and their keys are judged as a USER's until one is enrolled). Unset: `required` in production, else `optional`.",
+      "`required`: `ADMIN` and `ROOT` accounts hold staff privilege only with a second factor, a TOTP app or a passkey (`/admin` and the staff GraphQL fields need a sign-in made with it, and their keys are judged as a USER's until one is enrolled). `passkey`: the same, and only a passkey counts (a TOTP code can be relayed by a fake login page). Unset: `required` in production, else `optional`.",
     ),
   // Whether a TEACHER's keys get STUDENT_READ (and the rest of the TEACHER row) at once only with a
   // second factor; unset: on in production (src/auth/policy.ts, keyPolicyRole).
