@@ -3,7 +3,7 @@ import { AccountStore } from '../../data/accounts/store.js';
 import type { Database } from '../../data/database.js';
 import { AccountRuleError } from '../../oauth/accounts.js';
 import { PasskeyService, type PasskeySummary } from '../../oauth/passkeys.js';
-import { CliError, WRITES, cliConfig, output, withDatabase } from '../runtime.js';
+import { CliError, jsonCommand } from '../runtime.js';
 
 /**
  * `campus accounts passkeys list <email> [--json]` and `campus accounts passkeys remove <email>
@@ -13,49 +13,48 @@ import { CliError, WRITES, cliConfig, output, withDatabase } from '../runtime.js
  */
 export function registerAccountPasskeys(accounts: Command): void {
   const passkeys = accounts.command('passkeys').description("an account's passkeys (WebAuthn): list them, or remove them (a lost device)");
-  passkeys
-    .command('list <email>')
-    .description(
-      "list an account's passkeys: name, when added and last used, synced or on one device, flagged (its counter went backwards)",
-    )
-    .option('--json', 'print {email, passkeys} as JSON')
-    .action(async (email: string, options: { json?: boolean }) => {
-      const config = cliConfig();
-      const result = await withDatabase(config, async ({ db }) => {
-        const account = await accountByEmail(db, email);
-        return { email: account.email, passkeys: await new PasskeyService(db, config).list(account._id) };
-      });
-      output(options.json, result, () =>
+  jsonCommand(
+    passkeys
+      .command('list <email>')
+      .description(
+        "list an account's passkeys: name, when added and last used, synced or on one device, flagged (its counter went backwards)",
+      ),
+    {
+      json: '{email, passkeys}',
+      run: async ({ config, db }, _options, [email]: [string]) => {
+        const database = await db();
+        const account = await accountByEmail(database, email);
+        return { email: account.email, passkeys: await new PasskeyService(database, config).list(account._id) };
+      },
+      human: (result) =>
         result.passkeys.length === 0 ? `${result.email} has no passkeys.` : result.passkeys.map(describePasskey).join('\n'),
-      );
-    });
-  passkeys
-    .command('remove <email>')
-    .description('remove passkeys of an account, as the admin console does: they sign in no more (the password still does)')
-    .option('--id <id>', 'the passkey to remove (its id, from `campus accounts passkeys list <email>`)')
-    .option('--all', 'remove every passkey of the account')
-    .option('--json', 'print {email, removed} as JSON')
-    .action(async (email: string, options: { id?: string; all?: boolean; json?: boolean }) => {
-      if (Boolean(options.id) === Boolean(options.all)) throw new CliError('Give exactly one of --id <id> and --all.');
-      const config = cliConfig();
-      const result = await withDatabase(
-        config,
-        async ({ db }) => {
-          const account = await accountByEmail(db, email);
-          const done = await new PasskeyService(db, config).removeAs('CLI', account._id, options.id).catch((err: unknown) => {
-            throw err instanceof AccountRuleError ? new CliError(err.message) : err;
-          });
-          if (options.id && done.removed.length === 0) throw new CliError(`${done.email} has no passkey with the id ${options.id}.`);
-          return done;
-        },
-        WRITES,
-      );
-      output(options.json, result, () =>
+    },
+  );
+  jsonCommand(
+    passkeys
+      .command('remove <email>')
+      .description('remove passkeys of an account, as the admin console does: they sign in no more (the password still does)')
+      .option('--id <id>', 'the passkey to remove (its id, from `campus accounts passkeys list <email>`)')
+      .option('--all', 'remove every passkey of the account'),
+    {
+      json: '{email, removed}',
+      writes: true,
+      run: async ({ config, db }, options: { id?: string; all?: boolean }, [email]: [string]) => {
+        if (Boolean(options.id) === Boolean(options.all)) throw new CliError('Give exactly one of --id <id> and --all.');
+        const database = await db();
+        const account = await accountByEmail(database, email);
+        const done = await new PasskeyService(database, config).removeAs('CLI', account._id, options.id).catch((err: unknown) => {
+          throw err instanceof AccountRuleError ? new CliError(err.message) : err;
+        });
+        if (options.id && done.removed.length === 0) throw new CliError(`${done.email} has no passkey with the id ${options.id}.`);
+        return done;
+      },
+      human: (result) =>
         result.removed.length === 0
           ? `${result.email} had no passkeys.`
           : `Removed ${result.removed.length} passkey${result.removed.length === 1 ? '' : 's'} of ${result.email}: ${result.removed.map((p) => p.name).join(', ')}.`,
-      );
-    });
+    },
+  );
 }
 
 async function accountByEmail(db: Database, email: string) {
