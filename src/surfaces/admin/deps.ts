@@ -11,6 +11,7 @@ import type { Mailer } from '../../oauth/mail.js';
 import type { UpdateRequests } from '../../data/school/update-requests.js';
 import type { SelfService } from '../../oauth/self-service.js';
 import type { ProjectProposals } from '../../data/school/proposals.js';
+import type { StatusBoard } from '../../data/operations/status.js';
 import type { PageRequest } from '../web/routes.js';
 
 /**
@@ -60,5 +61,7 @@ export interface AdminDeps {
   readonly selfService: SelfService;
   /** Students' project proposals, reviewed in /admin/proposals. */
   readonly proposals: ProjectProposals;
+  /** The status page's board: its incidents and maintenance, posted in /admin/status. */
+  readonly status: StatusBoard;
   readonly now: () => Date;
 }
