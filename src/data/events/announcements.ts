@@ -12,10 +12,11 @@ import { events, takeSequence, writeEvents, type PlannedEvent } from './outbox.j
  * grade" for "delete everyone". commitBatch (src/data/school/engine.ts), under the write lease:
  *
  * 1. writes the announcement (one `meta` document, what /v1/status and /v1/health read while it is
- *    under way) and `school.rollover.started`, a committed event of its own, and moves the data
- *    version: the feed and webhooks serve it while the batch is still being written (the feed
- *    stops before a batch that has not settled, never before what committed ahead of it:
- *    readCommitted, src/data/school/engine.ts);
+ *    under way) and `school.rollover.started`, a committed event of its own, and moves the `feed`
+ *    version (the feed's cached answers; not `data`, on which the school's read model rests): the
+ *    feed and webhooks serve it while the batch is still being written (the feed stops before a
+ *    batch that has not settled, never before what committed ahead of it: readCommitted,
+ *    src/data/school/engine.ts), and data readers go on reading the school as it was;
  * 2. writes the batch, whose events (each `student.updated` with the batch id) end with
  *    `school.rollover.completed` (outcome APPLIED): they commit together or not at all;
  * 3. once it settled, removes the announcement. A batch rolled back (at once, or after its writer
@@ -115,7 +116,7 @@ export function completedEvent(announcement: Announcement): PlannedEvent {
 
 /**
  * Announces a batch before it is journaled: the `meta` document, then `school.rollover.started`
- * (numbered now, before the batch's events), then a new data version so that cached pages of the
+ * (numbered now, before the batch's events), then a new `feed` version so that cached pages of the
  * feed show it. Call under the school write lease; `fence` checks it before each write.
  */
 export async function announce(db: Database, announcement: Announcement, fence: () => Promise<void>): Promise<void> {
@@ -127,7 +128,8 @@ export async function announce(db: Database, announcement: Announcement, fence: 
   const { kind, records, counts } = announcement;
   await fence();
   await writeEvents(db, [eventOf(announcement, 'school.rollover.started', { kind, records, counts })], startedEvent);
-  await db.versions.bump('data');
+  // The feed's cached answers move; the school's read model does not (it would wait for the batch).
+  await db.versions.bump('feed');
 }
 
 /** The batch announced and not yet closed, if any (what /v1/status and /v1/health call a rollover under way). */
@@ -167,5 +169,5 @@ export async function settleAnnouncement(db: Database, fence: () => Promise<void
   }
   await fence();
   await meta(db).deleteOne({ _id: ANNOUNCEMENT_ID, batchId: open.batchId });
-  await db.versions.bump('data');
+  await db.versions.bump('feed');
 }
