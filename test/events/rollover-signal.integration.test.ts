@@ -3,7 +3,7 @@ import type { ApiScope } from '../../src/data/__generated__/enums.js';
 import type { Database } from '../../src/data/database.js';
 import { announce, announcementOf, openAnnouncement } from '../../src/data/events/announcements.js';
 import { readChanges } from '../../src/data/events/feed.js';
-import { lastSequence, type ChangeEvent } from '../../src/data/events/outbox.js';
+import { lastSequence, takeSequence, writeEvents, type ChangeEvent } from '../../src/data/events/outbox.js';
 import type { Subscriber } from '../../src/data/events/types.js';
 import { WebhookStore, WEBHOOK_SECRET_PURPOSE } from '../../src/data/events/webhooks.js';
 import { StatusBoard, rolloverHealth } from '../../src/data/operations/status.js';
@@ -180,6 +180,47 @@ describe('events and webhooks: the school-year signal, a rollover or mass change
     expect(await rolloverHealth(db)).to.deep.equal({ rollover: { underWay: false } });
     await delivery.stop();
     await receiver.close();
+  });
+
+  it("the feed stops before a batch a living writer is still writing, at once: what committed before it is served, the batch's own events are not", async () => {
+    const before = String(await lastSequence(db));
+    await new SchoolWriter(db, CLI_ACTOR, { timeZone: 'Asia/Seoul', now: () => now }).updateStudent(1, { name: '먼저' });
+    const committed = (await readAll(db, before)).map((e) => e.id);
+    expect(committed.length).to.be.greaterThan(0);
+    const student = (await SchoolState.load(db)).get('STUDENT', 2);
+    if (!student) throw new Error('no student 2');
+    let release = () => {};
+    const held = new Promise<void>((done) => (release = done));
+    let written = () => {};
+    const ready = new Promise<void>((done) => (written = done));
+    // A writer that has written its events and not yet settled its batch, and is alive (it holds the lease).
+    const writing = withSchoolLock(db, async (lease) => {
+      const first = await takeSequence(db, 1);
+      const request: BatchRequest = {
+        actor: CLI_ACTOR,
+        action: 'UPDATE',
+        summary: 'still writing',
+        changes: [{ entity: 'STUDENT', id: 2, before: student, after: { ...student, name: '쓰는중' } }],
+      };
+      const batchId = await journalBatch(db, request, now, { eventFirst: first, eventLast: first, lease });
+      await writeEvents(db, [{ type: 'student.updated', at: now, actorKind: 'CLI', actorId: null, batchId, data: '{}' }], first);
+      written();
+      await held;
+    });
+    try {
+      await ready;
+      const started = Date.now();
+      const page = await readChanges(db, { after: before, limit: 1000, subscriber: ALL });
+      expect(Date.now() - started, 'answered without waiting for the writer').to.be.below(3000);
+      expect(page.events.map((e) => e.id)).to.deep.equal(committed);
+      expect(page.nextCursor).to.equal(committed.at(-1));
+    } finally {
+      release();
+      await writing;
+    }
+    // Its writer gone without settling it, the next read rolls it back: its event was never served.
+    await settleSchool(db);
+    expect((await readAll(db, before)).map((e) => e.id)).to.deep.equal(committed);
   });
 
   it('closes an announcement whose batch did not commit as ROLLED_BACK: its writer died while writing, or before it journaled', async () => {
