@@ -589,7 +589,7 @@ const HEADERS = {
     schema: { type: 'string', pattern: '^"[^"]+"$' },
   },
   'Cache-Control': {
-    description: 'Data answers and the status report: `private, no-cache` (keep, but revalidate with the ETag); health: `no-store`.',
+    description: 'Data answers: `private, no-cache` (keep, but revalidate with the ETag); health: `no-store`.',
     schema: { type: 'string' },
   },
   RateLimit: {
