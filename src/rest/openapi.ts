@@ -188,7 +188,8 @@ const HEALTH_PATH = '/v1/health';
 function healthOperation(): OperationObject {
   const report: JsonSchema = {
     type: 'object',
-    description: 'The health report: `database` (`status`, `latencyMs`) and a section per background job (`neis`: its last sync).',
+    description:
+      'The health report: `database` (`status`, `latencyMs`), a section per background job (`neis`: its last sync), and `rollover` (`underWay`: whether a school-year rollover or another announced mass change is being applied now, with its `batchId`, `kind`, `records`, `since`).',
   };
   return {
     operationId: 'getHealth',

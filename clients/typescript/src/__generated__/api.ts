@@ -1427,7 +1427,7 @@ export interface operations {
                         code: 200;
                         /** @description OK */
                         message: string;
-                        /** @description The health report: `database` (`status`, `latencyMs`) and a section per background job (`neis`: its last sync). */
+                        /** @description The health report: `database` (`status`, `latencyMs`), a section per background job (`neis`: its last sync), and `rollover` (`underWay`: whether a school-year rollover or another announced mass change is being applied now, with its `batchId`, `kind`, `records`, `since`). */
                         data: Record<string, never>;
                     };
                 };
@@ -1450,7 +1450,7 @@ export interface operations {
                         code: 503;
                         /** @description What went wrong, naming the parameter, scope or limit at fault. */
                         message: string;
-                        /** @description The health report: `database` (`status`, `latencyMs`) and a section per background job (`neis`: its last sync). */
+                        /** @description The health report: `database` (`status`, `latencyMs`), a section per background job (`neis`: its last sync), and `rollover` (`underWay`: whether a school-year rollover or another announced mass change is being applied now, with its `batchId`, `kind`, `records`, `since`). */
                         data: Record<string, never>;
                     };
                 };
