@@ -427,8 +427,9 @@ export class StatusBoard {
     const since = addDays(today, -(HISTORY_DAYS - 1));
     const incidents = stored?.incidents ?? [];
     const current = incidents.filter((doc) => !isClosed(doc)).sort((a, b) => a.startsAt.getTime() - b.startsAt.getTime());
+    const timeZone = this.deps.config.schoolTimeZone;
     const past = incidents
-      .filter((doc) => isClosed(doc) && doc.resolvedAt && doc.resolvedAt.toISOString().slice(0, 10) >= since)
+      .filter((doc) => isClosed(doc) && doc.resolvedAt && minuteOf(doc.resolvedAt, timeZone).day >= since)
       .slice(0, PAST_INCIDENTS);
     const concerning = (part: StatusPart) =>
       current.filter((doc) => doc.parts.includes(part) && (doc.kind === 'INCIDENT' || doc.state === 'IN_PROGRESS')).map((doc) => doc._id);

@@ -172,7 +172,7 @@ function incidentLink(t: Texts, report: StatusReport, id: string): Html {
 }
 
 /** The page's body from a report. */
-export function statusView(t: Texts, report: StatusReport, config: Config, jsonUrl: string, lang: Lang): Html {
+function statusView(t: Texts, report: StatusReport, config: Config, jsonUrl: string, lang: Lang): Html {
   const s = t.status;
   const timeZone = config.schoolTimeZone;
   const when = (iso: string) => formatDateTime(t, new Date(iso), timeZone);
