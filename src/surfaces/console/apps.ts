@@ -38,6 +38,9 @@ const FIELD_OF: Record<AppProblem, string> = {
   pkce: 'type',
   public_has_no_secret: 'type',
   too_many_apps: 'name',
+  grants: 'grants',
+  data_scopes: 'dataScopes',
+  purpose: 'dataPurpose',
 };
 
 /** The register and edit form (every rule is the client service's: its refusals show at their fields). */

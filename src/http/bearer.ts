@@ -1,0 +1,66 @@
+import type { ApiKeyPrincipal } from '../auth/principal.js';
+import { type AppError, BadRequestError, UnauthorizedError } from '../errors/index.js';
+import type { ApiKeyAuthenticator, CredentialReader } from './api-key.js';
+import type { AppContext } from './context.js';
+
+/** What reads an app's machine token (src/oauth/machine-tokens.ts, MachineTokens). */
+export interface BearerTokens {
+  principal(token: string): Promise<ApiKeyPrincipal>;
+}
+
+/** `Authorization: Bearer <token>` (RFC 6750, 2.1: the b64token syntax). */
+const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
+const NAMES_BEARER = /^bearer(?:\s|$)/i;
+
+/**
+ * The data API's credentials: an API key in X-API-KEY, or an app's machine token in
+ * `Authorization: Bearer` (RFC 6750), which reads exactly as a key with the app's scopes
+ * (src/oauth/machine-tokens.ts). A request sends one or the other (RFC 6750, 2: never two
+ * methods), else 400. Every 401 names the data API's protected resource metadata (RFC 9728,
+ * 5.1), so a client learns from any refusal where tokens come from; a refused token's 401 also
+ * says `invalid_token` and why (RFC 6750, 3).
+ */
+export function keyOrBearer(keys: ApiKeyAuthenticator, tokens: BearerTokens, metadataUrl: string): CredentialReader {
+  const challenge = `Bearer resource_metadata=${quoted(metadataUrl)}`;
+  return (ctx) => {
+    const authorization = ctx.get('Authorization');
+    if (!NAMES_BEARER.test(authorization))
+      return challenged(
+        () => keys.authenticate(ctx.get('X-API-KEY').trim()),
+        () => challenge,
+      );
+    if (ctx.get('X-API-KEY')) throw new BadRequestError('Send either X-API-KEY or Authorization: Bearer, not both.');
+    return challenged(
+      () => tokens.principal(bearerToken(ctx)),
+      (err) => `${challenge}, error="invalid_token", error_description=${quoted(err.message)}`,
+    );
+  };
+}
+
+function bearerToken(ctx: AppContext): string {
+  const token = BEARER.exec(ctx.get('Authorization'))?.[1];
+  if (!token) throw new UnauthorizedError('Malformed bearer token: send Authorization: Bearer <machine token>.');
+  return token;
+}
+
+/** Runs `read`, giving a 401 it throws (at once or later) the WWW-Authenticate challenge; a remembered answer stays synchronous. */
+function challenged(
+  read: () => ApiKeyPrincipal | Promise<ApiKeyPrincipal>,
+  challenge: (err: AppError) => string,
+): ApiKeyPrincipal | Promise<ApiKeyPrincipal> {
+  const withChallenge = (err: unknown): never => {
+    if (!(err instanceof UnauthorizedError)) throw err;
+    throw new UnauthorizedError(err.message, { headers: { ...err.headers, 'WWW-Authenticate': challenge(err) } });
+  };
+  try {
+    const found = read();
+    return found instanceof Promise ? found.catch(withChallenge) : found;
+  } catch (err) {
+    return withChallenge(err);
+  }
+}
+
+/** A quoted-string parameter of WWW-Authenticate (RFC 9110, 5.6.4): backslashes and quotes escaped. */
+export function quoted(value: string): string {
+  return `"${value.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
+}
