@@ -67,7 +67,8 @@ export async function machineResourceServer(ctx: KoaContextWithOIDC, clientId: s
   const app = await issuing.apps.machineStanding(clientId);
   if (!app?.issues) throw new errors.UnauthorizedClient('the app is not registered for client_credentials');
   const scopes = await scopesNow(app, issuing);
-  if (scopes === 'owner-disabled') throw new errors.InvalidClient('the account that holds the app is disabled');
+  // As for a disabled app: client authentication fails (401 invalid_client), the detail only in our log.
+  if (scopes === 'owner-disabled') throw new errors.InvalidClientAuth('the account that holds the app is disabled');
   const open = [...scopes.effective, ...scopes.pending];
   const params = ctx.oidc.params ?? {};
   const requested = typeof params['scope'] === 'string' ? params['scope'].split(' ').filter(Boolean) : [];

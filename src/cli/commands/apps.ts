@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { AccountStore } from '../../data/accounts/store.js';
-import { PKCE_POLICIES, type PkcePolicy } from '../../data/apps/store.js';
+import { APP_GRANTS, PKCE_POLICIES, type AppGrant, type PkcePolicy } from '../../data/apps/store.js';
+import { API_SCOPES, parseScopes, scopeStatesOf, type ApiScope } from '../../data/keys/store.js';
 import { CLI_ACTOR } from '../../data/accounts/access-log.js';
 import { AppService, AppValidationError, DEFAULT_APP_SCOPES, type AppSummary } from '../../oauth/apps.js';
 import { OAUTH_SCOPES } from '../../oauth/constants.js';
@@ -13,7 +14,7 @@ export function registerApps(program: Command): void {
 
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
 
-interface CreateOptions {
+interface CreateOptions extends MachineOptions {
   name: string;
   redirectUri: string[];
   postLogoutRedirectUri: string[];
@@ -26,7 +27,14 @@ interface CreateOptions {
   json?: boolean;
 }
 
-interface UpdateOptions {
+/** How the app gets tokens, and the data scopes of its machine tokens (create and update). */
+interface MachineOptions {
+  grant: string[];
+  dataScope: string[];
+  purpose?: string;
+}
+
+interface UpdateOptions extends MachineOptions {
   name?: string;
   redirectUri: string[];
   postLogoutRedirectUri: string[];
@@ -70,6 +78,9 @@ function registerClients(program: Command): void {
       'register the app as that account would in the developer console: never first-party, PKCE required, reserved names refused, at most 10 apps, in testing until approved when it asks for student data',
     )
     .option('--service-name <name>', 'with --owner: the service the login page names')
+    .option('--grant <grant>', GRANT_HELP, collect, [])
+    .option('--data-scope <scope>', DATA_SCOPE_HELP, collect, [])
+    .option('--purpose <text>', PURPOSE_HELP)
     .option('--json', 'print the result as JSON')
     .action(async (options: CreateOptions) => {
       const config = cliConfig();
@@ -85,6 +96,7 @@ function registerClients(program: Command): void {
         async ({ db }) => {
           const service = new AppService(db, config);
           const scopes = options.scope.length > 0 ? { scopes: splitScopes(options.scope) } : {};
+          const machine = machineChanges(options);
           if (owner === undefined) {
             return guard(() =>
               service.create({
@@ -92,6 +104,7 @@ function registerClients(program: Command): void {
                 redirectUris: options.redirectUri,
                 postLogoutRedirectUris: options.postLogoutRedirectUri,
                 ...scopes,
+                ...machine,
                 public: options.public ?? false,
                 firstParty: options.firstParty ?? false,
                 ...(pkce ? { pkce } : {}),
@@ -106,6 +119,7 @@ function registerClients(program: Command): void {
               serviceName: options.serviceName ?? null,
               redirectUris: options.redirectUri,
               ...scopes,
+              ...machine,
               public: options.public ?? false,
             }),
           );
@@ -117,6 +131,9 @@ function registerClients(program: Command): void {
           `Client created: ${describeClient(created.client)}`,
           `client_id: ${created.client.id}`,
           created.secret ? `client_secret (shown once, store it now): ${created.secret}` : 'Public client: no secret; use PKCE (S256).',
+          ...(created.client.grants.includes('client_credentials')
+            ? [`Machine tokens: POST ${config.urls.auth}/v1/oauth/token with grant_type=client_credentials and the client id and secret.`]
+            : []),
         ].join('\n'),
       );
     });
@@ -131,8 +148,17 @@ function registerClients(program: Command): void {
         const clients = await new AppService(db, config).list();
         const ids = [...new Set(clients.map((c) => c.ownerAccountId).filter((id): id is number => id !== null))];
         const emails = new Map((await new AccountStore(db).findByIds(ids)).map((a) => [a._id, a.email]));
-        // The owner: an account's email, or null for an operator's (`campus clients create` without --owner).
-        return clients.map((c) => ({ ...c, ownerEmail: c.ownerAccountId === null ? null : (emails.get(c.ownerAccountId) ?? null) }));
+        const states = await new AppService(db, config).dataScopeStates(clients);
+        // The owner: an account's email, or null for an operator's (`campus clients create` without --owner);
+        // where each data scope of its machine tokens stands, as `keys list` shows a key's.
+        return clients.map((c) => {
+          const scopes = states.get(c.id);
+          return {
+            ...c,
+            ownerEmail: c.ownerAccountId === null ? null : (emails.get(c.ownerAccountId) ?? null),
+            dataScopeStates: scopes ? scopeStatesOf(scopes) : {},
+          };
+        });
       });
       output(options.json, list, () => (list.length === 0 ? 'No clients.' : list.map(describeClient).join('\n')));
     });
@@ -147,6 +173,9 @@ function registerClients(program: Command): void {
     .option('--first-party', 'skip the consent page')
     .option('--no-first-party', 'show the consent page')
     .option('--pkce <policy>', `${PKCE_POLICIES.join(' or ')} (optional only for a confidential legacy app)`)
+    .option('--grant <grant>', `the new grants (repeat): ${GRANT_HELP}`, collect, [])
+    .option('--data-scope <scope>', `the new data scopes (repeat): ${DATA_SCOPE_HELP}`, collect, [])
+    .option('--purpose <text>', PURPOSE_HELP)
     .option('--json', 'print the result as JSON')
     .action(async (clientId: string, options: UpdateOptions) => {
       const config = cliConfig();
@@ -162,6 +191,7 @@ function registerClients(program: Command): void {
               ...(options.scope.length > 0 ? { scopes: splitScopes(options.scope) } : {}),
               ...(options.firstParty !== undefined ? { firstParty: options.firstParty } : {}),
               ...(pkce ? { pkce } : {}),
+              ...machineChanges(options),
             }),
           ),
         WRITES,
@@ -174,7 +204,8 @@ function registerClients(program: Command): void {
       .command(`${action} <client-id>`)
       .description(
         {
-          approve: 'approve an app in testing: everyone may sign in to it (written to the access log)',
+          approve:
+            'approve an app in testing (everyone may sign in to it) and the data scopes its machine tokens wait for (written to the access log)',
           disable:
             'disable an app: its authorize answers an error page, its tokens stop at the token endpoint and userinfo at once (written to the access log)',
           enable: 'enable a disabled app again (written to the access log)',
@@ -201,8 +232,33 @@ function registerClients(program: Command): void {
   }
 
   clients
+    .command('refuse <client-id>')
+    .description('refuse the data scopes an app\'s machine tokens wait for: they stay refused (written to the access log)')
+    .option('--json', 'print the result as JSON')
+    .action(async (clientId: string, options: { json?: boolean }) => {
+      const config = cliConfig();
+      const done = await withDatabase(
+        config,
+        ({ db }) => guard(() => new AppService(db, config).decideDataScopes(clientId, false, CLI_ACTOR)),
+        WRITES,
+      );
+      output(options.json, { ...done.after, refused: done.decided }, () => `Refused ${done.decided.join(', ')}: ${describeClient(done.after)}`);
+    });
+
+  const tokens = clients.command('tokens').description("an app's machine tokens (client_credentials)");
+  tokens
+    .command('revoke <client-id>')
+    .description('revoke every machine token of the app at once, in every instance (the app asks the token endpoint for new ones)')
+    .option('--json', 'print the result as JSON')
+    .action(async (clientId: string, options: { json?: boolean }) => {
+      const config = cliConfig();
+      const app = await withDatabase(config, ({ db }) => guard(() => new AppService(db, config).revokeMachineTokens(clientId)), WRITES);
+      output(options.json, { ...app, tokensRevoked: true }, () => `Machine tokens revoked: ${describeClient(app)}`);
+    });
+
+  clients
     .command('rotate-secret <client-id>')
-    .description('issue a new secret; the old one stops working now (tokens already issued stay valid)')
+    .description('issue a new secret; the old one stops working now, and so do the app\'s machine tokens (a person\'s tokens stay valid)')
     .option('--json', 'print the result as JSON')
     .action(async (clientId: string, options: { json?: boolean }) => {
       const config = cliConfig();
@@ -237,6 +293,22 @@ async function guard<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
+const GRANT_HELP = `how the app gets tokens (repeat): ${APP_GRANTS.join(', ')}; authorization_code (a person signs in) by default, client_credentials for machine tokens of the data API (confidential apps)`;
+const DATA_SCOPE_HELP = `with --grant client_credentials: a data scope of its machine tokens (repeat or comma-separate; ${API_SCOPES.join(', ')}); with --owner, as that account's keys would get them`;
+const PURPOSE_HELP = 'with --owner: what the data is for (required when a data scope awaits an administrator\'s approval, up to 500 characters)';
+
+/** The grants, data scopes and purpose given on the command line (none: unchanged). */
+function machineChanges(options: MachineOptions): { grants?: AppGrant[]; dataScopes?: ApiScope[]; dataPurpose?: string } {
+  const grants = splitScopes(options.grant);
+  const unknown = grants.filter((g) => !(APP_GRANTS as readonly string[]).includes(g));
+  if (unknown.length > 0) throw new CliError(`--grant must be one of ${APP_GRANTS.join(', ')} (got ${unknown.join(', ')}).`);
+  return {
+    ...(grants.length > 0 ? { grants: grants as AppGrant[] } : {}),
+    ...(options.dataScope.length > 0 ? { dataScopes: parseScopes(splitScopes(options.dataScope).join(',')) } : {}),
+    ...(options.purpose !== undefined ? { dataPurpose: options.purpose } : {}),
+  };
+}
+
 /** `--scope` may be repeated or hold a space- or comma-separated list. */
 function splitScopes(values: string[]): string[] {
   return values.flatMap((v) => v.split(/[\s,]+/)).filter(Boolean);
@@ -254,5 +326,6 @@ function describeClient(c: AppSummary & { ownerEmail?: string | null }): string 
     .join(', ');
   const logout = c.postLogoutRedirectUris.length > 0 ? ` post-logout=${c.postLogoutRedirectUris.join(' ')}` : '';
   const owner = 'ownerEmail' in c ? ` owner=${typeof c.ownerEmail === 'string' ? c.ownerEmail : 'operator'}` : '';
-  return `${c.id} "${c.name}" ${c.state} (${flags}) scopes=${c.scopes.join(',')} redirect=${c.redirectUris.join(' ')}${logout}${owner}`;
+  const machine = c.grants.includes('client_credentials') ? ` data-scopes=${c.dataScopes.join(',')}` : '';
+  return `${c.id} "${c.name}" ${c.state} (${flags}) grants=${c.grants.join(',')} scopes=${c.scopes.join(',')}${machine} redirect=${c.redirectUris.join(' ')}${logout}${owner}`;
 }
