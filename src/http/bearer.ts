@@ -1,6 +1,7 @@
 import type { ApiKeyPrincipal } from '../auth/principal.js';
 import { type AppError, BadRequestError, UnauthorizedError } from '../errors/index.js';
 import type { ApiKeyAuthenticator, CredentialReader } from './api-key.js';
+import { UUID_PATTERN } from '../data/keys/store.js';
 import type { AppContext } from './context.js';
 
 /** What reads an app's machine token (src/oauth/machine-tokens.ts, MachineTokens). */
@@ -40,6 +41,11 @@ export function keyOrBearer(keys: ApiKeyAuthenticator, tokens: BearerTokens, met
 function bearerToken(ctx: AppContext): string {
   const token = BEARER.exec(ctx.get('Authorization'))?.[1];
   if (!token) throw new UnauthorizedError('Malformed bearer token: send Authorization: Bearer <machine token>.');
+  // An API key sent as a bearer token is a key in the wrong header: said so, as a missing key.
+  if (UUID_PATTERN.test(token))
+    throw new UnauthorizedError(
+      'Missing API key: send it in the X-API-KEY header (Authorization: Bearer takes the machine tokens of an app).',
+    );
   return token;
 }
 

@@ -171,7 +171,9 @@ describe('OAuth apps: machine tokens (client_credentials) for the data API', fun
     }
     const feed = await expectOk<{ events: unknown[] }>(await bearer('/v1/changes', accessToken));
     expect(feed.events.length).to.be.greaterThan(0);
-    const query = JSON.stringify({ query: '{ clubs { clubs { id name leader { name } participants { name } } } students { totalElements } }' });
+    const query = JSON.stringify({
+      query: '{ clubs { clubs { id name leader { name } participants { name } } } students { totalElements } }',
+    });
     const graphql = (headers: Record<string, string>) =>
       t.request('/graphql', { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: query });
     const byKey = await graphql({ 'X-API-KEY': key });
@@ -200,7 +202,10 @@ describe('OAuth apps: machine tokens (client_credentials) for the data API', fun
       "This app's STUDENT_READ scope awaits an administrator's approval; it works for its other scopes meanwhile.",
     );
     // The key of the same owner asking for the same scopes gets the same refusal, worded for a key.
-    const { key } = await keys.request({ id: ownerId, role: 'USER', disabled: false, secondFactor: false }, { scopes: ['CLUB_READ', 'STUDENT_READ'], label: null, purpose: 'roll' });
+    const { key } = await keys.request(
+      { id: ownerId, role: 'USER', disabled: false, secondFactor: false },
+      { scopes: ['CLUB_READ', 'STUDENT_READ'], label: null, purpose: 'roll' },
+    );
     const keyRefusal = await expectEnvelope(await keyed('/v1/students', key), 403, 'FORBIDDEN');
     expect(keyRefusal.message).to.equal(refused.message.replace("This app's", "This API key's"));
     // An admin approves the app: the same token reads students at once.
@@ -299,7 +304,9 @@ describe('OAuth apps: machine tokens (client_credentials) for the data API', fun
       await limited.close();
     }
     // Closing flushed the counts: three answers of app a (one 429), as a key's are counted.
-    const usage = await t.db.models.apiKeyUsage.find({ keyId: { $regex: '^app:' } }).lean<{ keyId: string; requests: number; throttled: number }[]>();
+    const usage = await t.db.models.apiKeyUsage
+      .find({ keyId: { $regex: '^app:' } })
+      .lean<{ keyId: string; requests: number; throttled: number }[]>();
     expect(usage.map((u) => [u.requests, u.throttled]).sort()).to.deep.equal([
       [1, 0],
       [3, 1],

@@ -233,7 +233,7 @@ function registerClients(program: Command): void {
 
   clients
     .command('refuse <client-id>')
-    .description('refuse the data scopes an app\'s machine tokens wait for: they stay refused (written to the access log)')
+    .description("refuse the data scopes an app's machine tokens wait for: they stay refused (written to the access log)")
     .option('--json', 'print the result as JSON')
     .action(async (clientId: string, options: { json?: boolean }) => {
       const config = cliConfig();
@@ -242,7 +242,11 @@ function registerClients(program: Command): void {
         ({ db }) => guard(() => new AppService(db, config).decideDataScopes(clientId, false, CLI_ACTOR)),
         WRITES,
       );
-      output(options.json, { ...done.after, refused: done.decided }, () => `Refused ${done.decided.join(', ')}: ${describeClient(done.after)}`);
+      output(
+        options.json,
+        { ...done.after, refused: done.decided },
+        () => `Refused ${done.decided.join(', ')}: ${describeClient(done.after)}`,
+      );
     });
 
   const tokens = clients.command('tokens').description("an app's machine tokens (client_credentials)");
@@ -258,7 +262,7 @@ function registerClients(program: Command): void {
 
   clients
     .command('rotate-secret <client-id>')
-    .description('issue a new secret; the old one stops working now, and so do the app\'s machine tokens (a person\'s tokens stay valid)')
+    .description("issue a new secret; the old one stops working now, and so do the app's machine tokens (a person's tokens stay valid)")
     .option('--json', 'print the result as JSON')
     .action(async (clientId: string, options: { json?: boolean }) => {
       const config = cliConfig();
@@ -295,7 +299,8 @@ async function guard<T>(fn: () => Promise<T>): Promise<T> {
 
 const GRANT_HELP = `how the app gets tokens (repeat): ${APP_GRANTS.join(', ')}; authorization_code (a person signs in) by default, client_credentials for machine tokens of the data API (confidential apps)`;
 const DATA_SCOPE_HELP = `with --grant client_credentials: a data scope of its machine tokens (repeat or comma-separate; ${API_SCOPES.join(', ')}); with --owner, as that account's keys would get them`;
-const PURPOSE_HELP = 'with --owner: what the data is for (required when a data scope awaits an administrator\'s approval, up to 500 characters)';
+const PURPOSE_HELP =
+  "with --owner: what the data is for (required when a data scope awaits an administrator's approval, up to 500 characters)";
 
 /** The grants, data scopes and purpose given on the command line (none: unchanged). */
 function machineChanges(options: MachineOptions): { grants?: AppGrant[]; dataScopes?: ApiScope[]; dataPurpose?: string } {
