@@ -508,6 +508,15 @@ export class AppService implements AppDirectory {
     };
   }
 
+  /**
+   * The machine grant a new token carries, read from the database itself rather than remembered:
+   * a process that has not yet heard of a revocation (at most a second) must not stamp a new
+   * token with the grant it replaced, which every other process already refuses.
+   */
+  async currentMachineGrant(id: string): Promise<string | null> {
+    return (await this.store.find(id))?.machineGrantId ?? null;
+  }
+
   /** Whether the app exists and is not disabled (userinfo asks it of every token). */
   async isActive(id: string): Promise<boolean> {
     const doc = await this.store.known(id);

@@ -110,10 +110,10 @@ function goneOwner(id: number): AccountStanding {
  */
 export async function machineTokenClaims(
   token: AccessToken | ClientCredentials,
-  apps: Pick<AppService, 'machineStanding'>,
+  apps: Pick<AppService, 'currentMachineGrant'>,
 ): Promise<Record<string, unknown> | undefined> {
   if (token.kind !== 'ClientCredentials' || !token.clientId) return undefined;
-  const grantId = (await apps.machineStanding(token.clientId))?.grantId;
+  const grantId = await apps.currentMachineGrant(token.clientId);
   if (!grantId) throw new errors.UnauthorizedClient('the app is not registered for client_credentials');
   return { gid: grantId };
 }
