@@ -198,9 +198,21 @@ const metadataAliases: ProviderMiddleware = async (ctx, next) => {
   if (ctx.path === OAUTH_PATHS.authorizationServerMetadata) ctx.path = OAUTH_PATHS.discovery;
   await next();
   if (ctx.path === OAUTH_PATHS.discovery && ctx.status === 200 && isRecord(ctx.body)) {
-    ctx.body = { ...ctx.body, scopes_supported: [...OAUTH_SCOPES, ...API_SCOPES] };
+    ctx.body = { ...ctx.body, scopes_supported: [...OAUTH_SCOPES, ...API_SCOPES], ...suppliedClaims(ctx.body) };
   }
 };
+
+/**
+ * oidc-provider lists `sid` among the claims it supports whatever its features; an ID token
+ * carries it only for an app that asked for sessions in a logout it is told of (front- or
+ * back-channel). Without such a logout, `sid` is never supplied, and is not advertised.
+ */
+function suppliedClaims(body: Record<string, unknown>): { claims_supported?: unknown[] } {
+  const claims = body['claims_supported'];
+  if (!Array.isArray(claims)) return {};
+  const sessions = body['backchannel_logout_session_supported'] === true || body['frontchannel_logout_session_supported'] === true;
+  return { claims_supported: sessions ? claims : claims.filter((claim) => claim !== 'sid') };
+}
 
 /**
  * The provider refuses JWT access tokens at revocation and introspection ("structured tokens").
