@@ -93,6 +93,9 @@ describe('OAuth apps: machine tokens in the developer console and /admin/apps', 
     const secret = /id="shown-once"[^>]*>([A-Za-z0-9_-]{43})</.exec(page.html)?.[1] ?? '';
     expect(secret, 'the secret, shown once').to.have.length(43);
     expect(page.html).to.include('<h2 id="machine-tokens">머신 토큰</h2>');
+    // The first hour: the app-server example started as this app, with its secret (shown once).
+    expect(page.html).to.include('예제 앱 서버 실행 (examples/nightly-sync)');
+    expect(page.html).to.include(`CLIENT_ID=&#39;${id}&#39; \\\nCLIENT_SECRET=&#39;${secret}&#39; \\\nnpm start`);
     expect(page.html).to.match(/data-scope-state="approved"\s*>CLUB_READ</);
     expect(page.html).to.match(/data-scope-state="pending"\s*>STUDENT_READ · 승인 대기</);
     expect(page.html).to.include(`curl -s ${t.url}/v1/oauth/token -u &#39;${id}:`);

@@ -29,7 +29,7 @@ import { list, text, ticked } from '../web/forms.js';
 import { html, type Html } from '../web/html.js';
 import { page, redirect, type Handler, type Outcome, type PageRequest } from '../web/routes.js';
 import type { Texts } from '../web/texts/index.js';
-import { appSnippets, DEV_CALLBACK_PATH, discoveryUrl, exampleCommand } from './first-hour.js';
+import { appSnippets, DEV_CALLBACK_PATH, discoveryUrl, exampleCommand, exampleLabel } from './first-hour.js';
 import type { ConsoleDeps } from './deps.js';
 
 /** The form field each refusal belongs to. */
@@ -280,6 +280,7 @@ async function detailPage(
     dataPurpose: app.dataPurpose ?? '',
   };
   const machine = app.grants.includes('client_credentials');
+  const signsIn = app.grants.includes('authorization_code');
   return page(
     app.name,
     html`<p><a href="/console/apps">← ${a.back}</a></p>
@@ -297,9 +298,9 @@ async function detailPage(
       <section class="card" aria-labelledby="get-started">
         <h2 id="get-started">${t.firstHour.getStarted}</h2>
         ${facts([[t.firstHour.discovery, html`<code>${discoveryUrl(deps.config)}</code>`]])}
-        <p class="hint">${t.firstHour.exampleHint}</p>
-        ${snippet(t, 'example-command', t.firstHour.example, exampleCommand(t, deps.config, app, null))}
-        ${deps.config.isProduction ? '' : html`<p class="hint">${t.firstHour.devCallback(`${deps.config.urls.auth}${DEV_CALLBACK_PATH}`)}</p>`}
+        <p class="hint">${signsIn ? t.firstHour.exampleHint : t.firstHour.machineExampleHint}</p>
+        ${snippet(t, 'example-command', exampleLabel(t, app), exampleCommand(t, deps.config, app, null))}
+        ${deps.config.isProduction || !signsIn ? '' : html`<p class="hint">${t.firstHour.devCallback(`${deps.config.urls.auth}${DEV_CALLBACK_PATH}`)}</p>`}
       </section>
       <section class="card" aria-labelledby="edit">
         <h2 id="edit">${a.edit}</h2>

@@ -107,6 +107,9 @@ export const en: Texts = {
     example: 'Run the example app (examples/login-with-school)',
     exampleHint:
       "Run it in the repository's examples/login-with-school folder. The app's redirect address must be the example's (/callback).",
+    machineExample: 'Run the example app server (examples/nightly-sync)',
+    machineExampleHint:
+      "Run it in the repository's examples/nightly-sync folder: with no person signed in, it gets the clubs with a machine token and keeps them; the next run gets only what changed (ETag).",
     secretPlaceholder: 'YOUR_APP_SECRET',
     devCallback: (url: string) =>
       `While developing, register ${url} as a redirect address: after signing in you see the code and the token request to make.`,

@@ -114,6 +114,9 @@ export const ko = {
     clientId: '클라이언트 ID',
     example: '예제 앱 실행 (examples/login-with-school)',
     exampleHint: '저장소의 examples/login-with-school 폴더에서 실행합니다. 리디렉션 주소가 예제 앱의 주소(/callback)여야 합니다.',
+    machineExample: '예제 앱 서버 실행 (examples/nightly-sync)',
+    machineExampleHint:
+      '저장소의 examples/nightly-sync 폴더에서 실행합니다: 사람 없이 머신 토큰으로 동아리 목록을 받아 저장하고, 다음 실행에는 ETag로 바뀐 것만 받습니다.',
     secretPlaceholder: '앱의_시크릿',
     devCallback: (url: string) =>
       `개발 중에는 ${url} 을 리디렉션 주소로 등록하면, 로그인 뒤 받은 코드와 토큰 요청을 화면에서 볼 수 있습니다.`,
