@@ -228,7 +228,8 @@ export class AppService implements AppDirectory {
       // An app of machine tokens only has no sign-in: no redirect address is needed.
       redirectUris: signsIn ? this.checkRedirectUris(input.redirectUris) : this.checkUris(input.redirectUris, 'Redirect URI'),
       postLogoutRedirectUris: this.checkPostLogoutRedirectUris(input.postLogoutRedirectUris ?? []),
-      scopes: signsIn || input.scopes?.length ? checkScopes(input.scopes ?? [...DEFAULT_APP_SCOPES]) : [],
+      // Login scopes are what a person's sign-in releases: an app of machine tokens only has none.
+      scopes: signsIn ? checkScopes(input.scopes ?? [...DEFAULT_APP_SCOPES]) : [],
       type: isPublic ? 'public' : 'confidential',
       firstParty: input.firstParty ?? false,
       pkce: checkPkce(input.pkce ?? 'required', isPublic),
@@ -372,8 +373,17 @@ export class AppService implements AppDirectory {
         : signsIn
           ? this.checkRedirectUris(changes.redirectUris)
           : this.checkUris(changes.redirectUris, 'Redirect URI');
-    const widened =
-      changes.scopes !== undefined && changes.scopes.some((s) => SCOPES_NEEDING_APPROVAL.includes(s) && !existing.scopes.includes(s));
+    // An app that comes to sign people in needs a redirect address and login scopes (the default ones
+    // unless given); one left with machine tokens only has no login scopes.
+    if (signsIn && (redirectUris ?? existing.redirectUris).length === 0) this.checkRedirectUris([]);
+    const scopes = !signsIn
+      ? []
+      : changes.scopes !== undefined
+        ? checkScopes(changes.scopes)
+        : existing.scopes.length === 0
+          ? [...DEFAULT_APP_SCOPES]
+          : undefined;
+    const widened = scopes !== undefined && scopes.some((s) => SCOPES_NEEDING_APPROVAL.includes(s) && !existing.scopes.includes(s));
     const redirected = redirectUris !== undefined && redirectUris.some((uri) => !existing.redirectUris.includes(uri));
     const updated = await this.store.update(id, {
       ...((widened || redirected) && existing.ownerAccountId != null ? { approvedAt: null, approvedBy: null } : {}),
@@ -382,7 +392,7 @@ export class AppService implements AppDirectory {
       ...(changes.postLogoutRedirectUris !== undefined
         ? { postLogoutRedirectUris: this.checkPostLogoutRedirectUris(changes.postLogoutRedirectUris) }
         : {}),
-      ...(changes.scopes !== undefined ? { scopes: checkScopes(changes.scopes) } : {}),
+      ...(scopes !== undefined ? { scopes } : {}),
       ...(changes.firstParty !== undefined ? { firstParty: changes.firstParty } : {}),
       ...(changes.pkce !== undefined ? { pkce: checkPkce(changes.pkce, existing.type === 'public') } : {}),
       ...(changes.serviceName !== undefined ? { serviceName: checkServiceName(changes.serviceName) } : {}),

@@ -111,6 +111,24 @@ describe('OAuth apps: campus apps for machine tokens', function () {
     );
     await refused('Machine tokens need at least one data scope', 'apps', 'create', '--name', 'X', '--grant', 'client_credentials');
     await refused('At least one --redirect-uri is required', 'apps', 'create', '--name', 'X', '--grant', 'authorization_code');
+    // A machine app that comes to sign people in needs a redirect address too.
+    const machine = await json<AppJson>(
+      'apps',
+      'create',
+      '--name',
+      'M',
+      '--grant',
+      'client_credentials',
+      '--data-scope',
+      'CLUB_READ',
+      '--json',
+    );
+    await refused('At least one --redirect-uri is required', 'apps', 'update', machine.id, '--grant', 'authorization_code');
+    const signing = await json<AppJson>(
+      ...['apps', 'update', machine.id, '--grant', 'authorization_code', '--redirect-uri', 'https://m.example/cb', '--json'],
+    );
+    // The default login scopes; no data scope left without the grant.
+    expect(signing).to.deep.include({ grants: ['authorization_code'], scopes: ['self:read', 'openid'], dataScopes: [] });
   });
 
   it("--owner: the owner's key policy, a purpose for what awaits approval, then approve and refuse (in the access log)", async () => {

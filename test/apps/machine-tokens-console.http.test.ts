@@ -93,6 +93,8 @@ describe('OAuth apps: machine tokens in the developer console and /admin/apps', 
     const secret = /id="shown-once"[^>]*>([A-Za-z0-9_-]{43})</.exec(page.html)?.[1] ?? '';
     expect(secret, 'the secret, shown once').to.have.length(43);
     expect(page.html).to.include('<h2 id="machine-tokens">머신 토큰</h2>');
+    // No one signs in to it: the login scopes the form offers are not the app's, and it is not in testing.
+    expect(page.html).to.match(/<span class="tag" data-state="active">사용 중<\/span>/);
     // The first hour: the app-server example started as this app, with its secret (shown once).
     expect(page.html).to.include('예제 앱 서버 실행 (examples/nightly-sync)');
     expect(page.html).to.include(`CLIENT_ID=&#39;${id}&#39; \\\nCLIENT_SECRET=&#39;${secret}&#39; \\\nnpm start`);

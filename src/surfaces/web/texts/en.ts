@@ -999,7 +999,7 @@ export const en: Texts = {
       disableLabel: (app: string) => `Disable ${app}`,
       enableLabel: (app: string) => `Enable ${app}`,
       refuse: 'Refuse data scopes',
-      refuseLabel: (app: string) => `Refuse the data scopes ${app} waits for`,
+      refuseLabel: (app: string) => `Refuse data scopes of ${app}`,
       dataScopes: 'Machine tokens:',
       dataWaitingCount: (n: number) =>
         `${count(n, { one: '# app waits', other: '# apps wait' })} for the approval of its machine tokens' data scopes.`,
