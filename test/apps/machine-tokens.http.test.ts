@@ -128,7 +128,12 @@ describe('OAuth apps: machine tokens (client_credentials) for the data API', fun
         resource: t.url,
       }),
     });
-    expect(((await narrow.json()) as TokenAnswer).scope).to.equal('NEIS_READ');
+    const narrowed = (await narrow.json()) as TokenAnswer;
+    expect(narrowed.scope).to.equal('NEIS_READ');
+    // The token reads what it was issued for, not all the app may hold.
+    await expectOk(await bearer('/v1/neis/meals?date=2026-03-02', narrowed.access_token));
+    const outside = await expectEnvelope(await bearer('/v1/clubs', narrowed.access_token), 403, 'FORBIDDEN');
+    expect(outside.message).to.equal('This app lacks the CLUB_READ scope that this endpoint requires.');
   });
 
   it('refuses what the app may not have: another scope, userinfo as the resource, a person-only app, a wrong secret', async () => {
