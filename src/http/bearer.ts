@@ -23,18 +23,24 @@ const NAMES_BEARER = /^bearer(?:\s|$)/i;
  */
 export function keyOrBearer(keys: ApiKeyAuthenticator, tokens: BearerTokens, metadataUrl: string): CredentialReader {
   const challenge = `Bearer resource_metadata=${quoted(metadataUrl)}`;
+  // Made once: a warm key's answer adds no allocation here (docs/benchmarks.md, "A warm answer's fixed cost").
+  const keyRefused = challenged(() => challenge);
+  const tokenRefused = challenged((err) => `${challenge}, error="invalid_token", error_description=${quoted(err.message)}`);
   return (ctx) => {
-    const authorization = ctx.get('Authorization');
-    if (!NAMES_BEARER.test(authorization))
-      return challenged(
-        () => keys.authenticate(ctx.get('X-API-KEY').trim()),
-        () => challenge,
-      );
+    if (!NAMES_BEARER.test(ctx.get('Authorization'))) {
+      try {
+        const found = keys.authenticate(ctx.get('X-API-KEY').trim());
+        return found instanceof Promise ? found.catch(keyRefused) : found;
+      } catch (err) {
+        return keyRefused(err);
+      }
+    }
     if (ctx.get('X-API-KEY')) throw new BadRequestError('Send either X-API-KEY or Authorization: Bearer, not both.');
-    return challenged(
-      () => tokens.principal(bearerToken(ctx)),
-      (err) => `${challenge}, error="invalid_token", error_description=${quoted(err.message)}`,
-    );
+    try {
+      return tokens.principal(bearerToken(ctx)).catch(tokenRefused);
+    } catch (err) {
+      return tokenRefused(err);
+    }
   };
 }
 
@@ -49,21 +55,12 @@ function bearerToken(ctx: AppContext): string {
   return token;
 }
 
-/** Runs `read`, giving a 401 it throws (at once or later) the WWW-Authenticate challenge; a remembered answer stays synchronous. */
-function challenged(
-  read: () => ApiKeyPrincipal | Promise<ApiKeyPrincipal>,
-  challenge: (err: AppError) => string,
-): ApiKeyPrincipal | Promise<ApiKeyPrincipal> {
-  const withChallenge = (err: unknown): never => {
+/** Rethrows an error, a 401 with the WWW-Authenticate challenge `challenge` makes of it. */
+function challenged(challenge: (err: AppError) => string): (err: unknown) => never {
+  return (err) => {
     if (!(err instanceof UnauthorizedError)) throw err;
     throw new UnauthorizedError(err.message, { headers: { ...err.headers, 'WWW-Authenticate': challenge(err) } });
   };
-  try {
-    const found = read();
-    return found instanceof Promise ? found.catch(withChallenge) : found;
-  } catch (err) {
-    return withChallenge(err);
-  }
 }
 
 /** A quoted-string parameter of WWW-Authenticate (RFC 9110, 5.6.4): backslashes and quotes escaped. */
