@@ -216,7 +216,7 @@ function machineIssuing(deps: ProviderDeps): MachineIssuing {
     policy: deps.config.policy,
     standing: async (id) => {
       const known = await deps.accounts.known(id);
-      return known ? standingOf(known.doc, known.secondFactor) : null;
+      return known ? standingOf(known.doc, known) : null;
     },
     resource: dataApiResource(deps.config.urls.base),
     alg: deps.keys.signingAlg,

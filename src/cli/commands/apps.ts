@@ -5,7 +5,9 @@ import { API_SCOPES, parseScopes, scopeStatesOf, type ApiScope } from '../../dat
 import { CLI_ACTOR } from '../../data/accounts/access-log.js';
 import { AppService, AppValidationError, DEFAULT_APP_SCOPES, type AppSummary } from '../../oauth/apps.js';
 import { OAUTH_SCOPES } from '../../oauth/constants.js';
-import { CliError, WRITES, cliConfig, output, withDatabase } from '../runtime.js';
+import type { Config } from '../../config/index.js';
+import type { Database } from '../../data/database.js';
+import { CliError, jsonCommand } from '../runtime.js';
 
 /** `campus apps ...` (also `campus clients ...`): the OAuth apps of the registry. */
 export function registerApps(program: Command): void {
@@ -24,7 +26,6 @@ interface CreateOptions extends MachineOptions {
   pkce?: string;
   owner?: string;
   serviceName?: string;
-  json?: boolean;
 }
 
 /** How the app gets tokens, and the data scopes of its machine tokens (create and update). */
@@ -41,7 +42,6 @@ interface UpdateOptions extends MachineOptions {
   scope: string[];
   firstParty?: boolean;
   pkce?: string;
-  json?: boolean;
 }
 
 function registerClients(program: Command): void {
@@ -50,159 +50,126 @@ function registerClients(program: Command): void {
     .alias('clients')
     .description('register and manage OAuth apps, also called clients (secrets are shown once and stored hashed)');
 
-  clients
-    .command('create')
-    .description('register a client; prints its id and, for confidential clients, its secret (once)')
-    .requiredOption('--name <name>', 'shown on the login and consent pages')
-    .option('--redirect-uri <uri>', 'an allowed redirect address, matched exactly (repeat for several)', collect, [])
-    .option(
-      '--post-logout-redirect-uri <uri>',
-      'where logout (the end_session_endpoint) may send the user back, matched exactly (repeat for several)',
-      collect,
-      [],
-    )
-    .option(
-      '--scope <scope>',
-      `a scope the client may request (repeat; default: ${DEFAULT_APP_SCOPES.join(', ')}; known: ${OAUTH_SCOPES.join(', ')})`,
-      collect,
-      [],
-    )
-    .option('--public', 'a public client (browser or mobile app): no secret, PKCE required')
-    .option('--first-party', 'our own app: the consent page is skipped')
-    .option(
-      '--pkce <policy>',
-      `${PKCE_POLICIES.join(' or ')}: PKCE is required of every client by default; optional only for a confidential legacy app`,
-    )
-    .option(
-      '--owner <email>',
-      'register the app as that account would in the developer console: never first-party, PKCE required, reserved names refused, at most 10 apps, in testing until approved when it asks for student data',
-    )
-    .option('--service-name <name>', 'with --owner: the service the login page names')
-    .option('--grant <grant>', GRANT_HELP, collect, [])
-    .option('--data-scope <scope>', DATA_SCOPE_HELP, collect, [])
-    .option('--purpose <text>', PURPOSE_HELP)
-    .option('--json', 'print the result as JSON')
-    .action(async (options: CreateOptions) => {
-      const config = cliConfig();
-      const pkce = options.pkce === undefined ? undefined : parsePkce(options.pkce);
-      if (options.owner !== undefined && (options.firstParty || pkce !== undefined || options.postLogoutRedirectUri.length > 0))
-        throw new CliError(
-          '--owner registers the app as the account would in the console: --first-party, --pkce and --post-logout-redirect-uri are not allowed with it.',
-        );
-      if (options.owner === undefined && options.serviceName !== undefined) throw new CliError('--service-name goes with --owner.');
-      const owner = options.owner;
-      const created = await withDatabase(
-        config,
-        async ({ db }) => {
-          const service = new AppService(db, config);
-          const scopes = options.scope.length > 0 ? { scopes: splitScopes(options.scope) } : {};
-          const machine = machineChanges(options);
-          if (owner === undefined) {
-            return guard(() =>
-              service.create({
-                name: options.name,
-                redirectUris: options.redirectUri,
-                postLogoutRedirectUris: options.postLogoutRedirectUri,
-                ...scopes,
-                ...machine,
-                public: options.public ?? false,
-                firstParty: options.firstParty ?? false,
-                ...(pkce ? { pkce } : {}),
-              }),
-            );
-          }
-          const account = await new AccountStore(db).findByEmail(owner);
-          if (!account) throw new CliError(`No account ${owner}.`);
-          return guard(() =>
-            service.createOwned(account._id, {
-              name: options.name,
-              serviceName: options.serviceName ?? null,
-              redirectUris: options.redirectUri,
-              ...scopes,
-              ...machine,
-              public: options.public ?? false,
-            }),
+  jsonCommand(
+    clients
+      .command('create')
+      .description('register a client; prints its id and, for confidential clients, its secret (once)')
+      .requiredOption('--name <name>', 'shown on the login and consent pages')
+      .option('--redirect-uri <uri>', 'an allowed redirect address, matched exactly (repeat for several)', collect, [])
+      .option(
+        '--post-logout-redirect-uri <uri>',
+        'where logout (the end_session_endpoint) may send the user back, matched exactly (repeat for several)',
+        collect,
+        [],
+      )
+      .option(
+        '--scope <scope>',
+        `a scope the client may request (repeat; default: ${DEFAULT_APP_SCOPES.join(', ')}; known: ${OAUTH_SCOPES.join(', ')})`,
+        collect,
+        [],
+      )
+      .option('--public', 'a public client (browser or mobile app): no secret, PKCE required')
+      .option('--first-party', 'our own app: the consent page is skipped')
+      .option(
+        '--pkce <policy>',
+        `${PKCE_POLICIES.join(' or ')}: PKCE is required of every client by default; optional only for a confidential legacy app`,
+      )
+      .option(
+        '--owner <email>',
+        'register the app as that account would in the developer console: never first-party, PKCE required, reserved names refused, at most 10 apps, in testing until approved when it asks for student data',
+      )
+      .option('--service-name <name>', 'with --owner: the service the login page names')
+      .option('--grant <grant>', GRANT_HELP, collect, [])
+      .option('--data-scope <scope>', DATA_SCOPE_HELP, collect, [])
+      .option('--purpose <text>', PURPOSE_HELP),
+    {
+      json: 'the result',
+      writes: true,
+      run: async ({ config, db }, options: CreateOptions) => {
+        const pkce = options.pkce === undefined ? undefined : parsePkce(options.pkce);
+        if (options.owner !== undefined && (options.firstParty || pkce !== undefined || options.postLogoutRedirectUri.length > 0))
+          throw new CliError(
+            '--owner registers the app as the account would in the console: --first-party, --pkce and --post-logout-redirect-uri are not allowed with it.',
           );
-        },
-        WRITES,
-      );
-      output(options.json, { ...created.client, clientSecret: created.secret }, () =>
+        if (options.owner === undefined && options.serviceName !== undefined) throw new CliError('--service-name goes with --owner.');
+        const created = await createApp(await db(), config, options, pkce);
+        return { ...created.client, clientSecret: created.secret };
+      },
+      human: (created) =>
         [
-          `Client created: ${describeClient(created.client)}`,
-          `client_id: ${created.client.id}`,
-          created.secret ? `client_secret (shown once, store it now): ${created.secret}` : 'Public client: no secret; use PKCE (S256).',
-          ...(created.client.grants.includes('client_credentials')
-            ? [`Machine tokens: POST ${config.urls.auth}/v1/oauth/token with grant_type=client_credentials and the client id and secret.`]
+          `Client created: ${describeClient(created)}`,
+          `client_id: ${created.id}`,
+          created.clientSecret
+            ? `client_secret (shown once, store it now): ${created.clientSecret}`
+            : 'Public client: no secret; use PKCE (S256).',
+          ...(created.grants.includes('client_credentials')
+            ? ['Machine tokens: POST /v1/oauth/token with grant_type=client_credentials and the client id and secret.']
             : []),
         ].join('\n'),
-      );
-    });
+    },
+  );
 
-  clients
-    .command('list')
-    .description('list clients (never their secrets)')
-    .option('--json', 'print the clients as JSON')
-    .action(async (options: { json?: boolean }) => {
-      const config = cliConfig();
-      const list = await withDatabase(config, async ({ db }) => {
-        const clients = await new AppService(db, config).list();
-        const ids = [...new Set(clients.map((c) => c.ownerAccountId).filter((id): id is number => id !== null))];
-        const emails = new Map((await new AccountStore(db).findByIds(ids)).map((a) => [a._id, a.email]));
-        const states = await new AppService(db, config).dataScopeStates(clients);
-        // The owner: an account's email, or null for an operator's (`campus clients create` without --owner);
-        // where each data scope of its machine tokens stands, as `keys list` shows a key's.
-        return clients.map((c) => {
-          const scopes = states.get(c.id);
-          return {
-            ...c,
-            ownerEmail: c.ownerAccountId === null ? null : (emails.get(c.ownerAccountId) ?? null),
-            dataScopeStates: scopes ? scopeStatesOf(scopes) : {},
-          };
-        });
+  jsonCommand(clients.command('list').description('list clients (never their secrets)'), {
+    json: 'the clients',
+    run: async ({ config, db }) => {
+      const database = await db();
+      const clients = await new AppService(database, config).list();
+      const ids = [...new Set(clients.map((c) => c.ownerAccountId).filter((id): id is number => id !== null))];
+      const emails = new Map((await new AccountStore(database).findByIds(ids)).map((a) => [a._id, a.email]));
+      const states = await new AppService(database, config).dataScopeStates(clients);
+      // The owner: an account's email, or null for an operator's (`campus clients create` without --owner);
+      // where each data scope of its machine tokens stands, as `keys list` shows a key's.
+      return clients.map((c) => {
+        const scopes = states.get(c.id);
+        return {
+          ...c,
+          ownerEmail: c.ownerAccountId === null ? null : (emails.get(c.ownerAccountId) ?? null),
+          dataScopeStates: scopes ? scopeStatesOf(scopes) : {},
+        };
       });
-      output(options.json, list, () => (list.length === 0 ? 'No clients.' : list.map(describeClient).join('\n')));
-    });
+    },
+    human: (list) => (list.length === 0 ? 'No clients.' : list.map(describeClient).join('\n')),
+  });
 
-  clients
-    .command('update <client-id>')
-    .description('change a client; given lists replace the old ones')
-    .option('--name <name>', 'new display name')
-    .option('--redirect-uri <uri>', 'the new redirect addresses (repeat for several)', collect, [])
-    .option('--post-logout-redirect-uri <uri>', 'the new post-logout redirect addresses (repeat for several)', collect, [])
-    .option('--scope <scope>', 'the new allowed scopes (repeat for several)', collect, [])
-    .option('--first-party', 'skip the consent page')
-    .option('--no-first-party', 'show the consent page')
-    .option('--pkce <policy>', `${PKCE_POLICIES.join(' or ')} (optional only for a confidential legacy app)`)
-    .option('--grant <grant>', `the new grants (repeat): ${GRANT_HELP}`, collect, [])
-    .option('--data-scope <scope>', `the new data scopes (repeat): ${DATA_SCOPE_HELP}`, collect, [])
-    .option('--purpose <text>', PURPOSE_HELP)
-    .option('--json', 'print the result as JSON')
-    .action(async (clientId: string, options: UpdateOptions) => {
-      const config = cliConfig();
-      const pkce = options.pkce === undefined ? undefined : parsePkce(options.pkce);
-      const updated = await withDatabase(
-        config,
-        ({ db }) =>
-          guard(() =>
-            new AppService(db, config).update(clientId, {
-              ...(options.name !== undefined ? { name: options.name } : {}),
-              ...(options.redirectUri.length > 0 ? { redirectUris: options.redirectUri } : {}),
-              ...(options.postLogoutRedirectUri.length > 0 ? { postLogoutRedirectUris: options.postLogoutRedirectUri } : {}),
-              ...(options.scope.length > 0 ? { scopes: splitScopes(options.scope) } : {}),
-              ...(options.firstParty !== undefined ? { firstParty: options.firstParty } : {}),
-              ...(pkce ? { pkce } : {}),
-              ...machineChanges(options),
-            }),
-          ),
-        WRITES,
-      );
-      output(options.json, updated, () => `Client updated: ${describeClient(updated)}`);
-    });
+  jsonCommand(
+    clients
+      .command('update <client-id>')
+      .description('change a client; given lists replace the old ones')
+      .option('--name <name>', 'new display name')
+      .option('--redirect-uri <uri>', 'the new redirect addresses (repeat for several)', collect, [])
+      .option('--post-logout-redirect-uri <uri>', 'the new post-logout redirect addresses (repeat for several)', collect, [])
+      .option('--scope <scope>', 'the new allowed scopes (repeat for several)', collect, [])
+      .option('--first-party', 'skip the consent page')
+      .option('--no-first-party', 'show the consent page')
+      .option('--pkce <policy>', `${PKCE_POLICIES.join(' or ')} (optional only for a confidential legacy app)`)
+      .option('--grant <grant>', `the new grants (repeat): ${GRANT_HELP}`, collect, [])
+      .option('--data-scope <scope>', `the new data scopes (repeat): ${DATA_SCOPE_HELP}`, collect, [])
+      .option('--purpose <text>', PURPOSE_HELP),
+    {
+      json: 'the result',
+      writes: true,
+      run: async ({ config, db }, options: UpdateOptions, [clientId]: [string]) => {
+        const pkce = options.pkce === undefined ? undefined : parsePkce(options.pkce);
+        const service = new AppService(await db(), config);
+        return guard(() =>
+          service.update(clientId, {
+            ...(options.name !== undefined ? { name: options.name } : {}),
+            ...(options.redirectUri.length > 0 ? { redirectUris: options.redirectUri } : {}),
+            ...(options.postLogoutRedirectUri.length > 0 ? { postLogoutRedirectUris: options.postLogoutRedirectUri } : {}),
+            ...(options.scope.length > 0 ? { scopes: splitScopes(options.scope) } : {}),
+            ...(options.firstParty !== undefined ? { firstParty: options.firstParty } : {}),
+            ...(pkce ? { pkce } : {}),
+            ...machineChanges(options),
+          }),
+        );
+      },
+      human: (updated) => `Client updated: ${describeClient(updated)}`,
+    },
+  );
 
   for (const action of ['approve', 'disable', 'enable'] as const) {
-    clients
-      .command(`${action} <client-id>`)
-      .description(
+    jsonCommand(
+      clients.command(`${action} <client-id>`).description(
         {
           approve:
             'approve an app in testing (everyone may sign in to it) and the data scopes its machine tokens wait for (written to the access log)',
@@ -210,81 +177,117 @@ function registerClients(program: Command): void {
             'disable an app: its authorize answers an error page, its tokens stop at the token endpoint and userinfo at once (written to the access log)',
           enable: 'enable a disabled app again (written to the access log)',
         }[action],
-      )
-      .option('--json', 'print the result as JSON')
-      .action(async (clientId: string, options: { json?: boolean }) => {
-        const config = cliConfig();
-        const done = await withDatabase(
-          config,
-          ({ db }) =>
-            guard(() => {
-              const service = new AppService(db, config);
-              return action === 'approve'
-                ? service.approve(clientId, CLI_ACTOR)
-                : action === 'disable'
-                  ? service.disable(clientId, CLI_ACTOR)
-                  : service.enable(clientId, CLI_ACTOR);
-            }),
-          WRITES,
-        );
-        output(options.json, done.after, () => `${done.before.state} -> ${done.after.state}: ${describeClient(done.after)}`);
-      });
+      ),
+      {
+        json: 'the result',
+        writes: true,
+        run: async ({ config, db }, _options, [clientId]: [string]) => {
+          const service = new AppService(await db(), config);
+          return guard(() =>
+            action === 'approve'
+              ? service.approve(clientId, CLI_ACTOR)
+              : action === 'disable'
+                ? service.disable(clientId, CLI_ACTOR)
+                : service.enable(clientId, CLI_ACTOR),
+          );
+        },
+        human: (done) => `${done.before.state} -> ${done.after.state}: ${describeClient(done.after)}`,
+        data: (done) => done.after,
+      },
+    );
   }
 
-  clients
-    .command('refuse <client-id>')
-    .description("refuse the data scopes an app's machine tokens wait for: they stay refused (written to the access log)")
-    .option('--json', 'print the result as JSON')
-    .action(async (clientId: string, options: { json?: boolean }) => {
-      const config = cliConfig();
-      const done = await withDatabase(
-        config,
-        ({ db }) => guard(() => new AppService(db, config).decideDataScopes(clientId, false, CLI_ACTOR)),
-        WRITES,
-      );
-      output(
-        options.json,
-        { ...done.after, refused: done.decided },
-        () => `Refused ${done.decided.join(', ')}: ${describeClient(done.after)}`,
-      );
-    });
+  jsonCommand(
+    clients
+      .command('refuse <client-id>')
+      .description("refuse the data scopes an app's machine tokens wait for: they stay refused (written to the access log)"),
+    {
+      json: 'the app, with the scopes refused (`refused`)',
+      writes: true,
+      run: async ({ config, db }, _options, [clientId]: [string]) => {
+        const service = new AppService(await db(), config);
+        const done = await guard(() => service.decideDataScopes(clientId, false, CLI_ACTOR));
+        return { ...done.after, refused: done.decided };
+      },
+      human: (done) => `Refused ${done.refused.join(', ')}: ${describeClient(done)}`,
+    },
+  );
 
-  const tokens = clients.command('tokens').description("an app's machine tokens (client_credentials)");
-  tokens
-    .command('revoke <client-id>')
-    .description('revoke every machine token of the app at once, in every instance (the app asks the token endpoint for new ones)')
-    .option('--json', 'print the result as JSON')
-    .action(async (clientId: string, options: { json?: boolean }) => {
-      const config = cliConfig();
-      const app = await withDatabase(config, ({ db }) => guard(() => new AppService(db, config).revokeMachineTokens(clientId)), WRITES);
-      output(options.json, { ...app, tokensRevoked: true }, () => `Machine tokens revoked: ${describeClient(app)}`);
-    });
+  jsonCommand(
+    clients
+      .command('tokens')
+      .description("an app's machine tokens (client_credentials)")
+      .command('revoke <client-id>')
+      .description('revoke every machine token of the app at once, in every instance (the app asks the token endpoint for new ones)'),
+    {
+      json: 'the app, with `tokensRevoked: true`',
+      writes: true,
+      run: async ({ config, db }, _options, [clientId]: [string]) => {
+        const service = new AppService(await db(), config);
+        return { ...(await guard(() => service.revokeMachineTokens(clientId))), tokensRevoked: true };
+      },
+      human: (app) => `Machine tokens revoked: ${describeClient(app)}`,
+    },
+  );
 
-  clients
-    .command('rotate-secret <client-id>')
-    .description("issue a new secret; the old one stops working now, and so do the app's machine tokens (a person's tokens stay valid)")
-    .option('--json', 'print the result as JSON')
-    .action(async (clientId: string, options: { json?: boolean }) => {
-      const config = cliConfig();
-      const rotated = await withDatabase(config, ({ db }) => guard(() => new AppService(db, config).rotateSecret(clientId)), WRITES);
-      output(options.json, { ...rotated.client, clientSecret: rotated.secret }, () =>
-        [`New client_secret (shown once, store it now): ${rotated.secret}`, describeClient(rotated.client)].join('\n'),
-      );
-    });
+  jsonCommand(
+    clients
+      .command('rotate-secret <client-id>')
+      .description("issue a new secret; the old one stops working now, and so do the app's machine tokens (a person's tokens stay valid)"),
+    {
+      json: 'the result',
+      writes: true,
+      run: async ({ config, db }, _options, [clientId]: [string]) => {
+        const service = new AppService(await db(), config);
+        const rotated = await guard(() => service.rotateSecret(clientId));
+        return { ...rotated.client, clientSecret: rotated.secret };
+      },
+      human: (rotated) => [`New client_secret (shown once, store it now): ${rotated.clientSecret}`, describeClient(rotated)].join('\n'),
+    },
+  );
 
-  clients
-    .command('delete <client-id>')
-    .description('delete a client and revoke every grant, code and token issued to it')
-    .option('--json', 'print the result as JSON')
-    .action(async (clientId: string, options: { json?: boolean }) => {
-      const config = cliConfig();
-      const deleted = await withDatabase(config, ({ db }) => guard(() => new AppService(db, config).delete(clientId)), WRITES);
-      output(
-        options.json,
-        deleted,
-        () => `Deleted: ${describeClient(deleted.client)} (${deleted.revoked} grants, codes and tokens revoked)`,
-      );
-    });
+  jsonCommand(clients.command('delete <client-id>').description('delete a client and revoke every grant, code and token issued to it'), {
+    json: 'the result',
+    writes: true,
+    run: async ({ config, db }, _options, [clientId]: [string]) => {
+      const service = new AppService(await db(), config);
+      return guard(() => service.delete(clientId));
+    },
+    human: (deleted) => `Deleted: ${describeClient(deleted.client)} (${deleted.revoked} grants, codes and tokens revoked)`,
+  });
+}
+
+/** Registers an app as an operator, or as its owner would in the developer console (--owner). */
+async function createApp(db: Database, config: Config, options: CreateOptions, pkce: PkcePolicy | undefined) {
+  const service = new AppService(db, config);
+  const scopes = options.scope.length > 0 ? { scopes: splitScopes(options.scope) } : {};
+  const owner = options.owner;
+  if (owner === undefined) {
+    return guard(() =>
+      service.create({
+        name: options.name,
+        redirectUris: options.redirectUri,
+        postLogoutRedirectUris: options.postLogoutRedirectUri,
+        ...scopes,
+        ...machineChanges(options),
+        public: options.public ?? false,
+        firstParty: options.firstParty ?? false,
+        ...(pkce ? { pkce } : {}),
+      }),
+    );
+  }
+  const account = await new AccountStore(db).findByEmail(owner);
+  if (!account) throw new CliError(`No account ${owner}.`);
+  return guard(() =>
+    service.createOwned(account._id, {
+      name: options.name,
+      serviceName: options.serviceName ?? null,
+      redirectUris: options.redirectUri,
+      ...scopes,
+      ...machineChanges(options),
+      public: options.public ?? false,
+    }),
+  );
 }
 
 /** Validation failures of the service become one-line CLI errors. */
