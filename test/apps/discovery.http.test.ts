@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { expect } from 'chai';
 import { decodeJwt, decodeProtectedHeader, generateKeyPair, SignJWT } from 'jose';
 import { API_SCOPES } from '../../src/data/keys/store.js';
@@ -58,6 +59,15 @@ const AUTH_METHOD_CANDIDATES = [
 const SCOPE_CANDIDATES = ['openid', 'offline_access', 'profile', 'email', 'address', 'phone', 'made_up:read', 'ADMIN_WRITE'];
 /** Claims of every JWT (RFC 7519) or of every ID token's envelope: not identity claims a provider supplies. */
 const ENVELOPE_CLAIMS = new Set(['iss', 'aud', 'exp', 'iat', 'nbf', 'jti', 'nonce', 'at_hash', 'c_hash', 's_hash', 'azp']);
+
+/**
+ * Members whose behavior takes a whole flow of its own (an app's server receiving a logout
+ * token): proven by that feature's test, which must exist when the member is advertised.
+ */
+const PROVEN_ELSEWHERE: Readonly<Record<string, string>> = {
+  backchannel_logout_supported: 'test/apps/backchannel-logout.integration.test.ts',
+  backchannel_logout_session_supported: 'test/apps/backchannel-logout.integration.test.ts',
+};
 
 type Metadata = Record<string, unknown>;
 
@@ -383,6 +393,15 @@ describe('OAuth apps: discovery documents match what the server does', function 
     ).access_token;
     expect((await t.request('/v1/clubs', { headers: { authorization: `Bearer ${token}` } })).status).to.equal(200);
     expect((await t.request(`/v1/clubs?access_token=${token}`)).status).to.equal(401);
+  });
+
+  it('members proven by a flow of their own are advertised only with the test that proves them', () => {
+    for (const [member, test] of Object.entries(PROVEN_ELSEWHERE)) {
+      if (!(member in metadata)) continue;
+      probed.add(member);
+      expect(metadata[member], member).to.equal(true);
+      expect(existsSync(test), `${member} is proven by ${test}`).to.equal(true);
+    }
   });
 
   it('has no member without a probe above', () => {
