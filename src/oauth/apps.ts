@@ -442,6 +442,8 @@ export class AppService implements AppDirectory {
     const doc = await this.mustFind(id, options);
     await this.store.delete(id);
     const revoked = await new OAuthStore(this.db).revokeAllOf({ clientId: id });
+    // Its machine tokens' requests per day go with it (counted as `app:<id>`, src/http/usage.ts).
+    await this.db.models.apiKeyUsage.deleteMany({ keyId: machineUsageId(id) });
     return { client: summarize(doc), revoked };
   }
 
@@ -725,6 +727,11 @@ function grantsOf(doc: Pick<OAuthClientDoc, 'grants'>): AppGrant[] {
 
 function dataScopesOf(doc: Pick<OAuthClientDoc, 'dataScopes'>): ApiScope[] {
   return [...((doc.dataScopes ?? []) as ApiScope[])];
+}
+
+/** The id an app's machine tokens are budgeted and counted under, beside the keys' record ids. */
+export function machineUsageId(clientId: string): string {
+  return `app:${clientId}`;
 }
 
 /** What the policy reads of an app's data scopes (src/auth/policy.ts, appScopes). */

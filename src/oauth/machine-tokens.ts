@@ -6,7 +6,7 @@ import type { ApiKeyPrincipal } from '../auth/principal.js';
 import type { ApiScope } from '../data/__generated__/enums.js';
 import { API_SCOPES } from '../data/keys/store.js';
 import { UnauthorizedError } from '../errors/index.js';
-import type { AppService, MachineStanding } from './apps.js';
+import { machineUsageId, type AppService, type MachineStanding } from './apps.js';
 import { LIFETIMES } from './constants.js';
 import type { OAuthKeys, SigningAlg } from './signing-keys.js';
 import type { Config } from '../config/index.js';
@@ -171,7 +171,7 @@ export class MachineTokens {
     const held = new Set(signed.scopes);
     return {
       kind: 'apiKey',
-      id: `app:${signed.clientId}`,
+      id: machineUsageId(signed.clientId),
       machineApp: signed.clientId,
       scopes: new Set(scopes.effective.filter((s) => held.has(s))),
       pendingScopes: new Set(scopes.pending.filter((s) => held.has(s))),

@@ -286,7 +286,15 @@ describe('OAuth apps: machine tokens (client_credentials) for the data API', fun
     const before = await token(app.id, app.secret);
     const rotated = await apps.rotateSecret(app.id);
     await expectEnvelope(await bearer('/v1/clubs', before), 401, 'UNAUTHORIZED', 'Revoked bearer token');
-    await expectOk(await bearer('/v1/clubs', await token(app.id, rotated.secret)));
+    const last = await token(app.id, rotated.secret);
+    await expectOk(await bearer('/v1/clubs', last));
+
+    // Deleting the app ends its tokens and takes the requests counted for it.
+    await t.db.models.apiKeyUsage.create({ _id: `app:${app.id}:2026-03-02`, keyId: `app:${app.id}`, day: '2026-03-02', requests: 7 });
+    await apps.delete(app.id);
+    await expectEnvelope(await bearer('/v1/clubs', last), 401, 'UNAUTHORIZED', 'Invalid bearer token: its app no longer exists.');
+    // (The day written before; today's count of the request above may still be on its way from memory.)
+    expect(await t.db.models.apiKeyUsage.countDocuments({ _id: `app:${app.id}:2026-03-02` })).to.equal(0);
   });
 
   it('spends a budget of its own per app, with the headers of a key, and counts its requests per app', async () => {

@@ -1,6 +1,13 @@
 import { z } from 'zod';
 import { NotFoundError } from '../../errors/index.js';
-import { AppValidationError, MAX_APPS_PER_ACCOUNT, MAX_APP_NAME_LENGTH, type AppProblem, type AppSummary } from '../../oauth/apps.js';
+import {
+  AppValidationError,
+  MAX_APPS_PER_ACCOUNT,
+  MAX_APP_NAME_LENGTH,
+  machineUsageId,
+  type AppProblem,
+  type AppSummary,
+} from '../../oauth/apps.js';
 import { APP_GRANTS } from '../../data/apps/store.js';
 import { API_SCOPES, MAX_PURPOSE_LENGTH, scopeStatesOf } from '../../data/keys/store.js';
 import { addDays, todayIn } from '../../calendar.js';
@@ -346,7 +353,7 @@ async function machineSection(req: PageRequest, deps: ConsoleDeps, app: AppSumma
   const scopes = (await deps.clients.dataScopeStates([app])).get(app.id);
   const today = todayIn(deps.config.schoolTimeZone, deps.now());
   const days = Array.from({ length: CHART_DAYS }, (_, i) => addDays(today, i - CHART_DAYS + 1));
-  const usage = await deps.apiKeys.usage(`app:${app.id}`, days[0] ?? today, today);
+  const usage = await deps.apiKeys.usage(machineUsageId(app.id), days[0] ?? today, today);
   const tokenEndpoint = `${deps.config.urls.auth}${OAUTH_PATHS.token}`;
   return html`<section class="card" aria-labelledby="machine-tokens">
     <h2 id="machine-tokens">${a.machine}</h2>
