@@ -144,6 +144,16 @@ export function keyScopes(key: KeyScopeRecord, owner: AccountStanding | null, se
 }
 
 /**
+ * An app's data scopes for its machine tokens (client_credentials) now: the rule of its owner's
+ * keys, one policy for both (keyScopes). What the app asked for counts as far as its owner's role
+ * grants it now or an admin approved it, never once refused; an operator's app (no owner) reads
+ * what it was given; an app whose owner is disabled reads nothing.
+ */
+export function appScopes(app: KeyScopeRecord, owner: AccountStanding | null, settings: PolicySettings): KeyScopes {
+  return keyScopes(app, owner, settings);
+}
+
+/**
  * How an account's request for a new key splits under its role now: granted at once, waiting for
  * approval, or not open to the role (refused with 400).
  */

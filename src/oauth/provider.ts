@@ -32,6 +32,16 @@ import {
 import type { OAuthKeys, SigningAlg } from './signing-keys.js';
 import { clientSecretMatches } from './secrets.js';
 import { appAdmits } from '../auth/policy.js';
+import { standingOf } from '../data/accounts/standing.js';
+import {
+  dataApiResource,
+  isMachineGrant,
+  machineResourceServer,
+  machineTokenClaims,
+  namesDataApi,
+  type MachineIssuing,
+} from './machine-tokens.js';
+import { protectedResourceIds } from './protected-resources.js';
 
 export interface ProviderDeps {
   readonly config: Config;
@@ -75,6 +85,7 @@ export function buildProvider(deps: ProviderDeps): Provider {
 
 function configuration(deps: ProviderDeps, audience: string): Configuration {
   const { keys } = deps;
+  const machine = machineIssuing(deps);
   return {
     adapter: createAdapterFactory(deps.store, deps.clients),
     jwks: { keys: keys.privateJwks.keys.map((k) => ({ ...k })) },
@@ -117,6 +128,7 @@ function configuration(deps: ProviderDeps, audience: string): Configuration {
     issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
     ttl: {
       AccessToken: LIFETIMES.accessToken,
+      ClientCredentials: LIFETIMES.accessToken,
       AuthorizationCode: LIFETIMES.authorizationCode,
       RefreshToken: LIFETIMES.refreshToken,
       Grant: LIFETIMES.grant,
@@ -125,7 +137,11 @@ function configuration(deps: ProviderDeps, audience: string): Configuration {
       Session: (_ctx, session) => sessionTtl(session, Math.floor(Date.now() / 1000)),
     },
     // The userinfo server checks that the grant behind an access token is still alive.
-    extraTokenClaims: async (ctx, token) => ({ ...accessTokenGrantClaim(token), ...signInClaims(ctx, token) }),
+    extraTokenClaims: async (ctx, token) => ({
+      ...accessTokenGrantClaim(token),
+      ...signInClaims(ctx, token),
+      ...(await machineTokenClaims(token, deps.clients)),
+    }),
     findAccount: accountFinder(deps),
     loadExistingGrant: (ctx) => loadExistingGrant(ctx),
     clientBasedCORS: (_ctx, origin, client) => browserClientOrigin(client, origin),
@@ -136,7 +152,7 @@ function configuration(deps: ProviderDeps, audience: string): Configuration {
     renderError: async (ctx, out) => deps.pages.error(ctx, out),
     // `lang` on the authorization request, beside OpenID Connect's ui_locales, picks the login pages' language.
     extraParams: ['lang'],
-    discovery: { userinfo_endpoint: audience },
+    discovery: { userinfo_endpoint: audience, protected_resources: protectedResourceIds(deps.config) },
     features: {
       devInteractions: { enabled: false },
       // Our userinfo server verifies JWTs itself; the built-in one takes only opaque tokens.
@@ -152,11 +168,17 @@ function configuration(deps: ProviderDeps, audience: string): Configuration {
       },
       revocation: { enabled: true, allowedPolicy: async (_ctx, client, token) => token.clientId === client.clientId },
       introspection: { enabled: true, allowedPolicy: async (_ctx, client, token) => token.clientId === client.clientId },
+      // Machine tokens for the data API (src/oauth/machine-tokens.ts): an app's server, no person.
+      clientCredentials: { enabled: true },
       resourceIndicators: {
         enabled: true,
-        defaultResource: async () => audience,
+        // A person's tokens are for userinfo; machine tokens for the data API.
+        defaultResource: async (ctx) => (isMachineGrant(ctx) ? machine.resource : audience),
         useGrantedResource: async () => true,
-        getResourceServerInfo: async (ctx, resource, client) => resourceServer(ctx, resource, client, audience, keys.signingAlg),
+        getResourceServerInfo: async (ctx, resource, client) =>
+          namesDataApi(resource, machine.resource)
+            ? machineResourceServer(ctx, client.clientId, machine)
+            : resourceServer(ctx, resource, client, audience, keys.signingAlg),
       },
     },
   };
@@ -171,6 +193,7 @@ function configuration(deps: ProviderDeps, audience: string): Configuration {
  */
 function resourceServer(ctx: KoaContextWithOIDC, resource: string, client: Client, audience: string, alg: SigningAlg): ResourceServer {
   if (resource !== audience) throw new errors.InvalidTarget();
+  if (isMachineGrant(ctx)) throw new errors.InvalidTarget('userinfo takes the tokens of a person; machine tokens are for the data API');
   const allowed = allowedScopes(client);
   const requested = ctx.oidc?.params?.['scope'];
   for (const scope of typeof requested === 'string' ? requested.split(' ').filter(Boolean) : []) {
@@ -183,6 +206,20 @@ function resourceServer(ctx: KoaContextWithOIDC, resource: string, client: Clien
     accessTokenTTL: LIFETIMES.accessToken,
     accessTokenFormat: 'jwt' as const,
     jwt: { sign: { alg } },
+  };
+}
+
+/** What issuing a machine token reads: the app's registration, its owner's standing, the scope policy. */
+function machineIssuing(deps: ProviderDeps): MachineIssuing {
+  return {
+    apps: deps.clients,
+    policy: deps.config.policy,
+    standing: async (id) => {
+      const known = await deps.accounts.known(id);
+      return known ? standingOf(known.doc, known) : null;
+    },
+    resource: dataApiResource(deps.config.urls.base),
+    alg: deps.keys.signingAlg,
   };
 }
 

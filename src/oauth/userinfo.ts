@@ -44,6 +44,8 @@ export interface UserinfoDeps {
   db: Database;
   verifier: AccessTokenVerifier;
   realm: string;
+  /** The address of userinfo's protected resource metadata (RFC 9728), named in every 401. */
+  resourceMetadata?: string;
   /** Whether the app a token was issued to may still read (a disabled app's tokens stop here at once). */
   clientActive?: (clientId: string) => Promise<boolean>;
 }
@@ -69,22 +71,22 @@ export function userinfoRoutes(deps: UserinfoDeps): AppMiddleware {
 
 async function answer(ctx: AppContext, deps: UserinfoDeps, accounts: AccountStore): Promise<void> {
   const token = BEARER.exec(ctx.get('authorization'))?.[1];
-  if (!token) throw invalidToken(deps.realm, 'missing bearer access token in the Authorization header');
+  const refused = (description: string) => invalidToken(deps, description);
+  if (!token) throw refused('missing bearer access token in the Authorization header');
   const verified = await deps.verifier.verify(token).catch((err: unknown) => {
-    throw err instanceof AccessTokenRejected ? invalidToken(deps.realm, err.message) : err;
+    throw err instanceof AccessTokenRejected ? refused(err.message) : err;
   });
   if (!RESOURCE_SCOPES.some((scope) => verified.scopes.has(scope))) {
     throw new OAuthError('FORBIDDEN', 'insufficient_scope', `the access token has none of the scopes ${RESOURCE_SCOPES.join(', ')}`, {
       'WWW-Authenticate': `Bearer realm="${deps.realm}", error="insufficient_scope", scope="${RESOURCE_SCOPES.join(' ')}"`,
     });
   }
-  if (deps.clientActive && !(await deps.clientActive(verified.clientId)))
-    throw invalidToken(deps.realm, 'the app of the access token is disabled');
+  if (deps.clientActive && !(await deps.clientActive(verified.clientId))) throw refused('the app of the access token is disabled');
   // Remembered until a change names the account (src/data/accounts/store.ts, known): a repeated call reads no account.
   const account = /^\d+$/.test(verified.sub) ? (await accounts.known(Number(verified.sub)))?.doc : undefined;
-  if (!account) throw invalidToken(deps.realm, 'the account of the access token no longer exists');
+  if (!account) throw refused('the account of the access token no longer exists');
   // A disabled account's tokens stop here at once (the account moved the `oauth` version).
-  if (account.disabledAt) throw invalidToken(deps.realm, 'the account of the access token is disabled');
+  if (account.disabledAt) throw refused('the account of the access token is disabled');
   ctx.set('Cache-Control', 'no-store');
   ctx.body = released(userinfoOf(account, await deps.db.school.snapshot()), verified.scopes);
 }
@@ -127,10 +129,11 @@ export function userinfoOf(account: ShownAccount, school: SchoolSnapshot): Useri
   } satisfies Record<UserinfoKey, unknown>;
 }
 
-/** 401 `invalid_token`, also in WWW-Authenticate (RFC 6750 section 3). */
-function invalidToken(realm: string, description: string): OAuthError {
+/** 401 `invalid_token`, also in WWW-Authenticate (RFC 6750 section 3), with where tokens come from (RFC 9728, 5.1). */
+function invalidToken(deps: Pick<UserinfoDeps, 'realm' | 'resourceMetadata'>, description: string): OAuthError {
+  const metadata = deps.resourceMetadata ? `, resource_metadata="${deps.resourceMetadata}"` : '';
   return new OAuthError('UNAUTHORIZED', 'invalid_token', description, {
-    'WWW-Authenticate': `Bearer realm="${realm}", error="invalid_token", error_description="${description}"`,
+    'WWW-Authenticate': `Bearer realm="${deps.realm}", error="invalid_token", error_description="${description}"${metadata}`,
   });
 }
 

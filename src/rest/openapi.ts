@@ -87,13 +87,19 @@ export interface OpenApiDocument {
   readonly info: { readonly title: string; readonly version: string; readonly description: string };
   readonly paths: Record<string, { readonly get: OperationObject }>;
   readonly components: {
-    readonly securitySchemes: Record<string, { type: 'apiKey'; in: 'header'; name: string; description: string }>;
+    readonly securitySchemes: Record<
+      string,
+      | { type: 'apiKey'; in: 'header'; name: string; description: string }
+      | { type: 'http'; scheme: 'bearer'; bearerFormat: string; description: string }
+    >;
     readonly responses: Record<string, ResponseObject>;
   };
 }
 
 /** The security scheme every data endpoint uses; the scope travels as its "role" (OpenAPI 3.1). */
 const API_KEY_SCHEME = 'apiKey';
+/** The other way in: an app's machine token (client_credentials), read as a key with the same scopes. */
+const MACHINE_TOKEN_SCHEME = 'machineToken';
 const API_KEY_HEADER = 'X-API-KEY';
 const MEDIA_TYPE = 'application/json';
 
@@ -115,6 +121,14 @@ export function buildOpenApiDocument(endpoints: readonly Endpoint[] = ENDPOINTS,
           name: API_KEY_HEADER,
           description:
             'API 키(UUID). 엔드포인트마다 필요한 범위(scope)가 있습니다. / An API key (a UUID) holding the scope the endpoint names.',
+        },
+        [MACHINE_TOKEN_SCHEME]: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'JWT',
+          description:
+            '앱 서버의 머신 토큰: 토큰 엔드포인트에서 grant_type=client_credentials로 받은 1시간짜리 JWT. 같은 범위의 API 키와 똑같이 읽습니다. / ' +
+            "An app server's machine token: a one-hour JWT from the token endpoint (grant_type=client_credentials), read exactly as an API key with the same scopes.",
         },
       },
       responses: Object.fromEntries(STATUS_RESPONSES.map((response) => [statusName(response.status), errorResponse(response)])),
@@ -154,7 +168,10 @@ function dataOperation(endpoint: Endpoint, schema: GraphQLSchema): OperationObje
     summary: bilingual(endpoint.summary),
     description: isPublic(endpoint) ? PUBLIC_TEXT : scopeText(endpointScopes(endpoint)),
     tags: segments.slice(0, 1),
-    security: isPublic(endpoint) ? [] : [{ [API_KEY_SCHEME]: [...endpointScopes(endpoint)] }],
+    // One or the other: a key, or a machine token, each holding the endpoint's scope.
+    security: isPublic(endpoint)
+      ? []
+      : [{ [API_KEY_SCHEME]: [...endpointScopes(endpoint)] }, { [MACHINE_TOKEN_SCHEME]: [...endpointScopes(endpoint)] }],
     parameters: [...describeParameters(endpoint, schema), IF_NONE_MATCH],
     responses: {
       200: successResponse(endpoint, schema),

@@ -10,6 +10,7 @@ import type { Logger } from '../logger.js';
 import { verifierFor } from '../oauth/access-token.js';
 import { AccountService } from '../oauth/accounts.js';
 import { AppService } from '../oauth/apps.js';
+import { machineTokensFor } from '../oauth/machine-tokens.js';
 import { OAUTH_PATHS } from '../oauth/constants.js';
 import { EmailCodes } from '../oauth/email-codes.js';
 import { loadOAuthKeys } from '../oauth/signing-keys.js';
@@ -61,12 +62,13 @@ export async function createAuthSurface(deps: SurfaceDeps): Promise<Surface> {
   const keys = await loadOAuthKeys(config, db);
   const store = new OAuthStore(db, now);
   const accounts = new AccountService(db);
-  const clients = new AppService(db, { isProduction: config.isProduction });
+  const clients = new AppService(db, { isProduction: config.isProduction, policy: config.policy });
   const web = new Web({ config, db, cookieKeys: keys.cookieKeys, now });
   const dataUpdates = new UpdateRequests(db, new AccountStore(db), now);
   const provider = buildProvider({ config, logger, keys, store, accounts, clients, pages: providerPages(web, accounts), dataUpdates });
   const verifier = verifierFor(config, keys, store, now);
-  installProviderMiddleware(provider, { verifier, store, logger });
+  const machine = { tokens: machineTokensFor(config, keys, clients, db, now), revokeAll: (id: string) => clients.revokeMachineTokens(id) };
+  installProviderMiddleware(provider, { verifier, store, logger, machine });
   await registerWebClient(clients, config);
   // The accounts in memory before the first sign-in (src/data/accounts/store.ts); a failure only means they are read as used.
   await rememberAllAccounts(db).catch((err: unknown) =>

@@ -8,6 +8,11 @@ import { createContext } from '../graphql/context.js';
 import { buildSchema } from '../graphql/schema.js';
 import { createGraphQLServer } from '../graphql/server.js';
 import { ApiKeyAuthenticator, apiKey, requireScope } from '../http/api-key.js';
+import { keyOrBearer } from '../http/bearer.js';
+import { AppService } from '../oauth/apps.js';
+import { dataApiResource, machineTokensFor } from '../oauth/machine-tokens.js';
+import { dataApiMetadata, metadataHandler, metadataPath, metadataUrl } from '../oauth/protected-resources.js';
+import { loadOAuthKeys } from '../oauth/signing-keys.js';
 import { timeBudget } from '../http/budget.js';
 import type { AppMiddleware, RequestState } from '../http/context.js';
 import { DOCS_PATH, OPENAPI_PATH, SCHEMA_PATH, docsAssets, docsPage, graphqlSdl, openApiJson } from '../http/docs.js';
@@ -63,10 +68,15 @@ export async function createDataSurface(deps: SurfaceDeps): Promise<Surface> {
     // Data requests share these database slots; logins, userinfo and health never wait for them.
     databaseGate: new Gate('The database', limits.dbConcurrency),
   });
+  // An API key, or an app's machine token read as a key with its scopes (src/oauth/machine-tokens.ts).
+  const resource = dataApiResource(config.urls.base);
+  const apps = new AppService(db, { isProduction: config.isProduction, policy: config.policy });
+  const machineTokens = machineTokensFor(config, await loadOAuthKeys(config, db), apps, db, now);
+  const credentials = keyOrBearer(new ApiKeyAuthenticator(db, config.policy, deps.now), machineTokens, metadataUrl(resource));
   const door: AppMiddleware[] = [
     budget,
-    // Per-key, per-day counts for the developer console (in memory; written every few seconds).
-    apiKey(new ApiKeyAuthenticator(db, config.policy, deps.now), {
+    // Per-key (and per-app), per-day counts for the developer console (in memory; written every few seconds).
+    apiKey(credentials, {
       failures: new FailureLimiter(limits.apiKeyFailures, deps.redis),
       usage,
     }),
@@ -76,6 +86,8 @@ export async function createDataSurface(deps: SurfaceDeps): Promise<Surface> {
   const routes = new Routes();
   // Health says whether a rollover is being applied (src/data/events/announcements.ts).
   routes.get('/v1/health', healthHandler(db, [neis.health, () => rolloverHealth(db)]));
+  // Where machine tokens come from (RFC 9728); every 401 of the door names it.
+  routes.get(metadataPath(resource), metadataHandler(dataApiMetadata(config)));
   routes.get(OPENAPI_PATH, openApiJson(buildOpenApiDocument(ENDPOINTS, schema)));
   routes.get(SCHEMA_PATH, graphqlSdl(schema));
   // The pages live with the authorization server (AUTH_URL), which may be another address.

@@ -3,6 +3,7 @@ import addFormatsModule from 'ajv-formats';
 import { expect } from 'chai';
 import type { UserinfoFields } from '../../clients/typescript/src/index.js';
 import { AccountStore } from '../../src/data/accounts/store.js';
+import { API_SCOPES } from '../../src/data/keys/store.js';
 import { hashPassword } from '../../src/oauth/secrets.js';
 import { LOGIN_SCOPES, OAUTH_SCOPES, STUDENT_RECORD_REF, USERINFO_FIELDS, type UserinfoKey } from '../../src/oauth/login-scopes.js';
 import type { UserinfoResponse } from '../../src/oauth/userinfo.js';
@@ -201,7 +202,9 @@ describe('OAuth apps: login scopes, userinfo releases exactly what the consent p
 
   it('one table: discovery, the consent page words and the console form all come from it', async () => {
     const discovery = (await (await t.request('/.well-known/openid-configuration')).json()) as { scopes_supported: string[] };
-    expect(discovery.scopes_supported).to.deep.equal(LOGIN_SCOPES.map((s) => s.name));
-    expect(discovery.scopes_supported).to.deep.equal(['account:read', 'student:read', 'club:read', 'project:read', 'self:read', 'openid']);
+    // The login scopes come first; the data scopes of machine tokens follow them.
+    const login = discovery.scopes_supported.slice(0, LOGIN_SCOPES.length);
+    expect(discovery.scopes_supported).to.deep.equal([...LOGIN_SCOPES.map((s) => s.name), ...API_SCOPES]);
+    expect(login).to.deep.equal(['account:read', 'student:read', 'club:read', 'project:read', 'self:read', 'openid']);
   });
 });

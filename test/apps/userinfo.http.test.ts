@@ -66,7 +66,10 @@ describe('OAuth apps: the userinfo server', () => {
 
   async function expectInvalidToken(res: Response, description: string): Promise<void> {
     expect(res.status).to.equal(401);
-    expect(res.headers.get('www-authenticate')).to.match(/^Bearer realm="[^"]+", error="invalid_token", error_description="[^"]+"$/);
+    // The last parameter names where userinfo's tokens come from (RFC 9728).
+    expect(res.headers.get('www-authenticate')).to.match(
+      /^Bearer realm="[^"]+", error="invalid_token", error_description="[^"]+", resource_metadata="http:\/\/[^"]+\/\.well-known\/oauth-protected-resource\/userinfo"$/,
+    );
     expect(res.headers.get('cache-control')).to.equal('no-store');
     const body = (await res.json()) as { error: string; error_description: string };
     expect(body.error).to.equal('invalid_token');

@@ -203,6 +203,7 @@ describe('data API: the OpenAPI document', () => {
     const ids = Object.values(doc.paths).map((item) => item.get.operationId);
     expect(new Set(ids).size, 'operationIds are unique').to.equal(ids.length);
     expect(doc.components.securitySchemes.apiKey).to.include({ type: 'apiKey', in: 'header', name: 'X-API-KEY' });
+    expect(doc.components.securitySchemes['machineToken']).to.include({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
   });
 
   it('every $ref resolves, and every schema in it compiles as JSON Schema 2020-12 (strict)', () => {
@@ -233,7 +234,9 @@ describe('data API: the OpenAPI document', () => {
     for (const endpoint of ENDPOINTS) {
       const operation = operationOf(doc, endpoint.path);
       // The public project list takes no key.
-      expect(operation.security, endpoint.path).to.deep.equal(isPublic(endpoint) ? [] : [{ apiKey: [...endpointScopes(endpoint)] }]);
+      // A key or a machine token (src/oauth/machine-tokens.ts), each holding the endpoint's scope.
+      const scopes = [...endpointScopes(endpoint)];
+      expect(operation.security, endpoint.path).to.deep.equal(isPublic(endpoint) ? [] : [{ apiKey: scopes }, { machineToken: scopes }]);
       if (isPublic(endpoint)) expect(operation.description).to.include('No API key needed');
       // Korean first, then English (src/rest/openapi.ts `bilingual`).
       expect(operation.summary).to.equal(`${endpoint.summary.ko} / ${endpoint.summary.en}`);

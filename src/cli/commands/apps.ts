@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { AccountStore } from '../../data/accounts/store.js';
-import { PKCE_POLICIES, type PkcePolicy } from '../../data/apps/store.js';
+import { APP_GRANTS, PKCE_POLICIES, type AppGrant, type PkcePolicy } from '../../data/apps/store.js';
+import { API_SCOPES, parseScopes, scopeStatesOf, type ApiScope } from '../../data/keys/store.js';
 import { CLI_ACTOR } from '../../data/accounts/access-log.js';
 import { AppService, AppValidationError, DEFAULT_APP_SCOPES, type AppSummary } from '../../oauth/apps.js';
 import { OAUTH_SCOPES } from '../../oauth/constants.js';
@@ -15,7 +16,7 @@ export function registerApps(program: Command): void {
 
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
 
-interface CreateOptions {
+interface CreateOptions extends MachineOptions {
   name: string;
   redirectUri: string[];
   postLogoutRedirectUri: string[];
@@ -27,7 +28,14 @@ interface CreateOptions {
   serviceName?: string;
 }
 
-interface UpdateOptions {
+/** How the app gets tokens, and the data scopes of its machine tokens (create and update). */
+interface MachineOptions {
+  grant: string[];
+  dataScope: string[];
+  purpose?: string;
+}
+
+interface UpdateOptions extends MachineOptions {
   name?: string;
   redirectUri: string[];
   postLogoutRedirectUri: string[];
@@ -70,7 +78,10 @@ function registerClients(program: Command): void {
         '--owner <email>',
         'register the app as that account would in the developer console: never first-party, PKCE required, reserved names refused, at most 10 apps, in testing until approved when it asks for student data',
       )
-      .option('--service-name <name>', 'with --owner: the service the login page names'),
+      .option('--service-name <name>', 'with --owner: the service the login page names')
+      .option('--grant <grant>', GRANT_HELP, collect, [])
+      .option('--data-scope <scope>', DATA_SCOPE_HELP, collect, [])
+      .option('--purpose <text>', PURPOSE_HELP),
     {
       json: 'the result',
       writes: true,
@@ -91,6 +102,9 @@ function registerClients(program: Command): void {
           created.clientSecret
             ? `client_secret (shown once, store it now): ${created.clientSecret}`
             : 'Public client: no secret; use PKCE (S256).',
+          ...(created.grants.includes('client_credentials')
+            ? ['Machine tokens: POST /v1/oauth/token with grant_type=client_credentials and the client id and secret.']
+            : []),
         ].join('\n'),
     },
   );
@@ -102,8 +116,17 @@ function registerClients(program: Command): void {
       const clients = await new AppService(database, config).list();
       const ids = [...new Set(clients.map((c) => c.ownerAccountId).filter((id): id is number => id !== null))];
       const emails = new Map((await new AccountStore(database).findByIds(ids)).map((a) => [a._id, a.email]));
-      // The owner: an account's email, or null for an operator's (`campus clients create` without --owner).
-      return clients.map((c) => ({ ...c, ownerEmail: c.ownerAccountId === null ? null : (emails.get(c.ownerAccountId) ?? null) }));
+      const states = await new AppService(database, config).dataScopeStates(clients);
+      // The owner: an account's email, or null for an operator's (`campus clients create` without --owner);
+      // where each data scope of its machine tokens stands, as `keys list` shows a key's.
+      return clients.map((c) => {
+        const scopes = states.get(c.id);
+        return {
+          ...c,
+          ownerEmail: c.ownerAccountId === null ? null : (emails.get(c.ownerAccountId) ?? null),
+          dataScopeStates: scopes ? scopeStatesOf(scopes) : {},
+        };
+      });
     },
     human: (list) => (list.length === 0 ? 'No clients.' : list.map(describeClient).join('\n')),
   });
@@ -118,7 +141,10 @@ function registerClients(program: Command): void {
       .option('--scope <scope>', 'the new allowed scopes (repeat for several)', collect, [])
       .option('--first-party', 'skip the consent page')
       .option('--no-first-party', 'show the consent page')
-      .option('--pkce <policy>', `${PKCE_POLICIES.join(' or ')} (optional only for a confidential legacy app)`),
+      .option('--pkce <policy>', `${PKCE_POLICIES.join(' or ')} (optional only for a confidential legacy app)`)
+      .option('--grant <grant>', `the new grants (repeat): ${GRANT_HELP}`, collect, [])
+      .option('--data-scope <scope>', `the new data scopes (repeat): ${DATA_SCOPE_HELP}`, collect, [])
+      .option('--purpose <text>', PURPOSE_HELP),
     {
       json: 'the result',
       writes: true,
@@ -133,6 +159,7 @@ function registerClients(program: Command): void {
             ...(options.scope.length > 0 ? { scopes: splitScopes(options.scope) } : {}),
             ...(options.firstParty !== undefined ? { firstParty: options.firstParty } : {}),
             ...(pkce ? { pkce } : {}),
+            ...machineChanges(options),
           }),
         );
       },
@@ -144,7 +171,8 @@ function registerClients(program: Command): void {
     jsonCommand(
       clients.command(`${action} <client-id>`).description(
         {
-          approve: 'approve an app in testing: everyone may sign in to it (written to the access log)',
+          approve:
+            'approve an app in testing (everyone may sign in to it) and the data scopes its machine tokens wait for (written to the access log)',
           disable:
             'disable an app: its authorize answers an error page, its tokens stop at the token endpoint and userinfo at once (written to the access log)',
           enable: 'enable a disabled app again (written to the access log)',
@@ -171,8 +199,41 @@ function registerClients(program: Command): void {
 
   jsonCommand(
     clients
+      .command('refuse <client-id>')
+      .description("refuse the data scopes an app's machine tokens wait for: they stay refused (written to the access log)"),
+    {
+      json: 'the app, with the scopes refused (`refused`)',
+      writes: true,
+      run: async ({ config, db }, _options, [clientId]: [string]) => {
+        const service = new AppService(await db(), config);
+        const done = await guard(() => service.decideDataScopes(clientId, false, CLI_ACTOR));
+        return { ...done.after, refused: done.decided };
+      },
+      human: (done) => `Refused ${done.refused.join(', ')}: ${describeClient(done)}`,
+    },
+  );
+
+  jsonCommand(
+    clients
+      .command('tokens')
+      .description("an app's machine tokens (client_credentials)")
+      .command('revoke <client-id>')
+      .description('revoke every machine token of the app at once, in every instance (the app asks the token endpoint for new ones)'),
+    {
+      json: 'the app, with `tokensRevoked: true`',
+      writes: true,
+      run: async ({ config, db }, _options, [clientId]: [string]) => {
+        const service = new AppService(await db(), config);
+        return { ...(await guard(() => service.revokeMachineTokens(clientId))), tokensRevoked: true };
+      },
+      human: (app) => `Machine tokens revoked: ${describeClient(app)}`,
+    },
+  );
+
+  jsonCommand(
+    clients
       .command('rotate-secret <client-id>')
-      .description('issue a new secret; the old one stops working now (tokens already issued stay valid)'),
+      .description("issue a new secret; the old one stops working now, and so do the app's machine tokens (a person's tokens stay valid)"),
     {
       json: 'the result',
       writes: true,
@@ -208,6 +269,7 @@ async function createApp(db: Database, config: Config, options: CreateOptions, p
         redirectUris: options.redirectUri,
         postLogoutRedirectUris: options.postLogoutRedirectUri,
         ...scopes,
+        ...machineChanges(options),
         public: options.public ?? false,
         firstParty: options.firstParty ?? false,
         ...(pkce ? { pkce } : {}),
@@ -222,6 +284,7 @@ async function createApp(db: Database, config: Config, options: CreateOptions, p
       serviceName: options.serviceName ?? null,
       redirectUris: options.redirectUri,
       ...scopes,
+      ...machineChanges(options),
       public: options.public ?? false,
     }),
   );
@@ -235,6 +298,23 @@ async function guard<T>(fn: () => Promise<T>): Promise<T> {
     if (err instanceof AppValidationError) throw new CliError(err.message);
     throw err;
   }
+}
+
+const GRANT_HELP = `how the app gets tokens (repeat): ${APP_GRANTS.join(', ')}; authorization_code (a person signs in) by default, client_credentials for machine tokens of the data API (confidential apps)`;
+const DATA_SCOPE_HELP = `with --grant client_credentials: a data scope of its machine tokens (repeat or comma-separate; ${API_SCOPES.join(', ')}); with --owner, as that account's keys would get them`;
+const PURPOSE_HELP =
+  "with --owner: what the data is for (required when a data scope awaits an administrator's approval, up to 500 characters)";
+
+/** The grants, data scopes and purpose given on the command line (none: unchanged). */
+function machineChanges(options: MachineOptions): { grants?: AppGrant[]; dataScopes?: ApiScope[]; dataPurpose?: string } {
+  const grants = splitScopes(options.grant);
+  const unknown = grants.filter((g) => !(APP_GRANTS as readonly string[]).includes(g));
+  if (unknown.length > 0) throw new CliError(`--grant must be one of ${APP_GRANTS.join(', ')} (got ${unknown.join(', ')}).`);
+  return {
+    ...(grants.length > 0 ? { grants: grants as AppGrant[] } : {}),
+    ...(options.dataScope.length > 0 ? { dataScopes: parseScopes(splitScopes(options.dataScope).join(',')) } : {}),
+    ...(options.purpose !== undefined ? { dataPurpose: options.purpose } : {}),
+  };
 }
 
 /** `--scope` may be repeated or hold a space- or comma-separated list. */
@@ -254,5 +334,6 @@ function describeClient(c: AppSummary & { ownerEmail?: string | null }): string 
     .join(', ');
   const logout = c.postLogoutRedirectUris.length > 0 ? ` post-logout=${c.postLogoutRedirectUris.join(' ')}` : '';
   const owner = 'ownerEmail' in c ? ` owner=${typeof c.ownerEmail === 'string' ? c.ownerEmail : 'operator'}` : '';
-  return `${c.id} "${c.name}" ${c.state} (${flags}) scopes=${c.scopes.join(',')} redirect=${c.redirectUris.join(' ')}${logout}${owner}`;
+  const machine = c.grants.includes('client_credentials') ? ` data-scopes=${c.dataScopes.join(',')}` : '';
+  return `${c.id} "${c.name}" ${c.state} (${flags}) grants=${c.grants.join(',')} scopes=${c.scopes.join(',')}${machine} redirect=${c.redirectUris.join(' ')}${logout}${owner}`;
 }

@@ -14,6 +14,9 @@ export const ACCESS_ACTIONS = [
   'APP_APPROVED',
   'APP_DISABLED',
   'APP_ENABLED',
+  // An app's data scopes for its machine tokens (client_credentials), decided as a key's are.
+  'APP_DATA_SCOPES_APPROVED',
+  'APP_DATA_SCOPES_REFUSED',
   'ROLE_CHANGED',
   'TEACHER_APPROVED',
   'TEACHER_REFUSED',

@@ -15,7 +15,7 @@ import {
   signOutEverywhere,
   startSecondFactor,
 } from './accounts.js';
-import { appDetail, appList, createApp, deleteApp, newApp, rotateAppSecret, updateApp } from './apps.js';
+import { appDetail, appList, createApp, deleteApp, newApp, revokeAppTokens, rotateAppSecret, updateApp } from './apps.js';
 import { connectedList, disconnect } from './connected.js';
 import type { ConsoleDeps } from './deps.js';
 import { finishPasskey, newPasskey, removePasskey, startPasskey } from './passkeys.js';
@@ -104,6 +104,7 @@ export function consoleRoutes(web: Web): RouteTable<ConsoleDeps> {
       { method: 'POST', path: '/console/apps/:id', handler: updateApp },
       { method: 'POST', path: '/console/apps/:id/secret', handler: rotateAppSecret },
       { method: 'POST', path: '/console/apps/:id/delete', handler: deleteApp },
+      { method: 'POST', path: '/console/apps/:id/tokens/revoke', handler: revokeAppTokens },
       { method: 'GET', path: '/console/webhooks', handler: webhookList, nav: (t) => t.console.nav.webhooks },
       { method: 'POST', path: '/console/webhooks', handler: createWebhook },
       { method: 'GET', path: '/console/webhooks/:id', handler: webhookDetail },

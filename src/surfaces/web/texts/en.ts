@@ -111,6 +111,9 @@ export const en: Texts = {
     example: 'Run the example app (examples/login-with-school)',
     exampleHint:
       "Run it in the repository's examples/login-with-school folder. The app's redirect address must be the example's (/callback).",
+    machineExample: 'Run the example app server (examples/nightly-sync)',
+    machineExampleHint:
+      "Run it in the repository's examples/nightly-sync folder: with no person signed in, it gets the clubs with a machine token and keeps them; the next run gets only what changed (ETag).",
     secretPlaceholder: 'YOUR_APP_SECRET',
     devCallback: (url: string) =>
       `While developing, register ${url} as a redirect address: after signing in you see the code and the token request to make.`,
@@ -449,7 +452,8 @@ export const en: Texts = {
       serviceNameShort: 'Service name',
       serviceHint: 'e.g. "GSM club attendance". When empty, the app name is shown.',
       redirectUris: `Redirect addresses (one per line, at most ${MAX_REDIRECT_URIS})`,
-      redirectHint: 'Matched as exact strings. In production only https (or http on 127.0.0.1) is allowed.',
+      redirectHint:
+        'Needed by an app that signs people in. Matched as exact strings. In production only https (or http on 127.0.0.1) is allowed.',
       type: 'Kind of app',
       confidential: 'Confidential client (an app with a server: it can keep a secret)',
       public: 'Public client (a mobile or browser app: no secret, PKCE only)',
@@ -480,6 +484,25 @@ export const en: Texts = {
       confirmNeeded: 'Tick the box to delete the app.',
       deleted: 'The app has been deleted.',
       back: 'All apps',
+      grants: 'How the app gets tokens',
+      grantText: {
+        authorization_code: 'A person signs in: "Log in with the school"',
+        client_credentials: "Machine tokens for the app's server: reads the data API with no person signed in (confidential apps only)",
+      },
+      grantShort: { authorization_code: 'Sign-in', client_credentials: 'Machine tokens' },
+      dataScopes: 'Data scopes of the machine tokens',
+      dataScopesHint:
+        'The rules of your API keys: the scopes your role gives work at once; one that needs approval is answered 403 until an administrator approves it.',
+      dataPurpose: 'What the data is for',
+      machine: 'Machine tokens',
+      tokenEndpoint: 'Token endpoint',
+      machineHint:
+        'Send grant_type=client_credentials with the client ID and secret to get a token valid for an hour. Sent to the data API as Authorization: Bearer <token>, it is answered exactly as an API key with the same scopes.',
+      tokenRequest: 'Get a token',
+      usage: 'Requests per day with machine tokens',
+      revokeTokens: 'Revoke all machine tokens',
+      revokeTokensHint: "Every machine token issued to this app stops at once, on every server. The app's server then asks for a new one.",
+      tokensRevoked: 'All machine tokens have been revoked.',
       problems: (detail: string) => ({
         unknown_client: 'The app does not exist.',
         name: `Enter an app name of 1 to ${MAX_APP_NAME_LENGTH} characters.`,
@@ -494,6 +517,10 @@ export const en: Texts = {
         public_has_no_secret: 'A public client has no secret.',
         too_many_apps: `You may register at most ${count(MAX_APPS_PER_ACCOUNT, { one: '# app', other: '# apps' })}. Delete one you no longer use first.`,
         reserved_name: `${detail}: this is the name of one of the school's own apps. Choose another.`,
+        grants:
+          'Choose how the app gets its tokens: a person signing in, machine tokens, or both (machine tokens only for a confidential app).',
+        data_scopes: detail ? `Your role may not ask for ${detail}.` : 'Machine tokens need at least one data scope.',
+        purpose: `${detail} needs an administrator's approval: write what you need the data for.`,
       }),
     },
     webhooks: webhooksEn,
@@ -865,6 +892,8 @@ export const en: Texts = {
         APP_APPROVED: 'App approved',
         APP_DISABLED: 'App disabled',
         APP_ENABLED: 'App enabled',
+        APP_DATA_SCOPES_APPROVED: 'App data scopes approved',
+        APP_DATA_SCOPES_REFUSED: 'App data scopes refused',
         ROLE_CHANGED: 'Role changed',
         TEACHER_APPROVED: 'Teacher approved',
         TEACHER_REFUSED: 'Teacher refused',
@@ -979,10 +1008,16 @@ export const en: Texts = {
       approveLabel: (app: string) => `Approve ${app}`,
       disableLabel: (app: string) => `Disable ${app}`,
       enableLabel: (app: string) => `Enable ${app}`,
+      refuse: 'Refuse data scopes',
+      refuseLabel: (app: string) => `Refuse data scopes of ${app}`,
+      dataScopes: 'Machine tokens:',
+      dataWaitingCount: (n: number) =>
+        `${count(n, { one: '# app waits', other: '# apps wait' })} for the approval of its machine tokens' data scopes.`,
       done: {
         approve: (app: string, state: string) => `${app} has been approved (${state}).`,
         disable: (app: string, state: string) => `${app} has been disabled (${state}).`,
         enable: (app: string, state: string) => `${app} has been enabled again (${state}).`,
+        refuse: (app: string, state: string) => `The data scopes ${app} waited for have been refused (${state}).`,
       },
       unknown: 'That app does not exist.',
     },
