@@ -4,7 +4,7 @@ import { AppStore, PKCE_POLICIES, type AppRecordInput, type OAuthClientDoc, type
 import type { Database } from '../data/database.js';
 import { OAuthStore } from '../data/accounts/oauth-records.js';
 import { OAUTH_SCOPES, OPENID, SELF_READ, type OAuthScope } from './constants.js';
-import { SCOPES_NEEDING_APPROVAL } from './login-scopes.js';
+import { EMAIL, PROFILE, SCOPES_NEEDING_APPROVAL } from './login-scopes.js';
 import { AccessAudit, type AccessAction, type AccessActor } from '../data/accounts/access-log.js';
 import { hashClientSecret, newClientSecret } from './secrets.js';
 import { BadRequestError } from '../errors/index.js';
@@ -123,7 +123,8 @@ export interface AppDirectory {
 }
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
-export const DEFAULT_APP_SCOPES: readonly OAuthScope[] = [SELF_READ, OPENID];
+/** An operator's app may ask for these unless told otherwise: the specification's scope and what OpenID Connect libraries ask for by default. */
+export const DEFAULT_APP_SCOPES: readonly OAuthScope[] = [SELF_READ, OPENID, PROFILE, EMAIL];
 
 /** Registers, changes and removes OAuth clients; secrets are returned once and stored hashed. */
 export class AppService implements AppDirectory {

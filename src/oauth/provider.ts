@@ -30,6 +30,7 @@ import {
   WEB_CLIENT_ID,
 } from './constants.js';
 import type { OAuthKeys, SigningAlg } from './signing-keys.js';
+import { ID_TOKEN_CLAIMS } from './login-scopes.js';
 import { clientSecretMatches } from './secrets.js';
 import { appAdmits } from '../auth/policy.js';
 
@@ -44,6 +45,8 @@ export interface ProviderDeps {
   readonly pages: ProviderPages;
   /** Data updates the school asks of students at sign-in (src/data/school/update-requests.ts). */
   readonly dataUpdates: { pendingForAccount(accountId: number): Promise<unknown> };
+  /** The standard claims of the ID token for the granted scopes (src/oauth/userinfo.ts, idTokenClaims); undefined: no such account. */
+  readonly idTokenClaims: (accountId: number, scopes: readonly string[]) => Promise<Record<string, unknown> | undefined>;
 }
 
 /** The interaction prompt of a data update asked at sign-in (src/surfaces/web/login.ts shows its page). */
@@ -96,7 +99,10 @@ function configuration(deps: ProviderDeps, audience: string): Configuration {
     },
     responseTypes: ['code'],
     scopes: [OPENID],
-    claims: { openid: ['sub'] },
+    // The standard scopes of the login-scope table (profile, email) and their claims, which the ID
+    // token carries as well as userinfo (conformIdTokenClaims off), as libraries expect.
+    claims: { ...ID_TOKEN_CLAIMS },
+    conformIdTokenClaims: false,
     // Hashed secrets rule out client_secret_jwt (it needs the secret itself).
     clientAuthMethods: ['client_secret_basic', 'client_secret_post', 'none'],
     clientDefaults: {
@@ -260,7 +266,10 @@ function accountFinder(deps: ProviderDeps): (ctx: unknown, sub: string) => Promi
   return async (_ctx, sub) => {
     const account = /^\d+$/.test(sub) ? await deps.accounts.known(Number(sub)) : null;
     if (!account || account.doc.disabledAt) return undefined;
-    return { accountId: sub, claims: () => ({ sub }) };
+    return {
+      accountId: sub,
+      claims: async (_use, scope) => ({ ...(await deps.idTokenClaims(Number(sub), scope.split(' '))), sub }),
+    };
   };
 }
 

@@ -18,6 +18,7 @@ import { buildProvider } from '../oauth/provider.js';
 import { installProviderMiddleware } from '../oauth/provider-middleware.js';
 import { SelfService } from '../oauth/self-service.js';
 import { SignIns } from '../oauth/sign-ins.js';
+import { idTokenClaims } from '../oauth/userinfo.js';
 import { LoginThrottle } from '../oauth/throttle.js';
 import { accountApi } from './accounts/api.js';
 import { outboxRoutes } from './accounts/outbox.js';
@@ -62,7 +63,17 @@ export async function createAuthSurface(deps: AppDeps): Promise<Surface> {
   const clients = new AppService(db, { isProduction: config.isProduction });
   const web = new Web({ config, db, cookieKeys: keys.cookieKeys, now });
   const dataUpdates = new UpdateRequests(db, new AccountStore(db), now);
-  const provider = buildProvider({ config, logger, keys, store, accounts, clients, pages: providerPages(web, accounts), dataUpdates });
+  const provider = buildProvider({
+    config,
+    logger,
+    keys,
+    store,
+    accounts,
+    clients,
+    pages: providerPages(web, accounts),
+    dataUpdates,
+    idTokenClaims: (accountId, scopes) => idTokenClaims(db, accountId, scopes),
+  });
   const verifier = verifierFor(config, keys, store, now);
   installProviderMiddleware(provider, { verifier, store, logger });
   await registerWebClient(clients, config);

@@ -199,7 +199,16 @@ describe('OAuth apps: the token endpoint and the authorization flow', () => {
           authorization_response_iss_parameter_supported: true,
         });
         expect(doc['code_challenge_methods_supported']).to.deep.equal(['S256']);
-        expect(doc['scopes_supported']).to.deep.equal(['account:read', 'student:read', 'club:read', 'project:read', 'self:read', 'openid']);
+        expect(doc['scopes_supported']).to.deep.equal([
+          'account:read',
+          'student:read',
+          'club:read',
+          'project:read',
+          'self:read',
+          'profile',
+          'email',
+          'openid',
+        ]);
       }
     });
   });
