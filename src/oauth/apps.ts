@@ -22,6 +22,18 @@ export const REQUIRE_PKCE = 'require_pkce';
 /** Client metadata property: the service the login page names (null: the app's name). */
 export const SERVICE_NAME = 'service_name';
 
+/**
+ * Grants an app may be registered for beyond a person's sign-in in a browser (the authorization
+ * code with its refresh tokens, which every app with a redirect address has), each with the
+ * grant type it adds at the token endpoint: `device`, a person signs a device in from a phone
+ * (RFC 8628).
+ */
+export const APP_GRANTS = {
+  device: 'urn:ietf:params:oauth:grant-type:device_code',
+} as const;
+export type AppGrant = keyof typeof APP_GRANTS;
+export const APP_GRANT_NAMES = Object.keys(APP_GRANTS) as AppGrant[];
+
 /** Apps one account may register in the developer console (docs/decisions.md, "Accounts and login"). */
 export const MAX_APPS_PER_ACCOUNT = 10;
 /** Redirect addresses of one app (and post-logout addresses), for every client. */
@@ -44,6 +56,10 @@ export interface AppSummary {
   ownerAccountId: number | null;
   /** The service the login page names; null: the app's name. */
   serviceName: string | null;
+  /** Grants beyond a person's sign-in in a browser (APP_GRANTS). */
+  grants: AppGrant[];
+  /** Where the app's server is told that a person's sign-in ended (OpenID Connect Back-Channel Logout); null: not told. */
+  backchannelLogoutUri: string | null;
   /**
    * `disabled` (by an admin: nothing works), `testing` (a developer-console app asking for data
    * beyond the account, not yet approved: only its owner may sign in) or `active`
@@ -66,6 +82,8 @@ export interface CreateAppInput {
   /** Default 'required'; 'optional' is refused for public clients. */
   pkce?: PkcePolicy;
   serviceName?: string | null;
+  grants?: string[];
+  backchannelLogoutUri?: string | null;
   /** Only the demo seed fixes the id and secret, so the examples of docs/oauth.md work as written. */
   id?: string;
   secret?: string;
@@ -79,6 +97,8 @@ export interface UpdateAppInput {
   firstParty?: boolean;
   pkce?: PkcePolicy;
   serviceName?: string | null;
+  grants?: string[];
+  backchannelLogoutUri?: string | null;
 }
 
 /** Where an app stands (see AppSummary.state). */
@@ -104,7 +124,9 @@ export type AppProblem =
   | 'pkce'
   | 'public_has_no_secret'
   | 'too_many_apps'
-  | 'reserved_name';
+  | 'reserved_name'
+  | 'grants'
+  | 'backchannel_logout_uri';
 
 /** A client registration the rules refuse; the message says which rule, `problem` names it, `detail` is the value at fault. */
 export class AppValidationError extends BadRequestError {
@@ -152,7 +174,7 @@ export class AppService implements AppDirectory {
    */
   async createOwned(
     accountId: number,
-    input: Pick<CreateAppInput, 'name' | 'serviceName' | 'redirectUris' | 'scopes' | 'public'>,
+    input: Pick<CreateAppInput, 'name' | 'serviceName' | 'redirectUris' | 'scopes' | 'public' | 'grants' | 'backchannelLogoutUri'>,
   ): Promise<{ client: AppSummary; secret: string | null }> {
     if ((await this.store.countOwnedBy(accountId)) >= MAX_APPS_PER_ACCOUNT) throw tooManyApps();
     await this.checkNotReserved([input.name, input.serviceName ?? '']);
@@ -175,11 +197,14 @@ export class AppService implements AppDirectory {
   /** A `campus clients` registration, every field checked; the secret (null: none) only as its hash. */
   private checkedRecord(input: CreateAppInput & { id: string }, secret: string | null): AppRecordInput {
     const isPublic = input.public ?? false;
+    const grants = checkGrants(input.grants ?? []);
     return {
       id: input.id,
       name: checkName(input.name),
       secretHash: secret === null ? null : hashClientSecret(secret),
-      redirectUris: this.checkRedirectUris(input.redirectUris),
+      redirectUris: this.checkRedirectUris(input.redirectUris, grants),
+      grants,
+      backchannelLogoutUri: this.checkLogoutUri(input.backchannelLogoutUri ?? null),
       postLogoutRedirectUris: this.checkPostLogoutRedirectUris(input.postLogoutRedirectUris ?? []),
       scopes: checkScopes(input.scopes ?? [...DEFAULT_APP_SCOPES]),
       type: isPublic ? 'public' : 'confidential',
@@ -230,7 +255,9 @@ export class AppService implements AppDirectory {
   async update(id: string, changes: UpdateAppInput, options: AppOwnerOption = {}): Promise<AppSummary> {
     const existing = await this.mustFind(id, options);
     if (existing.ownerAccountId != null) await this.checkNotReserved([changes.name ?? '', changes.serviceName ?? '']);
-    const redirectUris = changes.redirectUris === undefined ? undefined : this.checkRedirectUris(changes.redirectUris);
+    const grants = changes.grants === undefined ? undefined : checkGrants(changes.grants);
+    const redirectUris =
+      changes.redirectUris === undefined ? undefined : this.checkRedirectUris(changes.redirectUris, grants ?? grantsOf(existing));
     const widened =
       changes.scopes !== undefined && changes.scopes.some((s) => SCOPES_NEEDING_APPROVAL.includes(s) && !existing.scopes.includes(s));
     const redirected = redirectUris !== undefined && redirectUris.some((uri) => !existing.redirectUris.includes(uri));
@@ -245,6 +272,8 @@ export class AppService implements AppDirectory {
       ...(changes.firstParty !== undefined ? { firstParty: changes.firstParty } : {}),
       ...(changes.pkce !== undefined ? { pkce: checkPkce(changes.pkce, existing.type === 'public') } : {}),
       ...(changes.serviceName !== undefined ? { serviceName: checkServiceName(changes.serviceName) } : {}),
+      ...(grants !== undefined ? { grants } : {}),
+      ...(changes.backchannelLogoutUri !== undefined ? { backchannelLogoutUri: this.checkLogoutUri(changes.backchannelLogoutUri) } : {}),
     });
     if (!updated) throw unknownClient(id);
     return summarize(updated);
@@ -370,9 +399,32 @@ export class AppService implements AppDirectory {
    * http(s) URLs without a fragment; in production https, or http on a loopback address
    * (native apps listening locally).
    */
-  private checkRedirectUris(uris: string[]): string[] {
-    if (uris.length === 0) throw new AppValidationError('At least one --redirect-uri is required.', 'redirect_uri_missing');
+  private checkRedirectUris(uris: string[], grants: readonly AppGrant[]): string[] {
+    // A device (a screen, a command-line tool) signs in without a browser of its own: it may have none.
+    if (uris.length === 0 && !grants.includes('device'))
+      throw new AppValidationError(
+        'At least one --redirect-uri is required (or --grant device for an app that signs in only by device).',
+        'redirect_uri_missing',
+      );
     return this.checkUris(uris, 'Redirect URI');
+  }
+
+  /**
+   * Where logout tokens go (OpenID Connect Back-Channel Logout 1.0, section 2.2: an absolute URL
+   * without a fragment): http(s), https in production. Whether its address may be reached is
+   * checked at each delivery, as for webhooks (src/events/targets.ts). Empty: none.
+   */
+  private checkLogoutUri(uri: string | null): string | null {
+    const value = uri?.trim() ?? '';
+    if (value === '') return null;
+    const url = URL.parse(value);
+    const refuse = (why: string) => new AppValidationError(`Back-channel logout URI ${value} ${why}.`, 'backchannel_logout_uri', value);
+    if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) throw refuse('must be an absolute http(s) URL');
+    if (url.hash || value.includes('#')) throw refuse('must not have a fragment');
+    if (url.username || url.password) throw refuse('must not hold a user name or password');
+    if (value.length > MAX_LOGOUT_URI_LENGTH) throw refuse(`must be at most ${MAX_LOGOUT_URI_LENGTH} characters`);
+    if (this.rules.isProduction && url.protocol !== 'https:') throw refuse('must use https in production');
+    return value;
   }
 
   /** Addresses RP-initiated logout may return to: the rules of redirect addresses; none is fine. */
@@ -470,6 +522,21 @@ function postLogoutRedirectUrisOf(doc: OAuthClientDoc): string[] {
   return [...(doc.postLogoutRedirectUris ?? [])];
 }
 
+/** The longest back-channel logout address taken (as a webhook's). */
+const MAX_LOGOUT_URI_LENGTH = 2000;
+
+function checkGrants(grants: readonly string[]): AppGrant[] {
+  const unknown = grants.filter((g) => !(APP_GRANT_NAMES as readonly string[]).includes(g));
+  if (unknown.length > 0)
+    throw new AppValidationError(`Unknown grant ${unknown.join(', ')}; use ${APP_GRANT_NAMES.join(', ')}.`, 'grants', unknown.join(', '));
+  return [...new Set(grants)] as AppGrant[];
+}
+
+/** Registrations older than the field have none. */
+function grantsOf(doc: OAuthClientDoc): AppGrant[] {
+  return (doc.grants ?? []).filter((g): g is AppGrant => (APP_GRANT_NAMES as readonly string[]).includes(g));
+}
+
 function checkScopes(scopes: string[]): string[] {
   const unknown = scopes.filter((s) => !(OAUTH_SCOPES as readonly string[]).includes(s));
   if (unknown.length > 0) throw new AppValidationError(`Unknown scope ${unknown.join(', ')}; use ${OAUTH_SCOPES.join(', ')}.`, 'scopes');
@@ -496,6 +563,8 @@ function summarize(doc: OAuthClientDoc): AppSummary {
     scopes: [...doc.scopes],
     ownerAccountId: doc.ownerAccountId ?? null,
     serviceName: doc.serviceName ?? null,
+    grants: grantsOf(doc),
+    backchannelLogoutUri: doc.backchannelLogoutUri ?? null,
     state: stateOf(doc),
     approvedAt: doc.approvedAt ?? null,
     disabledAt: doc.disabledAt ?? null,
@@ -507,14 +576,18 @@ function summarize(doc: OAuthClientDoc): AppSummary {
 /** Maps a registration to oidc-provider client metadata. The secret field holds the hash. */
 function toMetadata(doc: OAuthClientDoc): ClientMetadata {
   const isPublic = doc.type === 'public';
+  // An app without a redirect address signs people in only by its other grants (a device).
+  const codeFlow = doc.redirectUris.length > 0;
   return {
     client_id: doc._id,
     client_name: doc.name,
     ...(isPublic || !doc.secretHash ? {} : { client_secret: doc.secretHash }),
     redirect_uris: [...doc.redirectUris],
     post_logout_redirect_uris: postLogoutRedirectUrisOf(doc),
-    grant_types: ['authorization_code', 'refresh_token'],
-    response_types: ['code'],
+    grant_types: [...(codeFlow ? ['authorization_code'] : []), ...grantsOf(doc).map((g) => APP_GRANTS[g]), 'refresh_token'],
+    response_types: codeFlow ? ['code'] : [],
+    // The logout token names the sign-in (`sid`), which the app then finds in its ID tokens.
+    ...(doc.backchannelLogoutUri ? { backchannel_logout_uri: doc.backchannelLogoutUri, backchannel_logout_session_required: true } : {}),
     token_endpoint_auth_method: isPublic ? 'none' : 'client_secret_basic',
     application_type: 'web',
     [FIRST_PARTY]: doc.firstParty,

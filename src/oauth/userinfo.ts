@@ -140,7 +140,11 @@ export function userinfoOf(account: ShownAccount, school: SchoolSnapshot): Useri
  * ID_TOKEN_CLAIMS), built like userinfo's answer; a claim without a value (a name the school does
  * not have) is left out. Undefined when the account is gone.
  */
-export async function idTokenClaims(db: Database, accountId: number, scopes: readonly string[]): Promise<Record<string, unknown> | undefined> {
+export async function idTokenClaims(
+  db: Database,
+  accountId: number,
+  scopes: readonly string[],
+): Promise<Record<string, unknown> | undefined> {
   const wanted = new Set(scopes.flatMap((scope) => ID_TOKEN_CLAIMS[scope] ?? []));
   if ([...wanted].every((claim) => claim === 'sub')) return {};
   const account = (await new AccountStore(db).known(accountId))?.doc;

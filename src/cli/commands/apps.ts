@@ -2,7 +2,8 @@ import type { Command } from 'commander';
 import { AccountStore } from '../../data/accounts/store.js';
 import { PKCE_POLICIES, type PkcePolicy } from '../../data/apps/store.js';
 import { CLI_ACTOR } from '../../data/accounts/access-log.js';
-import { AppService, AppValidationError, DEFAULT_APP_SCOPES, type AppSummary } from '../../oauth/apps.js';
+import { APP_GRANT_NAMES, AppService, AppValidationError, DEFAULT_APP_SCOPES, type AppSummary } from '../../oauth/apps.js';
+import { LogoutNoticeStore } from '../../data/events/logout-notices.js';
 import { OAUTH_SCOPES } from '../../oauth/constants.js';
 import { CliError, WRITES, cliConfig, output, withDatabase } from '../runtime.js';
 
@@ -23,6 +24,8 @@ interface CreateOptions {
   pkce?: string;
   owner?: string;
   serviceName?: string;
+  grant: string[];
+  backchannelLogoutUri?: string;
   json?: boolean;
 }
 
@@ -33,6 +36,10 @@ interface UpdateOptions {
   scope: string[];
   firstParty?: boolean;
   pkce?: string;
+  grant: string[];
+  /** False with --no-grants. */
+  grants?: boolean;
+  backchannelLogoutUri?: string;
   json?: boolean;
 }
 
@@ -70,6 +77,8 @@ function registerClients(program: Command): void {
       'register the app as that account would in the developer console: never first-party, PKCE required, reserved names refused, at most 10 apps, in testing until approved when it asks for student data',
     )
     .option('--service-name <name>', 'with --owner: the service the login page names')
+    .option('--grant <grant>', GRANT_HELP, collectGrant, [])
+    .option('--backchannel-logout-uri <uri>', BACKCHANNEL_HELP)
     .option('--json', 'print the result as JSON')
     .action(async (options: CreateOptions) => {
       const config = cliConfig();
@@ -85,6 +94,7 @@ function registerClients(program: Command): void {
         async ({ db }) => {
           const service = new AppService(db, config);
           const scopes = options.scope.length > 0 ? { scopes: splitScopes(options.scope) } : {};
+          const signIn = { grants: options.grant, backchannelLogoutUri: options.backchannelLogoutUri ?? null };
           if (owner === undefined) {
             return guard(() =>
               service.create({
@@ -95,6 +105,7 @@ function registerClients(program: Command): void {
                 public: options.public ?? false,
                 firstParty: options.firstParty ?? false,
                 ...(pkce ? { pkce } : {}),
+                ...signIn,
               }),
             );
           }
@@ -107,6 +118,7 @@ function registerClients(program: Command): void {
               redirectUris: options.redirectUri,
               ...scopes,
               public: options.public ?? false,
+              ...signIn,
             }),
           );
         },
@@ -147,6 +159,9 @@ function registerClients(program: Command): void {
     .option('--first-party', 'skip the consent page')
     .option('--no-first-party', 'show the consent page')
     .option('--pkce <policy>', `${PKCE_POLICIES.join(' or ')} (optional only for a confidential legacy app)`)
+    .option('--grant <grant>', `the new list of ${GRANT_HELP}`, collectGrant, [])
+    .option('--no-grants', 'remove every grant beyond the browser sign-in')
+    .option('--backchannel-logout-uri <uri>', `${BACKCHANNEL_HELP}; "" removes it`)
     .option('--json', 'print the result as JSON')
     .action(async (clientId: string, options: UpdateOptions) => {
       const config = cliConfig();
@@ -162,6 +177,8 @@ function registerClients(program: Command): void {
               ...(options.scope.length > 0 ? { scopes: splitScopes(options.scope) } : {}),
               ...(options.firstParty !== undefined ? { firstParty: options.firstParty } : {}),
               ...(pkce ? { pkce } : {}),
+              ...(options.grant.length > 0 ? { grants: options.grant } : options.grants === false ? { grants: [] } : {}),
+              ...(options.backchannelLogoutUri !== undefined ? { backchannelLogoutUri: options.backchannelLogoutUri } : {}),
             }),
           ),
         WRITES,
@@ -213,6 +230,32 @@ function registerClients(program: Command): void {
     });
 
   clients
+    .command('logouts <client-id>')
+    .description("the back-channel logout tokens sent to the app's server, latest first (as the developer console shows them)")
+    .option('--limit <n>', 'how many (1 to 200)', '20')
+    .option('--json', 'print them as JSON')
+    .action(async (clientId: string, options: { limit: string; json?: boolean }) => {
+      const config = cliConfig();
+      const limit = Number(options.limit);
+      if (!Number.isInteger(limit) || limit < 1 || limit > 200) throw new CliError('--limit must be a whole number from 1 to 200.');
+      const notices = await withDatabase(config, async ({ db }) => {
+        await guard(() => new AppService(db, config).get(clientId));
+        return new LogoutNoticeStore(db).listFor(clientId, limit);
+      });
+      const shown = notices.map(({ _id, ...notice }) => ({ id: _id, ...notice }));
+      output(options.json, shown, () =>
+        shown.length === 0
+          ? 'No logout tokens sent.'
+          : shown
+              .map((n) => {
+                const last = n.attempts.at(-1);
+                return `${n.createdAt.toISOString()} ${n.state} ${n.cause} sub=${n.sub} sid=${n.sid ?? '-'} attempts=${n.attempts.length}${last ? ` last=${last.status ?? 'no answer'}` : ''}`;
+              })
+              .join('\n'),
+      );
+    });
+
+  clients
     .command('delete <client-id>')
     .description('delete a client and revoke every grant, code and token issued to it')
     .option('--json', 'print the result as JSON')
@@ -226,6 +269,18 @@ function registerClients(program: Command): void {
       );
     });
 }
+
+/** `--grant`: the ways of signing in an app may have beyond the browser (src/oauth/apps.ts, APP_GRANTS); repeatable. */
+const GRANT_HELP = `a grant beyond the browser sign-in: ${APP_GRANT_NAMES.join(' or ')} (repeat for several; device: a person signs a device in at /device)`;
+
+function collectGrant(value: string, previous: string[]): string[] {
+  const grant = value.trim().toLowerCase();
+  if (!(APP_GRANT_NAMES as readonly string[]).includes(grant)) throw new CliError(`--grant must be one of ${APP_GRANT_NAMES.join(', ')}.`);
+  return [...previous, grant];
+}
+
+const BACKCHANNEL_HELP =
+  "where the app's server receives a signed logout token when a person's sign-in ends (OpenID Connect Back-Channel Logout)";
 
 /** Validation failures of the service become one-line CLI errors. */
 async function guard<T>(fn: () => Promise<T>): Promise<T> {
@@ -253,6 +308,8 @@ function describeClient(c: AppSummary & { ownerEmail?: string | null }): string 
     .filter(Boolean)
     .join(', ');
   const logout = c.postLogoutRedirectUris.length > 0 ? ` post-logout=${c.postLogoutRedirectUris.join(' ')}` : '';
+  const grants = c.grants.length > 0 ? ` grants=${c.grants.join(',')}` : '';
+  const backchannel = c.backchannelLogoutUri ? ` backchannel-logout=${c.backchannelLogoutUri}` : '';
   const owner = 'ownerEmail' in c ? ` owner=${typeof c.ownerEmail === 'string' ? c.ownerEmail : 'operator'}` : '';
-  return `${c.id} "${c.name}" ${c.state} (${flags}) scopes=${c.scopes.join(',')} redirect=${c.redirectUris.join(' ')}${logout}${owner}`;
+  return `${c.id} "${c.name}" ${c.state} (${flags}) scopes=${c.scopes.join(',')} redirect=${c.redirectUris.join(' ')}${logout}${grants}${backchannel}${owner}`;
 }

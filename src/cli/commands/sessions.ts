@@ -3,6 +3,7 @@ import { AccountStore } from '../../data/accounts/store.js';
 import type { Database } from '../../data/database.js';
 import { OAuthStore } from '../../data/accounts/oauth-records.js';
 import { SignIns, type SignIn } from '../../oauth/sign-ins.js';
+import { LogoutNotices } from '../../oauth/backchannel-logout.js';
 import { CliError, WRITES, cliConfig, output, withDatabase } from '../runtime.js';
 
 /**
@@ -19,7 +20,7 @@ export function registerAccountSessions(accounts: Command): void {
     .action(async (email: string, options: { json?: boolean }) => {
       const result = await withDatabase(cliConfig(), async ({ db }) => {
         const account = await accountByEmail(db, email);
-        return { email: account.email, sessions: await new SignIns(new OAuthStore(db)).list(account._id) };
+        return { email: account.email, sessions: await new SignIns(new OAuthStore(db), new LogoutNotices(db)).list(account._id) };
       });
       output(options.json, result, () =>
         result.sessions.length === 0 ? `${result.email} is signed in nowhere.` : result.sessions.map(describeSignIn).join('\n'),
@@ -39,7 +40,7 @@ export function registerAccountSessions(accounts: Command): void {
         cliConfig(),
         async ({ db }) => {
           const account = await accountByEmail(db, email);
-          const signIns = new SignIns(new OAuthStore(db));
+          const signIns = new SignIns(new OAuthStore(db), new LogoutNotices(db));
           if (options.all) return { email: account.email, ended: await signIns.endOthers(account._id) };
           if (!(await signIns.end(account._id, options.id ?? '')))
             throw new CliError(`${account.email} has no sign-in with the id ${options.id}.`);

@@ -3,6 +3,7 @@ import type { ClientType, OAuthClientDoc, PkcePolicy } from '../models/oauth-cli
 import { isDuplicateKey } from '../platform/errors.js';
 import { cacheTarget } from '../platform/versions.js';
 import { RememberedLookups } from '../platform/remembered.js';
+import { deleteLogoutNoticesOf } from '../events/logout-notices.js';
 
 export { CLIENT_TYPES, PKCE_POLICIES, type ClientType, type OAuthClientDoc, type PkcePolicy } from '../models/oauth-client.model.js';
 
@@ -26,6 +27,10 @@ export interface AppRecordInput {
   disabledBy?: number | null;
   approvedAt?: Date | null;
   approvedBy?: number | null;
+  /** Grants beyond a person's sign-in in a browser (src/oauth/apps.ts, APP_GRANTS). */
+  grants?: string[];
+  /** Where the app's server receives logout tokens (null: nowhere). */
+  backchannelLogoutUri?: string | null;
 }
 
 /** Clients remembered per process and database handle (AppStore.known). */
@@ -41,7 +46,14 @@ export class AppStore {
   constructor(private readonly db: Database) {}
 
   async create(input: AppRecordInput, now = new Date()): Promise<OAuthClientDoc> {
-    const doc: OAuthClientDoc = { _id: input.id, ...STATE_DEFAULTS, ...withoutId(input), createdAt: now, updatedAt: now };
+    const doc: OAuthClientDoc = {
+      _id: input.id,
+      ...STATE_DEFAULTS,
+      ...withoutId(input),
+      ...optionalFields(input),
+      createdAt: now,
+      updatedAt: now,
+    };
     await this.db.models.oauthClients.create(doc);
     return doc;
   }
@@ -54,7 +66,14 @@ export class AppStore {
    * replacement (test/apps/app-store.integration.test.ts).
    */
   async put(input: AppRecordInput, now = new Date()): Promise<OAuthClientDoc> {
-    const doc: OAuthClientDoc = { _id: input.id, ...STATE_DEFAULTS, ...withoutId(input), createdAt: now, updatedAt: now };
+    const doc: OAuthClientDoc = {
+      _id: input.id,
+      ...STATE_DEFAULTS,
+      ...withoutId(input),
+      ...optionalFields(input),
+      createdAt: now,
+      updatedAt: now,
+    };
     const write = () => this.db.models.oauthClients.replaceOne({ _id: input.id }, doc, { upsert: true });
     try {
       await write();
@@ -102,6 +121,8 @@ export class AppStore {
 
   async delete(id: string): Promise<boolean> {
     const result = await this.db.models.oauthClients.deleteOne({ _id: id });
+    // What it was told of people's sign-outs goes with it.
+    await deleteLogoutNoticesOf(this.db, id);
     if (result.deletedCount === 1) await this.db.versions.bump('oauth', [cacheTarget.client(id)]);
     return result.deletedCount === 1;
   }
@@ -123,6 +144,11 @@ export class AppStore {
 }
 
 const STATE_DEFAULTS = { disabledAt: null, disabledBy: null, approvedAt: null, approvedBy: null };
+
+/** The fields a registration may leave out, as stored. */
+function optionalFields(input: AppRecordInput): { grants: string[]; backchannelLogoutUri: string | null } {
+  return { grants: input.grants ?? [], backchannelLogoutUri: input.backchannelLogoutUri ?? null };
+}
 
 function withoutId(input: AppRecordInput): Omit<AppRecordInput, 'id'> {
   const { id: _id, ...rest } = input;

@@ -36,6 +36,10 @@ const oauthClientSchema = new Schema(
     // Apps registered before this rule were approved by a migration (src/data/migrations.ts).
     approvedAt: { type: Date, default: null },
     approvedBy: { type: Number, default: null },
+    // Grants beyond a person's sign-in in a browser (src/oauth/apps.ts, APP_GRANTS), e.g. 'device'.
+    grants: { type: [String], default: [] },
+    // OpenID Connect Back-Channel Logout: where the app's server is told that a sign-in ended (null: not told).
+    backchannelLogoutUri: { type: String, default: null },
     createdAt: { type: Date, required: true },
     updatedAt: { type: Date, required: true },
   },

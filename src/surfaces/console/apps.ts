@@ -1,6 +1,14 @@
 import { z } from 'zod';
 import { NotFoundError } from '../../errors/index.js';
-import { AppValidationError, MAX_APPS_PER_ACCOUNT, MAX_APP_NAME_LENGTH, type AppProblem, type AppSummary } from '../../oauth/apps.js';
+import { LogoutNoticeStore } from '../../data/events/logout-notices.js';
+import {
+  APP_GRANT_NAMES,
+  AppValidationError,
+  MAX_APPS_PER_ACCOUNT,
+  MAX_APP_NAME_LENGTH,
+  type AppProblem,
+  type AppSummary,
+} from '../../oauth/apps.js';
 import { SELF_READ } from '../../oauth/constants.js';
 import { LOGIN_SCOPES } from '../../oauth/login-scopes.js';
 import {
@@ -38,6 +46,8 @@ const FIELD_OF: Record<AppProblem, string> = {
   pkce: 'type',
   public_has_no_secret: 'type',
   too_many_apps: 'name',
+  grants: 'grants',
+  backchannel_logout_uri: 'backchannelLogoutUri',
 };
 
 /** The register and edit form (every rule is the client service's: its refusals show at their fields). */
@@ -47,6 +57,8 @@ const appForm = z.object({
   redirectUris: text(),
   type: text().transform((v) => (v === 'public' ? ('public' as const) : ('confidential' as const))),
   scopes: list(),
+  grants: list(),
+  backchannelLogoutUri: text(),
 });
 type AppForm = z.infer<typeof appForm>;
 
@@ -98,8 +110,55 @@ function appFields(t: Texts, values: AppForm, errors: FieldError[], withType: bo
       checked: values.scopes,
       errors,
     })}
-    <p class="hint">${a.approvalHint}</p>`;
+    <p class="hint">${a.approvalHint}</p>
+    ${grantFields(t, values, errors)}`;
 }
+
+/** The form's ways of signing in beyond the browser (src/oauth/apps.ts, APP_GRANTS) and the back-channel logout address. */
+function grantFields(t: Texts, values: AppForm, errors: FieldError[]): Html {
+  const a = t.console.apps;
+  return html`${choices({
+      name: 'grants',
+      legend: a.grants,
+      type: 'checkbox',
+      options: APP_GRANT_NAMES.map((grant) => ({ value: grant, label: a.grantOptions[grant] })),
+      checked: values.grants,
+      errors,
+    })}
+    <p class="hint">${a.grantsHint}</p>
+    ${field({ name: 'backchannelLogoutUri', label: a.logoutUri, value: values.backchannelLogoutUri, hint: a.logoutHint, type: 'url', maxlength: 2000, errors })}`;
+}
+
+/** The logout tokens sent to the app's server, latest first (src/data/events/logout-notices.ts). */
+async function logoutSection(req: PageRequest, deps: ConsoleDeps, app: AppSummary): Promise<Html> {
+  const { t } = req;
+  const a = t.console.apps;
+  if (!app.backchannelLogoutUri) return html``;
+  const notices = await new LogoutNoticeStore(deps.db).listFor(app.id, LOGOUT_NOTICES_SHOWN);
+  return html`<section class="card" aria-labelledby="logouts">
+    <h2 id="logouts">${a.logouts}</h2>
+    <p class="hint">${a.logoutsIntro(LOGOUT_NOTICES_SHOWN)} <code>${app.backchannelLogoutUri}</code></p>
+    ${table(t, {
+      columns: a.logoutColumns,
+      rows: notices,
+      empty: a.logoutsNone,
+      cells: (notice) => {
+        const last = notice.attempts.at(-1);
+        return [
+          { content: when(deps, t, notice.createdAt), rowHeader: true },
+          a.causes[notice.cause],
+          html`<code>${notice.sub}</code>`,
+          notice.sid ? html`<code>${notice.sid}</code>` : '—',
+          html`<span class="tag" data-state="${notice.state}">${a.states[notice.state]}</span>`,
+          last ? `${last.status ?? a.noAnswer} ${last.response}`.trim() : '—',
+        ];
+      },
+    })}
+  </section>`;
+}
+
+/** How many of an app's logout notices the console shows. */
+const LOGOUT_NOTICES_SHOWN = 20;
 
 export const appList: Handler<ConsoleDeps> = async (req, deps) => {
   const { t } = req;
@@ -142,7 +201,15 @@ function newPage(req: PageRequest, values: AppForm, errors: FieldError[] = [], s
 }
 
 export const newApp: Handler<ConsoleDeps> = async (req) =>
-  newPage(req, { name: '', serviceName: '', redirectUris: '', type: 'confidential', scopes: [SELF_READ] });
+  newPage(req, {
+    name: '',
+    serviceName: '',
+    redirectUris: '',
+    type: 'confidential',
+    scopes: [SELF_READ],
+    grants: [],
+    backchannelLogoutUri: '',
+  });
 
 export const createApp: Handler<ConsoleDeps> = async (req, deps) => {
   const { t } = req;
@@ -154,6 +221,8 @@ export const createApp: Handler<ConsoleDeps> = async (req, deps) => {
       redirectUris: lines(values.redirectUris),
       scopes: values.scopes,
       public: values.type === 'public',
+      grants: values.grants,
+      backchannelLogoutUri: values.backchannelLogoutUri,
     });
     req.ctx.state.log.info({ event: 'console.app_registered', clientId: created.client.id }, 'OAuth app registered in the console');
     return redirect(`/console/apps/${created.client.id}`, {
@@ -196,6 +265,8 @@ async function detailPage(
     redirectUris: app.redirectUris.join('\n'),
     type: app.type,
     scopes: [...app.scopes],
+    grants: [...app.grants],
+    backchannelLogoutUri: app.backchannelLogoutUri ?? '',
   };
   return page(
     app.name,
@@ -224,6 +295,7 @@ async function detailPage(
           <div class="actions"><button type="submit">${a.save}</button></div>
         </form>
       </section>
+      ${await logoutSection(req, deps, app)}
       ${
         app.type === 'confidential'
           ? html`<section class="card" aria-labelledby="rotate">
@@ -257,7 +329,14 @@ export const updateApp: Handler<ConsoleDeps> = async (req, deps) => {
   try {
     const updated = await deps.clients.update(
       app.id,
-      { name: values.name, serviceName: values.serviceName, redirectUris: lines(values.redirectUris), scopes: values.scopes },
+      {
+        name: values.name,
+        serviceName: values.serviceName,
+        redirectUris: lines(values.redirectUris),
+        scopes: values.scopes,
+        grants: values.grants,
+        backchannelLogoutUri: values.backchannelLogoutUri,
+      },
       owner(req),
     );
     // A new redirect address or scope needing approval sends an approved app back to review (AppService.update): said.

@@ -8,6 +8,7 @@ import type { Texts } from './ko.js';
 import { windowEn } from './time.js';
 import { webhooksEn } from './events.js';
 import { adminProposalsEn, consoleProjectsEn } from './proposals.js';
+import { appExtrasEn, deviceEn } from './device.js';
 
 /** A count in English words (Intl.PluralRules): `count(1, { one: '# key', other: '# keys' })`. */
 const count = (value: number, forms: PluralForms) => plural('en-US', value, forms);
@@ -220,6 +221,7 @@ export const en: Texts = {
     awaitingTitle: 'This app awaits the school’s approval',
     awaiting: (app: string) => `${app} has not been approved by the school yet. Until it is, only its maker can sign in.`,
   },
+  device: deviceEn,
   logout: {
     title: 'Sign out',
     intro: (email: string) => `Sign out of ${email}? Your school account sign-in on this device ends.`,
@@ -475,6 +477,7 @@ export const en: Texts = {
       confirmNeeded: 'Tick the box to delete the app.',
       deleted: 'The app has been deleted.',
       back: 'All apps',
+      ...appExtrasEn,
       problems: (detail: string) => ({
         unknown_client: 'The app does not exist.',
         name: `Enter an app name of 1 to ${MAX_APP_NAME_LENGTH} characters.`,
@@ -489,6 +492,8 @@ export const en: Texts = {
         public_has_no_secret: 'A public client has no secret.',
         too_many_apps: `You may register at most ${count(MAX_APPS_PER_ACCOUNT, { one: '# app', other: '# apps' })}. Delete one you no longer use first.`,
         reserved_name: `${detail}: this is the name of one of the school's own apps. Choose another.`,
+        grants: `${detail}: not a way of signing in this service knows.`,
+        backchannel_logout_uri: `${detail}: must be a whole http(s) address without a # part (https in production).`,
       }),
     },
     webhooks: webhooksEn,

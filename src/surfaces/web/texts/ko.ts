@@ -11,6 +11,7 @@ import type { ApprovalState } from '../../../data/accounts/store.js';
 import { windowKo } from './time.js';
 import { webhooksKo } from './events.js';
 import { adminProposalsKo, consoleProjectsKo } from './proposals.js';
+import { appExtrasKo, deviceKo } from './device.js';
 
 /** A number as Korean pages write it (1,234). */
 const n = (value: number) => value.toLocaleString('ko-KR');
@@ -222,6 +223,7 @@ export const ko = {
     awaitingTitle: '학교의 승인을 기다리는 앱',
     awaiting: (app: string) => `${app} 앱은 아직 학교의 승인을 받지 않았습니다. 승인되기 전에는 만든 사람만 로그인할 수 있습니다.`,
   },
+  device: deviceKo,
   logout: {
     title: '로그아웃',
     intro: (email: string) => `${email} 계정에서 로그아웃할까요? 이 기기에서 학교 계정 로그인이 끝납니다.`,
@@ -470,6 +472,7 @@ export const ko = {
       confirmNeeded: '삭제하려면 확인란을 선택하세요.',
       deleted: '앱을 삭제했습니다.',
       back: '앱 목록',
+      ...appExtrasKo,
       problems: (detail: string): Record<AppProblem, string> => ({
         unknown_client: '앱을 찾을 수 없습니다.',
         name: `앱 이름을 1~${MAX_APP_NAME_LENGTH}자로 입력하세요.`,
@@ -484,6 +487,8 @@ export const ko = {
         public_has_no_secret: '공개 클라이언트에는 비밀 값이 없습니다.',
         too_many_apps: `앱은 ${MAX_APPS_PER_ACCOUNT}개까지 등록할 수 있습니다. 쓰지 않는 앱을 삭제한 뒤 등록하세요.`,
         reserved_name: `${detail}: 학교가 운영하는 앱의 이름입니다. 다른 이름을 쓰세요.`,
+        grants: `${detail}: 알 수 없는 로그인 방식입니다.`,
+        backchannel_logout_uri: `${detail}: http(s)로 시작하고 # 뒷부분이 없는 완전한 주소여야 합니다 (운영 환경에서는 https).`,
       }),
     },
     webhooks: webhooksKo,
