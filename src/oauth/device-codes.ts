@@ -33,7 +33,8 @@ export const USER_CODE_LIMITS: UserCodeLimits = {
 const EVERYWHERE = 'all';
 
 /** A guess allowed (its points spent, `refund` gives them back), or the seconds until the budget spent has room again. */
-export type UserCodeDecision = { readonly allowed: true; refund(): Promise<void> } | { readonly allowed: false; readonly retryAfterSeconds: number };
+export type UserCodeDecision =
+  { readonly allowed: true; refund(): Promise<void> } | { readonly allowed: false; readonly retryAfterSeconds: number };
 
 export class UserCodeThrottle {
   private readonly perAddress: RateLimiterAbstract;

@@ -129,7 +129,9 @@ export function providerPages(web: Web, accounts: AccountService): ProviderPages
         narrow: true,
         content: html`<p>${d.confirmIntro(appName(client))}</p>
           <p>${d.confirmCode}:</p>
-          <p class="user-code"><strong><code id="user-code">${userCode}</code></strong></p>
+          <p class="user-code">
+            <strong><code id="user-code">${userCode}</code></strong>
+          </p>
           <p class="hint">${d.requestedFrom(whereFrom(deviceInfo))}</p>
           <p class="notice">${d.confirmWarning}</p>
           <form method="post" action="${OAUTH_PATHS.device}">
