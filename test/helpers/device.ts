@@ -74,7 +74,7 @@ export async function approveDevice(
     const csrf = /name="csrf" value="([^"]+)"/.exec(html)?.[1];
     const action = /<form method="post" action="([^"]+)"/.exec(html)?.[1];
     if (!csrf || !action || res.status !== 200) return { statuses, pages, last: html, lastStatus: res.status, jar };
-    const fields = html.includes('name="password"')
+    const fields: Record<string, string> = html.includes('name="password"')
       ? { csrf, email: user.email, password: user.password }
       : { csrf, decision: options.consent ?? 'allow' };
     res = await fetch(new URL(action, base), {
