@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { createRemoteJWKSet, decodeJwt, jwtVerify, type JWTPayload } from 'jose';
 import { eventually, TestReceiver } from '../helpers/receiver.js';
 import { serveDemo, type ServedDemo } from '../helpers/serve.js';
-import { authorize, CookieJar, REDIRECT_URI, signInToConsole } from '../helpers/oauth.js';
+import { authorize, type CookieJar, REDIRECT_URI, signInToConsole } from '../helpers/oauth.js';
 
 /**
  * OpenID Connect Back-Channel Logout through a live `campus serve`: an app registered with
