@@ -195,7 +195,11 @@ export class ConsoleSession {
  * Signs in to our consoles over HTTP as a browser without JavaScript would: /web/signin, the
  * authorization endpoint, our login form, the callback, and back to `next`.
  */
-export async function signInToConsole(t: Pick<TestApp, 'url'>, user: { email: string; password: string }, next = '/console'): Promise<ConsoleSession> {
+export async function signInToConsole(
+  t: Pick<TestApp, 'url'>,
+  user: { email: string; password: string },
+  next = '/console',
+): Promise<ConsoleSession> {
   const jar = new CookieJar();
   let request: { url: string; init: RequestInit } = { url: `${t.url}/web/signin?next=${encodeURIComponent(next)}`, init: {} };
   for (let hop = 0; hop < 15; hop++) {
