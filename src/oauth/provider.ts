@@ -110,9 +110,9 @@ function configuration(deps: ProviderDeps, audience: string): Configuration {
     responseTypes: ['code'],
     scopes: [OPENID],
     // The standard scopes of the login-scope table (profile, email) and their claims, which the ID
-    // token carries as well as userinfo (conformIdTokenClaims off), as libraries expect.
+    // token carries as well as userinfo, as libraries expect (the provider's own userinfo being off,
+    // it puts them in the ID token: conformIdTokenClaims governs only that built-in one).
     claims: { ...ID_TOKEN_CLAIMS },
-    conformIdTokenClaims: false,
     // Hashed secrets rule out client_secret_jwt (it needs the secret itself).
     clientAuthMethods: ['client_secret_basic', 'client_secret_post', 'none'],
     clientDefaults: {
