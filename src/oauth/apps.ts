@@ -256,8 +256,11 @@ export class AppService implements AppDirectory {
     const existing = await this.mustFind(id, options);
     if (existing.ownerAccountId != null) await this.checkNotReserved([changes.name ?? '', changes.serviceName ?? '']);
     const grants = changes.grants === undefined ? undefined : checkGrants(changes.grants);
+    // The addresses are checked with the grants they will have (an app left with no way in is refused).
     const redirectUris =
-      changes.redirectUris === undefined ? undefined : this.checkRedirectUris(changes.redirectUris, grants ?? grantsOf(existing));
+      changes.redirectUris === undefined && grants === undefined
+        ? undefined
+        : this.checkRedirectUris(changes.redirectUris ?? existing.redirectUris, grants ?? grantsOf(existing));
     const widened =
       changes.scopes !== undefined && changes.scopes.some((s) => SCOPES_NEEDING_APPROVAL.includes(s) && !existing.scopes.includes(s));
     const redirected = redirectUris !== undefined && redirectUris.some((uri) => !existing.redirectUris.includes(uri));
