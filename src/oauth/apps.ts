@@ -1,6 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { ClientMetadata } from 'oidc-provider';
-import { AppStore, PKCE_POLICIES, type AppRecordInput, type OAuthClientDoc, type PkcePolicy } from '../data/apps/store.js';
+import {
+  APP_GRANTS,
+  AppStore,
+  PKCE_POLICIES,
+  type AppGrant,
+  type AppRecordInput,
+  type OAuthClientDoc,
+  type PkcePolicy,
+} from '../data/apps/store.js';
 import type { Database } from '../data/database.js';
 import { OAuthStore } from '../data/accounts/oauth-records.js';
 import { OAUTH_SCOPES, OPENID, SELF_READ, type OAuthScope } from './constants.js';
@@ -21,18 +29,6 @@ export const ALLOWED_SCOPES = 'allowed_scopes';
 export const REQUIRE_PKCE = 'require_pkce';
 /** Client metadata property: the service the login page names (null: the app's name). */
 export const SERVICE_NAME = 'service_name';
-
-/**
- * Grants an app may be registered for beyond a person's sign-in in a browser (the authorization
- * code with its refresh tokens, which every app with a redirect address has), each with the
- * grant type it adds at the token endpoint: `device`, a person signs a device in from a phone
- * (RFC 8628).
- */
-export const APP_GRANTS = {
-  device: 'urn:ietf:params:oauth:grant-type:device_code',
-} as const;
-export type AppGrant = keyof typeof APP_GRANTS;
-export const APP_GRANT_NAMES = Object.keys(APP_GRANTS) as AppGrant[];
 
 /** Apps one account may register in the developer console (docs/decisions.md, "Accounts and login"). */
 export const MAX_APPS_PER_ACCOUNT = 10;
@@ -56,7 +52,7 @@ export interface AppSummary {
   ownerAccountId: number | null;
   /** The service the login page names; null: the app's name. */
   serviceName: string | null;
-  /** Grants beyond a person's sign-in in a browser (APP_GRANTS). */
+  /** How its people sign in: in a browser (`authorization_code`) and/or by device (`device`). */
   grants: AppGrant[];
   /** Where the app's server is told that a person's sign-in ended (OpenID Connect Back-Channel Logout); null: not told. */
   backchannelLogoutUri: string | null;
@@ -82,7 +78,8 @@ export interface CreateAppInput {
   /** Default 'required'; 'optional' is refused for public clients. */
   pkce?: PkcePolicy;
   serviceName?: string | null;
-  grants?: string[];
+  /** Default: a person's sign-in in a browser only (`authorization_code`). */
+  grants?: AppGrant[];
   backchannelLogoutUri?: string | null;
   /** Only the demo seed fixes the id and secret, so the examples of docs/oauth.md work as written. */
   id?: string;
@@ -97,7 +94,7 @@ export interface UpdateAppInput {
   firstParty?: boolean;
   pkce?: PkcePolicy;
   serviceName?: string | null;
-  grants?: string[];
+  grants?: AppGrant[];
   backchannelLogoutUri?: string | null;
 }
 
@@ -197,7 +194,7 @@ export class AppService implements AppDirectory {
   /** A `campus clients` registration, every field checked; the secret (null: none) only as its hash. */
   private checkedRecord(input: CreateAppInput & { id: string }, secret: string | null): AppRecordInput {
     const isPublic = input.public ?? false;
-    const grants = checkGrants(input.grants ?? []);
+    const grants = checkGrants(input.grants ?? ['authorization_code']);
     return {
       id: input.id,
       name: checkName(input.name),
@@ -529,15 +526,34 @@ function postLogoutRedirectUrisOf(doc: OAuthClientDoc): string[] {
 const MAX_LOGOUT_URI_LENGTH = 2000;
 
 function checkGrants(grants: readonly string[]): AppGrant[] {
-  const unknown = grants.filter((g) => !(APP_GRANT_NAMES as readonly string[]).includes(g));
-  if (unknown.length > 0)
-    throw new AppValidationError(`Unknown grant ${unknown.join(', ')}; use ${APP_GRANT_NAMES.join(', ')}.`, 'grants', unknown.join(', '));
-  return [...new Set(grants)] as AppGrant[];
+  const unique = [...new Set(grants)];
+  const unknown = unique.filter((g) => !(APP_GRANTS as readonly string[]).includes(g));
+  if (unknown.length > 0 || unique.length === 0)
+    throw new AppValidationError(
+      `--grant must be one or more of ${APP_GRANTS.join(', ')} (got ${unknown.join(', ') || 'none'}).`,
+      'grants',
+      unknown.join(', '),
+    );
+  return unique as AppGrant[];
 }
 
-/** Registrations older than the field have none. */
-function grantsOf(doc: OAuthClientDoc): AppGrant[] {
-  return (doc.grants ?? []).filter((g): g is AppGrant => (APP_GRANT_NAMES as readonly string[]).includes(g));
+/** Registrations older than the field sign people in with a browser only. */
+function grantsOf(doc: Pick<OAuthClientDoc, 'grants'>): AppGrant[] {
+  const grants = (doc.grants ?? []) as AppGrant[];
+  return grants.length > 0 ? [...grants] : ['authorization_code'];
+}
+
+/** The grant types and response types of the provider's view of an app (refresh tokens come with every way of signing in). */
+function grantMetadata(grants: readonly AppGrant[]): Pick<ClientMetadata, 'grant_types' | 'response_types'> {
+  const signsIn = grants.includes('authorization_code');
+  return {
+    grant_types: [
+      ...(signsIn ? ['authorization_code'] : []),
+      ...(grants.includes('device') ? ['urn:ietf:params:oauth:grant-type:device_code'] : []),
+      'refresh_token',
+    ],
+    response_types: signsIn ? ['code'] : [],
+  };
 }
 
 function checkScopes(scopes: string[]): string[] {
@@ -579,16 +595,13 @@ function summarize(doc: OAuthClientDoc): AppSummary {
 /** Maps a registration to oidc-provider client metadata. The secret field holds the hash. */
 function toMetadata(doc: OAuthClientDoc): ClientMetadata {
   const isPublic = doc.type === 'public';
-  // An app without a redirect address signs people in only by its other grants (a device).
-  const codeFlow = doc.redirectUris.length > 0;
   return {
     client_id: doc._id,
     client_name: doc.name,
     ...(isPublic || !doc.secretHash ? {} : { client_secret: doc.secretHash }),
     redirect_uris: [...doc.redirectUris],
     post_logout_redirect_uris: postLogoutRedirectUrisOf(doc),
-    grant_types: [...(codeFlow ? ['authorization_code'] : []), ...grantsOf(doc).map((g) => APP_GRANTS[g]), 'refresh_token'],
-    response_types: codeFlow ? ['code'] : [],
+    ...grantMetadata(grantsOf(doc)),
     // The logout token names the sign-in (`sid`), which the app then finds in its ID tokens.
     ...(doc.backchannelLogoutUri ? { backchannel_logout_uri: doc.backchannelLogoutUri, backchannel_logout_session_required: true } : {}),
     token_endpoint_auth_method: isPublic ? 'none' : 'client_secret_basic',

@@ -45,7 +45,8 @@ describe('OAuth apps: device sign-in and back-channel logout in the app form and
     expect(app.redirectUris).to.deep.equal([]);
 
     const page = await owner.get(`/console/apps/${id}`);
-    expect(page.html).to.match(/<input\s+id="f-grants-0"\s+type="checkbox"\s+name="grants"\s+value="device"\s+checked/);
+    expect(page.html).to.match(/<input\s+id="f-grants-1"\s+type="checkbox"\s+name="grants"\s+value="device"\s+checked/);
+    expect(page.html).to.match(/<input\s+id="f-grants-0"\s+type="checkbox"\s+name="grants"\s+value="authorization_code"\s+\/>/);
     expect(page.html).to.include('value="https://screen.example/logout"');
     expect(page.html).to.include('<h2 id="logouts">백채널 로그아웃</h2>');
     expect(page.html).to.include('아직 보낸 로그아웃 토큰이 없습니다.');
@@ -79,9 +80,9 @@ describe('OAuth apps: device sign-in and back-channel logout in the app form and
         (err: unknown) => (err instanceof AppValidationError ? err.problem : String(err)),
       );
     expect(await problem(() => apps.create({ name: 'No way in', redirectUris: [] }))).to.equal('redirect_uri_missing');
-    expect(await problem(() => apps.create({ name: 'Odd', redirectUris: ['https://a.example/cb'], grants: ['implicit'] }))).to.equal(
-      'grants',
-    );
+    expect(
+      await problem(() => apps.create({ name: 'Odd', redirectUris: ['https://a.example/cb'], grants: ['implicit'] as never })),
+    ).to.equal('grants');
     expect(
       await problem(() =>
         apps.create({ name: 'Frag', redirectUris: ['https://a.example/cb'], backchannelLogoutUri: 'https://a.example/l#x' }),
@@ -101,7 +102,7 @@ describe('OAuth apps: device sign-in and back-channel logout in the app form and
     expect(metadata?.response_types).to.deep.equal([]);
   });
 
-  it('campus apps create --grant device --backchannel-logout-uri, update --no-grants, logouts, each with --json and --help', async () => {
+  it('campus apps create --grant device --backchannel-logout-uri, update --grant, logouts, each with --json and --help', async () => {
     const env = { MONGODB_URI: testDatabaseUri('app_sign_in_options') };
     const create = await runCampus(env, [
       'apps',
@@ -120,25 +121,31 @@ describe('OAuth apps: device sign-in and back-channel logout in the app form and
     expect([app.grants, app.backchannelLogoutUri, app.redirectUris]).to.deep.equal([['device'], 'https://screen.example/bcl', []]);
 
     const unknown = await runCampus(env, ['apps', 'create', '--name', 'x', '--grant', 'password']);
-    expect([unknown.code, unknown.stderr.trim()]).to.deep.equal([1, 'campus: --grant must be one of device.']);
+    expect([unknown.code, unknown.stderr.trim()]).to.deep.equal([1, 'campus: --grant must be one of authorization_code, device.']);
 
-    // Without the device grant it would have no way in: refused, with what to do.
-    const stranded = await runCampus(env, ['apps', 'update', app.id, '--no-grants']);
+    // Signing in with a browser too needs a redirect address: refused without one, with what to do.
+    const stranded = await runCampus(env, ['apps', 'update', app.id, '--grant', 'authorization_code']);
     expect(stranded.code).to.equal(1);
     expect(stranded.stderr).to.include('At least one --redirect-uri is required');
-    const cleared = await runCampus(env, [
+    const both = await runCampus(env, [
       'apps',
       'update',
       app.id,
       '--redirect-uri',
       'http://127.0.0.1:7/cb',
-      '--no-grants',
+      '--grant',
+      'authorization_code',
+      '--grant',
+      'device',
       '--backchannel-logout-uri',
       '',
       '--json',
     ]);
-    expect(cleared.code, cleared.stderr).to.equal(0);
-    expect(JSON.parse(cleared.stdout)).to.include({ backchannelLogoutUri: null }).and.have.property('grants').that.deep.equals([]);
+    expect(both.code, both.stderr).to.equal(0);
+    expect(JSON.parse(both.stdout))
+      .to.include({ backchannelLogoutUri: null })
+      .and.have.property('grants')
+      .that.deep.equals(['authorization_code', 'device']);
 
     const logouts = await runCampus(env, ['apps', 'logouts', app.id, '--json']);
     expect([logouts.code, JSON.parse(logouts.stdout)]).to.deep.equal([0, []]);

@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 import { AccountStore } from '../../data/accounts/store.js';
-import { PKCE_POLICIES, type PkcePolicy } from '../../data/apps/store.js';
+import { APP_GRANTS, PKCE_POLICIES, type AppGrant, type PkcePolicy } from '../../data/apps/store.js';
 import { CLI_ACTOR } from '../../data/accounts/access-log.js';
-import { APP_GRANT_NAMES, AppService, AppValidationError, DEFAULT_APP_SCOPES, type AppSummary } from '../../oauth/apps.js';
+import { AppService, AppValidationError, DEFAULT_APP_SCOPES, type AppSummary } from '../../oauth/apps.js';
 import { LogoutNoticeStore } from '../../data/events/logout-notices.js';
 import { OAUTH_SCOPES } from '../../oauth/constants.js';
 import { CliError, WRITES, cliConfig, output, withDatabase } from '../runtime.js';
@@ -37,8 +37,6 @@ interface UpdateOptions {
   firstParty?: boolean;
   pkce?: string;
   grant: string[];
-  /** False with --no-grants. */
-  grants?: boolean;
   backchannelLogoutUri?: string;
   json?: boolean;
 }
@@ -94,7 +92,10 @@ function registerClients(program: Command): void {
         async ({ db }) => {
           const service = new AppService(db, config);
           const scopes = options.scope.length > 0 ? { scopes: splitScopes(options.scope) } : {};
-          const signIn = { grants: options.grant, backchannelLogoutUri: options.backchannelLogoutUri ?? null };
+          const signIn = {
+            ...(options.grant.length > 0 ? { grants: options.grant as AppGrant[] } : {}),
+            backchannelLogoutUri: options.backchannelLogoutUri ?? null,
+          };
           if (owner === undefined) {
             return guard(() =>
               service.create({
@@ -159,8 +160,7 @@ function registerClients(program: Command): void {
     .option('--first-party', 'skip the consent page')
     .option('--no-first-party', 'show the consent page')
     .option('--pkce <policy>', `${PKCE_POLICIES.join(' or ')} (optional only for a confidential legacy app)`)
-    .option('--grant <grant>', `the new list of ${GRANT_HELP}`, collectGrant, [])
-    .option('--no-grants', 'remove every grant beyond the browser sign-in')
+    .option('--grant <grant>', `the new list: ${GRANT_HELP}`, collectGrant, [])
     .option('--backchannel-logout-uri <uri>', `${BACKCHANNEL_HELP}; "" removes it`)
     .option('--json', 'print the result as JSON')
     .action(async (clientId: string, options: UpdateOptions) => {
@@ -177,7 +177,7 @@ function registerClients(program: Command): void {
               ...(options.scope.length > 0 ? { scopes: splitScopes(options.scope) } : {}),
               ...(options.firstParty !== undefined ? { firstParty: options.firstParty } : {}),
               ...(pkce ? { pkce } : {}),
-              ...(options.grant.length > 0 ? { grants: options.grant } : options.grants === false ? { grants: [] } : {}),
+              ...(options.grant.length > 0 ? { grants: options.grant as AppGrant[] } : {}),
               ...(options.backchannelLogoutUri !== undefined ? { backchannelLogoutUri: options.backchannelLogoutUri } : {}),
             }),
           ),
@@ -270,12 +270,12 @@ function registerClients(program: Command): void {
     });
 }
 
-/** `--grant`: the ways of signing in an app may have beyond the browser (src/oauth/apps.ts, APP_GRANTS); repeatable. */
-const GRANT_HELP = `a grant beyond the browser sign-in: ${APP_GRANT_NAMES.join(' or ')} (repeat for several; device: a person signs a device in at /device)`;
+/** `--grant`: how the app's people sign in (src/data/models/oauth-client.model.ts, APP_GRANTS); repeatable. */
+const GRANT_HELP = `how people sign in to the app: ${APP_GRANTS.join(' and/or ')} (repeat for several; default authorization_code, a browser at the redirect address; device: a code typed at /device, no redirect address needed)`;
 
 function collectGrant(value: string, previous: string[]): string[] {
   const grant = value.trim().toLowerCase();
-  if (!(APP_GRANT_NAMES as readonly string[]).includes(grant)) throw new CliError(`--grant must be one of ${APP_GRANT_NAMES.join(', ')}.`);
+  if (!(APP_GRANTS as readonly string[]).includes(grant)) throw new CliError(`--grant must be one of ${APP_GRANTS.join(', ')}.`);
   return [...previous, grant];
 }
 

@@ -1,11 +1,19 @@
 import type { Database } from '../database.js';
-import type { ClientType, OAuthClientDoc, PkcePolicy } from '../models/oauth-client.model.js';
+import type { AppGrant, ClientType, OAuthClientDoc, PkcePolicy } from '../models/oauth-client.model.js';
 import { isDuplicateKey } from '../platform/errors.js';
 import { cacheTarget } from '../platform/versions.js';
 import { RememberedLookups } from '../platform/remembered.js';
 import { deleteLogoutNoticesOf } from '../events/logout-notices.js';
 
-export { CLIENT_TYPES, PKCE_POLICIES, type ClientType, type OAuthClientDoc, type PkcePolicy } from '../models/oauth-client.model.js';
+export {
+  APP_GRANTS,
+  CLIENT_TYPES,
+  PKCE_POLICIES,
+  type AppGrant,
+  type ClientType,
+  type OAuthClientDoc,
+  type PkcePolicy,
+} from '../models/oauth-client.model.js';
 
 /** What a client registration holds (the secret only as a hash). */
 export interface AppRecordInput {
@@ -27,8 +35,8 @@ export interface AppRecordInput {
   disabledBy?: number | null;
   approvedAt?: Date | null;
   approvedBy?: number | null;
-  /** Grants beyond a person's sign-in in a browser (src/oauth/apps.ts, APP_GRANTS). */
-  grants?: string[];
+  /** How the app's people sign in (absent: in a browser only). */
+  grants?: AppGrant[];
   /** Where the app's server receives logout tokens (null: nowhere). */
   backchannelLogoutUri?: string | null;
 }
@@ -146,8 +154,8 @@ export class AppStore {
 const STATE_DEFAULTS = { disabledAt: null, disabledBy: null, approvedAt: null, approvedBy: null };
 
 /** The fields a registration may leave out, as stored. */
-function optionalFields(input: AppRecordInput): { grants: string[]; backchannelLogoutUri: string | null } {
-  return { grants: input.grants ?? [], backchannelLogoutUri: input.backchannelLogoutUri ?? null };
+function optionalFields(input: AppRecordInput): { backchannelLogoutUri: string | null } {
+  return { backchannelLogoutUri: input.backchannelLogoutUri ?? null };
 }
 
 function withoutId(input: AppRecordInput): Omit<AppRecordInput, 'id'> {

@@ -8,6 +8,14 @@ export type ClientType = (typeof CLIENT_TYPES)[number];
 export const PKCE_POLICIES = ['required', 'optional'] as const;
 export type PkcePolicy = (typeof PKCE_POLICIES)[number];
 
+/**
+ * How an app's people sign in: `authorization_code` (in a browser, at the app's redirect address;
+ * refresh tokens with it), `device` (RFC 8628: a person signs a device in with a code typed at
+ * /device; refresh tokens with it).
+ */
+export const APP_GRANTS = ['authorization_code', 'device'] as const;
+export type AppGrant = (typeof APP_GRANTS)[number];
+
 const oauthClientSchema = new Schema(
   {
     // The client_id (random, shown in `campus clients list`).
@@ -36,8 +44,8 @@ const oauthClientSchema = new Schema(
     // Apps registered before this rule were approved by a migration (src/data/migrations.ts).
     approvedAt: { type: Date, default: null },
     approvedBy: { type: Number, default: null },
-    // Grants beyond a person's sign-in in a browser (src/oauth/apps.ts, APP_GRANTS), e.g. 'device'.
-    grants: { type: [String], default: [] },
+    // Absent in registrations older than this field: read as ['authorization_code'] (src/oauth/apps.ts).
+    grants: { type: [String], enum: APP_GRANTS, default: undefined },
     // OpenID Connect Back-Channel Logout: where the app's server is told that a sign-in ended (null: not told).
     backchannelLogoutUri: { type: String, default: null },
     createdAt: { type: Date, required: true },

@@ -1,14 +1,8 @@
 import { z } from 'zod';
 import { NotFoundError } from '../../errors/index.js';
+import { APP_GRANTS, type AppGrant } from '../../data/apps/store.js';
 import { LogoutNoticeStore } from '../../data/events/logout-notices.js';
-import {
-  APP_GRANT_NAMES,
-  AppValidationError,
-  MAX_APPS_PER_ACCOUNT,
-  MAX_APP_NAME_LENGTH,
-  type AppProblem,
-  type AppSummary,
-} from '../../oauth/apps.js';
+import { AppValidationError, MAX_APPS_PER_ACCOUNT, MAX_APP_NAME_LENGTH, type AppProblem, type AppSummary } from '../../oauth/apps.js';
 import { SELF_READ } from '../../oauth/constants.js';
 import { LOGIN_SCOPES } from '../../oauth/login-scopes.js';
 import {
@@ -82,7 +76,15 @@ function appFields(t: Texts, values: AppForm, errors: FieldError[], withType: bo
   const a = t.console.apps;
   return html`${field({ name: 'name', label: a.name, value: values.name, required: true, maxlength: MAX_APP_NAME_LENGTH, errors })}
     ${field({ name: 'serviceName', label: a.serviceName, value: values.serviceName, hint: a.serviceHint, maxlength: MAX_APP_NAME_LENGTH, errors })}
-    ${textArea({ name: 'redirectUris', label: a.redirectUris, value: values.redirectUris, hint: a.redirectHint, required: true, rows: 3, errors })}
+    ${choices({
+      name: 'grants',
+      legend: a.grants,
+      type: 'checkbox',
+      options: APP_GRANTS.map((grant) => ({ value: grant, label: a.grantText[grant], hint: grant })),
+      checked: values.grants,
+      errors,
+    })}
+    ${textArea({ name: 'redirectUris', label: a.redirectUris, value: values.redirectUris, hint: a.redirectHint, rows: 3, errors })}
     ${
       withType
         ? choices({
@@ -111,22 +113,13 @@ function appFields(t: Texts, values: AppForm, errors: FieldError[], withType: bo
       errors,
     })}
     <p class="hint">${a.approvalHint}</p>
-    ${grantFields(t, values, errors)}`;
+    ${field({ name: 'backchannelLogoutUri', label: a.logoutUri, value: values.backchannelLogoutUri, hint: a.logoutHint, type: 'url', maxlength: 2000, errors })}`;
 }
 
-/** The form's ways of signing in beyond the browser (src/oauth/apps.ts, APP_GRANTS) and the back-channel logout address. */
-function grantFields(t: Texts, values: AppForm, errors: FieldError[]): Html {
-  const a = t.console.apps;
-  return html`${choices({
-      name: 'grants',
-      legend: a.grants,
-      type: 'checkbox',
-      options: APP_GRANT_NAMES.map((grant) => ({ value: grant, label: a.grantOptions[grant] })),
-      checked: values.grants,
-      errors,
-    })}
-    <p class="hint">${a.grantsHint}</p>
-    ${field({ name: 'backchannelLogoutUri', label: a.logoutUri, value: values.backchannelLogoutUri, hint: a.logoutHint, type: 'url', maxlength: 2000, errors })}`;
+/** The ways of signing in the form ticked, as the app service takes them; none ticked: unchanged (a browser when registering). */
+function grantsInput(values: AppForm): { grants?: AppGrant[] } {
+  const grants = values.grants.filter((g): g is AppGrant => (APP_GRANTS as readonly string[]).includes(g));
+  return grants.length > 0 ? { grants } : {};
 }
 
 /** The logout tokens sent to the app's server, latest first (src/data/events/logout-notices.ts). */
@@ -207,7 +200,7 @@ export const newApp: Handler<ConsoleDeps> = async (req) =>
     redirectUris: '',
     type: 'confidential',
     scopes: [SELF_READ],
-    grants: [],
+    grants: ['authorization_code'],
     backchannelLogoutUri: '',
   });
 
@@ -221,7 +214,7 @@ export const createApp: Handler<ConsoleDeps> = async (req, deps) => {
       redirectUris: lines(values.redirectUris),
       scopes: values.scopes,
       public: values.type === 'public',
-      grants: values.grants,
+      ...grantsInput(values),
       backchannelLogoutUri: values.backchannelLogoutUri,
     });
     req.ctx.state.log.info({ event: 'console.app_registered', clientId: created.client.id }, 'OAuth app registered in the console');
@@ -334,7 +327,7 @@ export const updateApp: Handler<ConsoleDeps> = async (req, deps) => {
         serviceName: values.serviceName,
         redirectUris: lines(values.redirectUris),
         scopes: values.scopes,
-        grants: values.grants,
+        ...grantsInput(values),
         backchannelLogoutUri: values.backchannelLogoutUri,
       },
       owner(req),

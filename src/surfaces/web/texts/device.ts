@@ -1,9 +1,8 @@
 import type { LogoutCause, LogoutNoticeState } from '../../../data/events/logout-notices.js';
-import type { AppGrant } from '../../../oauth/apps.js';
 
 /*
  * Device sign-in (/device, RFC 8628: src/surfaces/web/provider-pages.ts) and the developer
- * console's words for an app's grants and back-channel logout (src/surfaces/console/apps.ts),
+ * console's words for an app's back-channel logout (src/surfaces/console/apps.ts),
  * Korean and English. Kept apart from ko.ts / en.ts, which include them as `device` and inside
  * `console.apps`.
  */
@@ -64,12 +63,6 @@ export const deviceEn: typeof deviceKo = {
 type CauseWords = Record<LogoutCause, string>;
 
 export const appExtrasKo = {
-  grants: '로그인 방식',
-  grantsHint: '모든 앱은 브라우저로 로그인합니다(리디렉션 주소). 아래 방식을 더할 수 있습니다.',
-  grantOptions: {
-    device:
-      '기기 로그인 (RFC 8628): 화면·명령줄 도구에 코드를 보여 주고, 휴대폰의 /device에서 로그인합니다. 기기로만 로그인하는 앱은 리디렉션 주소를 비워 둘 수 있습니다.',
-  } satisfies Record<AppGrant, string>,
   logoutUri: '백채널 로그아웃 주소 (선택)',
   logoutHint:
     '로그아웃하거나, 로그인을 끝내거나, 계정이 사용 중지되거나, 앱 연결을 끊으면 이 주소로 서명된 로그아웃 토큰(logout_token: sid, sub)을 보냅니다. 운영 환경에서는 https만, 내부망 주소는 쓸 수 없습니다.',
@@ -88,12 +81,6 @@ export const appExtrasKo = {
 };
 
 export const appExtrasEn: typeof appExtrasKo = {
-  grants: 'How people sign in',
-  grantsHint: 'Every app signs people in with a browser (its redirect addresses). You may add:',
-  grantOptions: {
-    device:
-      'Device sign-in (RFC 8628): a screen or command-line tool shows a code, and the person signs in at /device on a phone. An app that signs in only by device may leave its redirect addresses empty.',
-  },
   logoutUri: 'Back-channel logout address (optional)',
   logoutHint:
     'When a person signs out, ends a sign-in, is disabled or disconnects the app, a signed logout token (logout_token: sid, sub) is sent here. https only in production; no internal addresses.',

@@ -1,6 +1,7 @@
 import type { AccountRole, ApiScope, SchoolEntity } from '../../../data/__generated__/enums.js';
 import { MAX_KEY_LABEL_LENGTH, MAX_PURPOSE_LENGTH, MAX_ROTATION_GRACE_SECONDS } from '../../../data/keys/store.js';
 import { MAX_APPS_PER_ACCOUNT, MAX_APP_NAME_LENGTH, MAX_REDIRECT_URIS, type AppProblem } from '../../../oauth/apps.js';
+import type { AppGrant } from '../../../data/apps/store.js';
 import { scopeTitles } from '../../../oauth/login-scopes.js';
 import type { AccessAction } from '../../../data/accounts/access-log.js';
 import { CODE_DIGITS, CODE_LIFETIME_SECONDS } from '../../../oauth/email-codes.js';
@@ -441,7 +442,15 @@ export const ko = {
       serviceNameShort: '서비스 이름',
       serviceHint: '예: "GSM 동아리 출석부". 비워 두면 앱 이름이 보입니다.',
       redirectUris: `리디렉션 주소 (한 줄에 하나, 최대 ${MAX_REDIRECT_URIS}개)`,
-      redirectHint: '정확히 같은 문자열만 허용됩니다. 운영 환경에서는 https (또는 127.0.0.1의 http)만 쓸 수 있습니다.',
+      redirectHint:
+        '브라우저 로그인에 필요합니다(기기 로그인만 쓰는 앱은 비워 둡니다). 정확히 같은 문자열만 허용됩니다. 운영 환경에서는 https (또는 127.0.0.1의 http)만 쓸 수 있습니다.',
+      // How people sign in: in a browser at the redirect address, and/or by device (RFC 8628, /device).
+      grants: '로그인 방식',
+      grantText: {
+        authorization_code: '브라우저 로그인: "학교 계정으로 로그인" (리디렉션 주소로 돌아옴)',
+        device: '기기 로그인 (RFC 8628): 화면·명령줄 도구가 코드를 보여 주고, 휴대폰의 /device에서 로그인',
+      } satisfies Record<AppGrant, string>,
+      grantShort: { authorization_code: '브라우저', device: '기기' } satisfies Record<AppGrant, string>,
       type: '앱 종류',
       confidential: '기밀 클라이언트 (서버가 있는 앱: 비밀 값을 보관할 수 있음)',
       public: '공개 클라이언트 (모바일·브라우저 앱: 비밀 값 없이 PKCE만 사용)',
@@ -487,7 +496,7 @@ export const ko = {
         public_has_no_secret: '공개 클라이언트에는 비밀 값이 없습니다.',
         too_many_apps: `앱은 ${MAX_APPS_PER_ACCOUNT}개까지 등록할 수 있습니다. 쓰지 않는 앱을 삭제한 뒤 등록하세요.`,
         reserved_name: `${detail}: 학교가 운영하는 앱의 이름입니다. 다른 이름을 쓰세요.`,
-        grants: `${detail}: 알 수 없는 로그인 방식입니다.`,
+        grants: '로그인 방식을 하나 이상 고르세요: 브라우저 로그인, 기기 로그인, 또는 둘 다.',
         backchannel_logout_uri: `${detail}: http(s)로 시작하고 # 뒷부분이 없는 완전한 주소여야 합니다 (운영 환경에서는 https).`,
       }),
     },
