@@ -4,6 +4,7 @@ import { NotFoundError } from './errors/index.js';
 import { requestFrame, type RequestState } from './http/context.js';
 import { AppMetrics } from './http/metrics.js';
 import { OAUTH_PATHS } from './oauth/constants.js';
+import type { DrainState } from './http/drain.js';
 import { probes } from './http/probes.js';
 import { requireTls, trustForwardingFrom } from './http/tls.js';
 import { createAuthSurface } from './surfaces/auth.js';
@@ -26,6 +27,8 @@ export interface App {
 export interface AppOptions {
   /** Which surfaces this process serves; all three by default (`campus serve --only ...`). */
   surfaces?: readonly SurfaceName[];
+  /** Whether the process is stopping (`campus serve`: src/http/drain.ts); `/readyz` reads it. */
+  drain?: DrainState;
 }
 
 /**
@@ -65,7 +68,7 @@ export async function createApp(appDeps: AppDeps, options: AppOptions = {}): Pro
   // Errors of requests for pages become pages (the web layer); the rest reach the envelope above.
   for (const surface of surfaces) if (surface.boundary) koa.use(surface.boundary);
   if (deps.config.isProduction) koa.use(requireTls(deps.config.trustedProxies));
-  koa.use(probes({ db: deps.db, redis: deps.redis }));
+  koa.use(probes({ db: deps.db, redis: deps.redis, drain: options.drain }));
   koa.use(
     metrics.endpoint({
       isProduction: deps.config.isProduction,

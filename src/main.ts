@@ -4,6 +4,7 @@ import { closeServer, createApp, type App } from './app.js';
 import type { Config } from './config/index.js';
 import { BackupScheduler } from './data/operations/backup-schedule.js';
 import type { Database } from './data/database.js';
+import { Drain, KEEP_ALIVE_TIMEOUT_MS } from './http/drain.js';
 import { migrate } from './data/migrations.js';
 import { SchoolUnsettledError, settleSchool, watchForInterrupted } from './data/school/engine.js';
 import { joinVersionBus, type VersionBus } from './data/platform/version-bus.js';
@@ -41,14 +42,19 @@ export function openRedis(url: string, logger: Logger): Redis {
 export interface RunningService {
   readonly server: Server;
   readonly url: string;
+  /** Drains, then stops (see startService); called again, it hurries: no more drain, idle connections closed at once. */
   stop(): Promise<void>;
 }
 
 /**
  * The composition root: connect, migrate the schema (one instance migrates under the lock, the
  * others wait; a database newer than the code stops the start-up), build the app, listen, start
- * the optional daily backup; SIGTERM/SIGINT stop accepting, finish requests in flight, then
- * close every connection.
+ * the optional daily backup. Stopping (SIGTERM/SIGINT: src/cli/commands/serve.ts) takes a process
+ * out of its pool without losing a request (src/http/drain.ts): for SHUTDOWN_DRAIN_SECONDS
+ * `/readyz` answers 503 while every request is still served; then it stops accepting, lets each
+ * connection end after its answer (for SHUTDOWN_TIMEOUT_SECONDS at most), and stops the workers
+ * (webhook delivery, the NEIS scheduler, the backup schedule, each releasing its leases) before
+ * closing the database.
  */
 export async function startService(
   config: Config,
@@ -73,7 +79,8 @@ export async function startService(
         key: config.backupKey,
       })
     : undefined;
-  const server = createServer();
+  const drain = new Drain();
+  const server = createServer({ ServerResponse: drain.responseClass() });
   let stopWatching = () => {};
   let bus: VersionBus | undefined;
   let webhooks: { delivery: WebhookDelivery; close(): Promise<void> } | undefined;
@@ -93,9 +100,9 @@ export async function startService(
     // Processes sharing the database hear each other's data changes and revocations at once
     // through Redis (src/data/platform/version-bus.ts); without Redis, within the clock's second.
     if (redis) bus = await joinVersionBus(runtime.db.versions, redis, runtime.db.name, logger);
-    app = await createApp({ config, db: runtime.db, logger, ...(redis ? { redis } : {}) }, surfaces ? { surfaces } : {});
+    app = await createApp({ config, db: runtime.db, logger, ...(redis ? { redis } : {}) }, { drain, ...(surfaces ? { surfaces } : {}) });
     server.on('request', app.callback());
-    server.keepAliveTimeout = 5000;
+    server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
     await new Promise<void>((done, fail) => {
       server.once('error', fail);
       server.listen(config.port, config.host, () => done());
@@ -122,10 +129,22 @@ export async function startService(
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
 
   let stopping: Promise<void> | undefined;
-  const stop = () =>
-    (stopping ??= (async () => {
+  const stop = (): Promise<void> => {
+    if (stopping) {
+      drain.hurry();
+      return stopping;
+    }
+    return (stopping = (async () => {
+      const { drainMs, timeoutMs } = config.shutdown;
+      drain.start();
+      if (drainMs > 0) {
+        progress(
+          `stopping: /readyz answers 503 while this process serves ${drainMs / 1000} s more; a second Ctrl+C or SIGTERM ends the wait`,
+        );
+      }
+      await drain.wait(drainMs);
       logger.info('stopping: no new connections; finishing requests in flight');
-      await closeServer(server);
+      await drain.close(server, timeoutMs);
       stopWatching();
       await webhooks?.close();
       await backups?.stop();
@@ -135,6 +154,7 @@ export async function startService(
       await runtime.close();
       logger.info('stopped');
     })());
+  };
   return { server, url, stop };
 }
 

@@ -35,6 +35,7 @@ import { devCallbackRoutes } from './web/dev-callback.js';
 import { homeRoutes } from './web/home.js';
 import { loginRoutes } from './web/login.js';
 import { MfaService } from '../oauth/second-factor.js';
+import { PasskeyService } from '../oauth/passkeys.js';
 import { providerPages } from './web/provider-pages.js';
 import { CookieSealer } from './web/seal.js';
 import { registerWebClient, signInRoutes } from './web/signin.js';
@@ -96,6 +97,7 @@ export async function createAuthSurface(deps: AppDeps): Promise<Surface> {
   const codes = new EmailCodes(db, keys.cookieKeys, now, deps.redis);
   const selfService = new SelfService({ db, config, logger, mailer, codes, redis: deps.redis });
   const mfa = new MfaService(db, keys.cookieKeys, now, deps.redis);
+  const passkeys = new PasskeyService(db, config, now);
   const apiKeys = new ApiKeyService(db, config.policy);
   const accountStore = new AccountStore(db);
   const graphql = await createGraphQLServer(logger);
@@ -125,6 +127,8 @@ export async function createAuthSurface(deps: AppDeps): Promise<Surface> {
       selfService,
       countAttempt: deps.metrics?.loginAttempt ?? (() => undefined),
       mfa,
+      passkeys,
+      policy: config.policy,
       sealer: new CookieSealer(keys.cookieKeys, 'second-factor'),
       secure: web.secure,
       now,
@@ -151,6 +155,7 @@ export async function createAuthSurface(deps: AppDeps): Promise<Surface> {
       accounts,
       selfService,
       mfa,
+      passkeys,
       signIns: new SignIns(store, notices),
       webhooks,
       proposals,
@@ -169,6 +174,7 @@ export async function createAuthSurface(deps: AppDeps): Promise<Surface> {
       mailer,
       selfService,
       proposals,
+      passkeys,
       now,
     }),
   ]);
@@ -176,6 +182,7 @@ export async function createAuthSurface(deps: AppDeps): Promise<Surface> {
   const sweeper = startSweeper(logger, async () => {
     await store.sweepExpired();
     await codes.sweepExpired();
+    await passkeys.sweepExpired();
   });
   return {
     middleware: async (ctx, next) => {

@@ -131,7 +131,7 @@ describe('events and webhooks: change events of school records (the outbox of th
     // The paths are the callers of the engine: a file that starts a school write (withSchoolLock)
     // or commits one (commitBatch) must be one this test walks. The demo seed's reset writes
     // the records itself and is the one path without events (`campus seed --demo --reset`: a
-    // development school replaced whole; README, "Events and the change feed").
+    // development school replaced whole; docs/data-api.md, "GET /v1/changes").
     expect(sourcesMatching(/\bcommitBatch\(/).sort()).to.deep.equal([
       'src/data/school/audit.ts',
       'src/data/school/engine.ts',

@@ -29,3 +29,21 @@ describe('operations: each campus command loads only its own module (src/cli/ind
     expect(names(await buildProgram(['node', 'campus', 'studnets']))).to.deep.equal(Object.keys(COMMAND_MODULES));
   });
 });
+
+/** Every command of the tree under `command`, itself included, with its path (`campus keys issue`). */
+function walk(command: Command, path = command.name()): { path: string; command: Command }[] {
+  return [{ path, command }, ...command.commands.flatMap((sub) => walk(sub, `${path} ${sub.name()}`))];
+}
+
+describe('operations: every campus command answers --json and explains itself in --help (src/cli/runtime.ts)', () => {
+  it('every leaf command has --json, and help text for itself and each of its options', async () => {
+    const leaves = walk(await buildProgram(['node', 'campus', '--help'])).filter(({ command }) => command.commands.length === 0);
+    expect(leaves.length, 'the tree was walked').to.be.greaterThan(40);
+    const problems = leaves.flatMap(({ path, command }) => [
+      ...(command.options.some((option) => option.long === '--json') ? [] : [`${path}: no --json`]),
+      ...(command.description().trim() ? [] : [`${path}: no description`]),
+      ...command.options.filter((option) => !option.description.trim()).map((option) => `${path} ${option.flags}: no help text`),
+    ]);
+    expect(problems).to.deep.equal([]);
+  });
+});

@@ -127,7 +127,7 @@ export async function refresh(options: OAuthClientOptions & { readonly refreshTo
 export type LoginScope = keyof UserinfoScopes;
 
 /**
- * The answer of the userinfo server (README "Log in with the school"): `sub` always, and each
+ * The answer of the userinfo server (docs/oauth.md): `sub` always, and each
  * other field when the login's scopes release it (`UserinfoScopes`; absent otherwise). Name the
  * scopes the login asked for to have their fields required: `Userinfo<'self:read'>`,
  * `Userinfo<'account:read' | 'club:read'>`. Generated from the service's login-scope table

@@ -12,8 +12,11 @@ import { approvalMail } from '../../oauth/mail-texts.js';
 import { loadOAuthKeys } from '../../oauth/signing-keys.js';
 import { MfaService } from '../../oauth/second-factor.js';
 import { PASSWORD_PROBLEM_MESSAGES, passwordProblem } from '../../oauth/password-policy.js';
+import { registerAccountPasskeys } from './passkeys.js';
 import { registerAccountSessions } from './sessions.js';
-import { CliError, WRITES, cliConfig, cliLogger, output, withDatabase } from '../runtime.js';
+import type { Config } from '../../config/index.js';
+import type { Database } from '../../data/database.js';
+import { CliError, cliLogger, jsonCommand } from '../runtime.js';
 
 /** `campus accounts ...`. */
 export function registerAccountCommands(program: Command): void {
@@ -23,154 +26,147 @@ export function registerAccountCommands(program: Command): void {
 function registerAccounts(program: Command): void {
   const accounts = program.command('accounts').description('login accounts (email + password, stored as argon2id hashes)');
 
-  accounts
-    .command('create')
-    .description('create an account; it is linked to the student with the same email')
-    .requiredOption('--email <email>', 'the login email')
-    .option('--password <password>', 'at least 8 characters (visible to `ps` and shell history: prefer --password-stdin)')
-    .option('--password-stdin', 'read the password from the first line of standard input')
-    .option('--role <role>', `one of ${ACCOUNT_ROLES.join(', ')}`, 'USER')
-    .option('--json', 'print the result as JSON')
-    .action(async (options: { email: string; password?: string; passwordStdin?: boolean; role: string; json?: boolean }) => {
-      const role = parseRole(options.role);
-      const password = await passwordOf(options);
-      // The rule every self-service password meets (src/oauth/password-policy.ts), for accounts made here too.
-      const problem = await passwordProblem(password, options.email);
-      if (problem) throw new CliError(`${PASSWORD_PROBLEM_MESSAGES[problem]}.`);
-      const created = await withDatabase(
-        cliConfig(),
-        ({ db }) => guard(() => new AccountService(db).create({ email: options.email, password, role })),
-        WRITES,
-      );
-      output(options.json, created, () => `Account created: ${describeAccount(created)}`);
-    });
+  jsonCommand(
+    accounts
+      .command('create')
+      .description('create an account; it is linked to the student with the same email')
+      .requiredOption('--email <email>', 'the login email')
+      .option('--password <password>', 'at least 8 characters (visible to `ps` and shell history: prefer --password-stdin)')
+      .option('--password-stdin', 'read the password from the first line of standard input')
+      .option('--role <role>', `one of ${ACCOUNT_ROLES.join(', ')}`, 'USER'),
+    {
+      json: 'the result',
+      writes: true,
+      run: async ({ db }, options: { email: string; password?: string; passwordStdin?: boolean; role: string }) => {
+        const role = parseRole(options.role);
+        const password = await passwordOf(options);
+        // The rule every self-service password meets (src/oauth/password-policy.ts), for accounts made here too.
+        const problem = await passwordProblem(password, options.email);
+        if (problem) throw new CliError(`${PASSWORD_PROBLEM_MESSAGES[problem]}.`);
+        const service = new AccountService(await db());
+        return guard(() => service.create({ email: options.email, password, role }));
+      },
+      human: (created) => `Account created: ${describeAccount(created)}`,
+    },
+  );
 
   for (const decision of ['approve', 'refuse'] as const) {
-    accounts
-      .command(`${decision} <email>`)
-      .description(
-        decision === 'approve'
-          ? "approve a teacher's sign-up, as the admin console does: the account becomes TEACHER (not ADMIN), is mailed, and the decision is in the access log"
-          : "refuse a teacher's sign-up, as the admin console does: the account keeps its role, is mailed, and the decision is in the access log",
-      )
-      .option('--json', 'print the result as JSON')
-      .action(async (email: string, options: { json?: boolean }) => {
-        const config = cliConfig();
-        const decided = await withDatabase(
-          config,
-          ({ db }) => guard(() => new AccountService(db).decideTeacher('CLI', email, decision === 'approve')),
-          WRITES,
-        );
-        // The decision stands whether or not the mail goes out (as in the console).
-        const mailer = createMailer(config, cliLogger(config));
-        const mailed = await mailer
-          .send(approvalMail(decided.email, decision === 'approve', `${config.urls.auth}/console`))
-          .then(() => true)
-          .catch(() => false);
-        await mailer.close();
-        output(options.json, { ...decided, mailed }, () =>
+    jsonCommand(
+      accounts
+        .command(`${decision} <email>`)
+        .description(
+          decision === 'approve'
+            ? "approve a teacher's sign-up, as the admin console does: the account becomes TEACHER (not ADMIN), is mailed, and the decision is in the access log"
+            : "refuse a teacher's sign-up, as the admin console does: the account keeps its role, is mailed, and the decision is in the access log",
+        ),
+      {
+        json: 'the result',
+        writes: true,
+        run: async ({ config, db }, _options, [email]: [string]) => {
+          const service = new AccountService(await db());
+          const decided = await guard(() => service.decideTeacher('CLI', email, decision === 'approve'));
+          // The decision stands whether or not the mail goes out (as in the console).
+          const mailer = createMailer(config, cliLogger(config));
+          const mailed = await mailer
+            .send(approvalMail(decided.email, decision === 'approve', `${config.urls.auth}/console`))
+            .then(() => true)
+            .catch(() => false);
+          await mailer.close();
+          return { ...decided, mailed };
+        },
+        human: (decided) =>
           [
             `${decision === 'approve' ? 'Approved as a teacher' : 'Refused'}: ${describeAccount(decided)}`,
-            mailed ? `Mailed ${decided.email}.` : `Could not mail ${decided.email}; tell them yourself.`,
+            decided.mailed ? `Mailed ${decided.email}.` : `Could not mail ${decided.email}; tell them yourself.`,
           ].join('\n'),
-        );
-      });
+      },
+    );
   }
 
   // As the admin console's account page does, in the access log as the operator (CLI).
   for (const action of ['disable', 'enable'] as const) {
-    accounts
-      .command(`${action} <email>`)
-      .description(
-        action === 'disable'
-          ? 'disable an account: it cannot sign in, its sessions end, its tokens stop at userinfo and its API keys at the data API, at once (nothing is deleted)'
-          : 'enable a disabled account again: it signs in, and its tokens and API keys work again',
-      )
-      .option('--json', 'print the account as JSON (with `changed`: false when it already was)')
-      .action(async (email: string, options: { json?: boolean }) => {
-        const done = await withDatabase(
-          cliConfig(),
-          ({ db }) => guard(() => new AccountService(db).setDisabled('CLI', email, action === 'disable')),
-          WRITES,
-        );
-        output(options.json, { ...done.account, changed: done.changed }, () =>
+    jsonCommand(
+      accounts
+        .command(`${action} <email>`)
+        .description(
+          action === 'disable'
+            ? 'disable an account: it cannot sign in, its sessions end, its tokens stop at userinfo and its API keys at the data API, at once (nothing is deleted)'
+            : 'enable a disabled account again: it signs in, and its tokens and API keys work again',
+        ),
+      {
+        json: 'the account (with `changed`: false when it already was)',
+        writes: true,
+        run: async ({ db }, _options, [email]: [string]) => {
+          const service = new AccountService(await db());
+          const done = await guard(() => service.setDisabled('CLI', email, action === 'disable'));
+          return { ...done.account, changed: done.changed };
+        },
+        human: (done) =>
           done.changed
-            ? `${action === 'disable' ? 'Disabled' : 'Enabled'}: ${describeAccount(done.account)}`
-            : `Already ${action === 'disable' ? 'disabled' : 'enabled'}: ${describeAccount(done.account)}`,
-        );
-      });
+            ? `${action === 'disable' ? 'Disabled' : 'Enabled'}: ${describeAccount(done)}`
+            : `Already ${action === 'disable' ? 'disabled' : 'enabled'}: ${describeAccount(done)}`,
+      },
+    );
   }
 
-  accounts
-    .command('list')
-    .description('list accounts (never their password hashes)')
-    .option('--json', 'print the accounts as JSON')
-    .action(async (options: { json?: boolean }) => {
-      const list = await withDatabase(cliConfig(), ({ db }) => new AccountService(db).list());
-      output(options.json, list, () => (list.length === 0 ? 'No accounts.' : list.map(describeAccount).join('\n')));
-    });
+  jsonCommand(accounts.command('list').description('list accounts (never their password hashes)'), {
+    json: 'the accounts',
+    run: async ({ db }) => new AccountService(await db()).list(),
+    human: (list) => (list.length === 0 ? 'No accounts.' : list.map(describeAccount).join('\n')),
+  });
 
-  accounts
-    .command('delete <id-or-email>')
-    .description('delete an account and revoke its grants, tokens and sessions')
-    .option('--json', 'print the result as JSON')
-    .action(async (idOrEmail: string, options: { json?: boolean }) => {
-      const deleted = await withDatabase(cliConfig(), ({ db }) => guard(() => new AccountService(db).delete(idOrEmail)), WRITES);
-      output(
-        options.json,
-        deleted,
-        () => `Deleted: ${describeAccount(deleted.account)} (${deleted.revoked} grants, tokens and sessions revoked)`,
-      );
-    });
+  jsonCommand(accounts.command('delete <id-or-email>').description('delete an account and revoke its grants, tokens and sessions'), {
+    json: 'the result',
+    writes: true,
+    run: async ({ db }, _options, [idOrEmail]: [string]) => {
+      const service = new AccountService(await db());
+      return guard(() => service.delete(idOrEmail));
+    },
+    human: (deleted) => `Deleted: ${describeAccount(deleted.account)} (${deleted.revoked} grants, tokens and sessions revoked)`,
+  });
 
   const mfa = accounts.command('mfa').description('two-step sign-in (TOTP, RFC 6238) of an account, for operators');
-  mfa
-    .command('enroll <email>')
-    .description(
-      'give the account a new second factor, active at once (replaces any earlier one): prints the otpauth:// URI for the authenticator app and the recovery codes, once',
-    )
-    .option('--json', 'print {email, secret, uri, recoveryCodes} as JSON')
-    .action(async (email: string, options: { json?: boolean }) => {
-      const config = cliConfig();
-      const result = await withDatabase(
-        config,
-        async ({ db }) => {
-          const account = await new AccountStore(db).findByEmail(email.trim().toLowerCase());
-          if (!account) throw new CliError(`No account has the email ${email}.`);
-          const keys = await loadOAuthKeys(config, db);
-          const enrolment = await new MfaService(db, keys.cookieKeys).enrol(account._id, account.email, { active: true });
-          return { email: account.email, ...enrolment };
-        },
-        WRITES,
-      );
-      output(
-        options.json,
-        result,
-        () =>
-          `Two-step sign-in is on for ${result.email}.\nAdd it to the authenticator app (shown only now):\n  ${result.uri}\nKey: ${result.secret}\nRecovery codes (each works once):\n${result.recoveryCodes.map((c) => `  ${c}`).join('\n')}`,
-      );
-    });
-  mfa
-    .command('reset <email>')
-    .description("remove the account's second factor (a lost phone); it can then sign in with its password and enrol again")
-    .option('--json', 'print {email, removed} as JSON')
-    .action(async (email: string, options: { json?: boolean }) => {
-      const config = cliConfig();
-      const result = await withDatabase(
-        config,
-        async ({ db }) => {
-          const account = await new AccountStore(db).findByEmail(email.trim().toLowerCase());
-          if (!account) throw new CliError(`No account has the email ${email}.`);
-          const keys = await loadOAuthKeys(config, db);
-          return { email: account.email, removed: await new MfaService(db, keys.cookieKeys).reset(account._id) };
-        },
-        WRITES,
-      );
-      output(options.json, result, () =>
-        result.removed ? `Two-step sign-in removed from ${result.email}.` : `${result.email} had no second factor.`,
-      );
-    });
+  jsonCommand(
+    mfa
+      .command('enroll <email>')
+      .description(
+        'give the account a new second factor, active at once (replaces any earlier one): prints the otpauth:// URI for the authenticator app and the recovery codes, once',
+      ),
+    {
+      json: '{email, secret, uri, recoveryCodes}',
+      writes: true,
+      run: async ({ config, db }, _options, [email]: [string]) => {
+        const { account, mfa } = await secondFactorOf(config, await db(), email);
+        return { email: account.email, ...(await mfa.enrol(account._id, account.email, { active: true })) };
+      },
+      human: (result) =>
+        `Two-step sign-in is on for ${result.email}.\nAdd it to the authenticator app (shown only now):\n  ${result.uri}\nKey: ${result.secret}\nRecovery codes (each works once):\n${result.recoveryCodes.map((c) => `  ${c}`).join('\n')}`,
+    },
+  );
+  jsonCommand(
+    mfa
+      .command('reset <email>')
+      .description("remove the account's second factor (a lost phone); it can then sign in with its password and enrol again"),
+    {
+      json: '{email, removed}',
+      writes: true,
+      run: async ({ config, db }, _options, [email]: [string]) => {
+        const { account, mfa } = await secondFactorOf(config, await db(), email);
+        return { email: account.email, removed: await mfa.reset(account._id) };
+      },
+      human: (result) => (result.removed ? `Two-step sign-in removed from ${result.email}.` : `${result.email} had no second factor.`),
+    },
+  );
   registerAccountSessions(accounts);
+  registerAccountPasskeys(accounts);
+}
+
+/** The account of an email, and the service of its second factor. */
+async function secondFactorOf(config: Config, db: Database, email: string) {
+  const account = await new AccountStore(db).findByEmail(email.trim().toLowerCase());
+  if (!account) throw new CliError(`No account has the email ${email}.`);
+  const keys = await loadOAuthKeys(config, db);
+  return { account, mfa: new MfaService(db, keys.cookieKeys) };
 }
 
 /** The password from exactly one of --password and --password-stdin. */

@@ -1,11 +1,13 @@
 import type { Command } from 'commander';
 import { AccountStore } from '../../data/accounts/store.js';
 import { APP_GRANTS, PKCE_POLICIES, type AppGrant, type PkcePolicy } from '../../data/apps/store.js';
+import { LogoutNoticeStore } from '../../data/events/logout-notices.js';
 import { CLI_ACTOR } from '../../data/accounts/access-log.js';
 import { AppService, AppValidationError, DEFAULT_APP_SCOPES, type AppSummary } from '../../oauth/apps.js';
-import { LogoutNoticeStore } from '../../data/events/logout-notices.js';
 import { OAUTH_SCOPES } from '../../oauth/constants.js';
-import { CliError, WRITES, cliConfig, output, withDatabase } from '../runtime.js';
+import type { Config } from '../../config/index.js';
+import type { Database } from '../../data/database.js';
+import { CliError, jsonCommand } from '../runtime.js';
 
 /** `campus apps ...` (also `campus clients ...`): the OAuth apps of the registry. */
 export function registerApps(program: Command): void {
@@ -26,7 +28,6 @@ interface CreateOptions {
   serviceName?: string;
   grant: string[];
   backchannelLogoutUri?: string;
-  json?: boolean;
 }
 
 interface UpdateOptions {
@@ -38,7 +39,6 @@ interface UpdateOptions {
   pkce?: string;
   grant: string[];
   backchannelLogoutUri?: string;
-  json?: boolean;
 }
 
 function registerClients(program: Command): void {
@@ -47,227 +47,222 @@ function registerClients(program: Command): void {
     .alias('clients')
     .description('register and manage OAuth apps, also called clients (secrets are shown once and stored hashed)');
 
-  clients
-    .command('create')
-    .description('register a client; prints its id and, for confidential clients, its secret (once)')
-    .requiredOption('--name <name>', 'shown on the login and consent pages')
-    .option('--redirect-uri <uri>', 'an allowed redirect address, matched exactly (repeat for several)', collect, [])
-    .option(
-      '--post-logout-redirect-uri <uri>',
-      'where logout (the end_session_endpoint) may send the user back, matched exactly (repeat for several)',
-      collect,
-      [],
-    )
-    .option(
-      '--scope <scope>',
-      `a scope the client may request (repeat; default: ${DEFAULT_APP_SCOPES.join(', ')}; known: ${OAUTH_SCOPES.join(', ')})`,
-      collect,
-      [],
-    )
-    .option('--public', 'a public client (browser or mobile app): no secret, PKCE required')
-    .option('--first-party', 'our own app: the consent page is skipped')
-    .option(
-      '--pkce <policy>',
-      `${PKCE_POLICIES.join(' or ')}: PKCE is required of every client by default; optional only for a confidential legacy app`,
-    )
-    .option(
-      '--owner <email>',
-      'register the app as that account would in the developer console: never first-party, PKCE required, reserved names refused, at most 10 apps, in testing until approved when it asks for student data',
-    )
-    .option('--service-name <name>', 'with --owner: the service the login page names')
-    .option('--grant <grant>', GRANT_HELP, collectGrant, [])
-    .option('--backchannel-logout-uri <uri>', BACKCHANNEL_HELP)
-    .option('--json', 'print the result as JSON')
-    .action(async (options: CreateOptions) => {
-      const config = cliConfig();
-      const pkce = options.pkce === undefined ? undefined : parsePkce(options.pkce);
-      if (options.owner !== undefined && (options.firstParty || pkce !== undefined || options.postLogoutRedirectUri.length > 0))
-        throw new CliError(
-          '--owner registers the app as the account would in the console: --first-party, --pkce and --post-logout-redirect-uri are not allowed with it.',
-        );
-      if (options.owner === undefined && options.serviceName !== undefined) throw new CliError('--service-name goes with --owner.');
-      const owner = options.owner;
-      const created = await withDatabase(
-        config,
-        async ({ db }) => {
-          const service = new AppService(db, config);
-          const scopes = options.scope.length > 0 ? { scopes: splitScopes(options.scope) } : {};
-          const signIn = {
-            ...(options.grant.length > 0 ? { grants: options.grant as AppGrant[] } : {}),
-            backchannelLogoutUri: options.backchannelLogoutUri ?? null,
-          };
-          if (owner === undefined) {
-            return guard(() =>
-              service.create({
-                name: options.name,
-                redirectUris: options.redirectUri,
-                postLogoutRedirectUris: options.postLogoutRedirectUri,
-                ...scopes,
-                public: options.public ?? false,
-                firstParty: options.firstParty ?? false,
-                ...(pkce ? { pkce } : {}),
-                ...signIn,
-              }),
-            );
-          }
-          const account = await new AccountStore(db).findByEmail(owner);
-          if (!account) throw new CliError(`No account ${owner}.`);
-          return guard(() =>
-            service.createOwned(account._id, {
-              name: options.name,
-              serviceName: options.serviceName ?? null,
-              redirectUris: options.redirectUri,
-              ...scopes,
-              public: options.public ?? false,
-              ...signIn,
-            }),
+  jsonCommand(
+    clients
+      .command('create')
+      .description('register a client; prints its id and, for confidential clients, its secret (once)')
+      .requiredOption('--name <name>', 'shown on the login and consent pages')
+      .option('--redirect-uri <uri>', 'an allowed redirect address, matched exactly (repeat for several)', collect, [])
+      .option(
+        '--post-logout-redirect-uri <uri>',
+        'where logout (the end_session_endpoint) may send the user back, matched exactly (repeat for several)',
+        collect,
+        [],
+      )
+      .option(
+        '--scope <scope>',
+        `a scope the client may request (repeat; default: ${DEFAULT_APP_SCOPES.join(', ')}; known: ${OAUTH_SCOPES.join(', ')})`,
+        collect,
+        [],
+      )
+      .option('--public', 'a public client (browser or mobile app): no secret, PKCE required')
+      .option('--first-party', 'our own app: the consent page is skipped')
+      .option(
+        '--pkce <policy>',
+        `${PKCE_POLICIES.join(' or ')}: PKCE is required of every client by default; optional only for a confidential legacy app`,
+      )
+      .option(
+        '--owner <email>',
+        'register the app as that account would in the developer console: never first-party, PKCE required, reserved names refused, at most 10 apps, in testing until approved when it asks for student data',
+      )
+      .option('--service-name <name>', 'with --owner: the service the login page names')
+      .option('--grant <grant>', GRANT_HELP, collectGrant, [])
+      .option('--backchannel-logout-uri <uri>', BACKCHANNEL_HELP),
+    {
+      json: 'the result',
+      writes: true,
+      run: async ({ config, db }, options: CreateOptions) => {
+        const pkce = options.pkce === undefined ? undefined : parsePkce(options.pkce);
+        if (options.owner !== undefined && (options.firstParty || pkce !== undefined || options.postLogoutRedirectUri.length > 0))
+          throw new CliError(
+            '--owner registers the app as the account would in the console: --first-party, --pkce and --post-logout-redirect-uri are not allowed with it.',
           );
-        },
-        WRITES,
-      );
-      output(options.json, { ...created.client, clientSecret: created.secret }, () =>
+        if (options.owner === undefined && options.serviceName !== undefined) throw new CliError('--service-name goes with --owner.');
+        const created = await createApp(await db(), config, options, pkce);
+        return { ...created.client, clientSecret: created.secret };
+      },
+      human: (created) =>
         [
-          `Client created: ${describeClient(created.client)}`,
-          `client_id: ${created.client.id}`,
-          created.secret ? `client_secret (shown once, store it now): ${created.secret}` : 'Public client: no secret; use PKCE (S256).',
+          `Client created: ${describeClient(created)}`,
+          `client_id: ${created.id}`,
+          created.clientSecret
+            ? `client_secret (shown once, store it now): ${created.clientSecret}`
+            : 'Public client: no secret; use PKCE (S256).',
         ].join('\n'),
-      );
-    });
+    },
+  );
 
-  clients
-    .command('list')
-    .description('list clients (never their secrets)')
-    .option('--json', 'print the clients as JSON')
-    .action(async (options: { json?: boolean }) => {
-      const config = cliConfig();
-      const list = await withDatabase(config, async ({ db }) => {
-        const clients = await new AppService(db, config).list();
-        const ids = [...new Set(clients.map((c) => c.ownerAccountId).filter((id): id is number => id !== null))];
-        const emails = new Map((await new AccountStore(db).findByIds(ids)).map((a) => [a._id, a.email]));
-        // The owner: an account's email, or null for an operator's (`campus clients create` without --owner).
-        return clients.map((c) => ({ ...c, ownerEmail: c.ownerAccountId === null ? null : (emails.get(c.ownerAccountId) ?? null) }));
-      });
-      output(options.json, list, () => (list.length === 0 ? 'No clients.' : list.map(describeClient).join('\n')));
-    });
+  jsonCommand(clients.command('list').description('list clients (never their secrets)'), {
+    json: 'the clients',
+    run: async ({ config, db }) => {
+      const database = await db();
+      const clients = await new AppService(database, config).list();
+      const ids = [...new Set(clients.map((c) => c.ownerAccountId).filter((id): id is number => id !== null))];
+      const emails = new Map((await new AccountStore(database).findByIds(ids)).map((a) => [a._id, a.email]));
+      // The owner: an account's email, or null for an operator's (`campus clients create` without --owner).
+      return clients.map((c) => ({ ...c, ownerEmail: c.ownerAccountId === null ? null : (emails.get(c.ownerAccountId) ?? null) }));
+    },
+    human: (list) => (list.length === 0 ? 'No clients.' : list.map(describeClient).join('\n')),
+  });
 
-  clients
-    .command('update <client-id>')
-    .description('change a client; given lists replace the old ones')
-    .option('--name <name>', 'new display name')
-    .option('--redirect-uri <uri>', 'the new redirect addresses (repeat for several)', collect, [])
-    .option('--post-logout-redirect-uri <uri>', 'the new post-logout redirect addresses (repeat for several)', collect, [])
-    .option('--scope <scope>', 'the new allowed scopes (repeat for several)', collect, [])
-    .option('--first-party', 'skip the consent page')
-    .option('--no-first-party', 'show the consent page')
-    .option('--pkce <policy>', `${PKCE_POLICIES.join(' or ')} (optional only for a confidential legacy app)`)
-    .option('--grant <grant>', `the new list: ${GRANT_HELP}`, collectGrant, [])
-    .option('--backchannel-logout-uri <uri>', `${BACKCHANNEL_HELP}; "" removes it`)
-    .option('--json', 'print the result as JSON')
-    .action(async (clientId: string, options: UpdateOptions) => {
-      const config = cliConfig();
-      const pkce = options.pkce === undefined ? undefined : parsePkce(options.pkce);
-      const updated = await withDatabase(
-        config,
-        ({ db }) =>
-          guard(() =>
-            new AppService(db, config).update(clientId, {
-              ...(options.name !== undefined ? { name: options.name } : {}),
-              ...(options.redirectUri.length > 0 ? { redirectUris: options.redirectUri } : {}),
-              ...(options.postLogoutRedirectUri.length > 0 ? { postLogoutRedirectUris: options.postLogoutRedirectUri } : {}),
-              ...(options.scope.length > 0 ? { scopes: splitScopes(options.scope) } : {}),
-              ...(options.firstParty !== undefined ? { firstParty: options.firstParty } : {}),
-              ...(pkce ? { pkce } : {}),
-              ...(options.grant.length > 0 ? { grants: options.grant as AppGrant[] } : {}),
-              ...(options.backchannelLogoutUri !== undefined ? { backchannelLogoutUri: options.backchannelLogoutUri } : {}),
-            }),
-          ),
-        WRITES,
-      );
-      output(options.json, updated, () => `Client updated: ${describeClient(updated)}`);
-    });
+  jsonCommand(
+    clients
+      .command('update <client-id>')
+      .description('change a client; given lists replace the old ones')
+      .option('--name <name>', 'new display name')
+      .option('--redirect-uri <uri>', 'the new redirect addresses (repeat for several)', collect, [])
+      .option('--post-logout-redirect-uri <uri>', 'the new post-logout redirect addresses (repeat for several)', collect, [])
+      .option('--scope <scope>', 'the new allowed scopes (repeat for several)', collect, [])
+      .option('--first-party', 'skip the consent page')
+      .option('--no-first-party', 'show the consent page')
+      .option('--pkce <policy>', `${PKCE_POLICIES.join(' or ')} (optional only for a confidential legacy app)`)
+      .option('--grant <grant>', `the new list: ${GRANT_HELP}`, collectGrant, [])
+      .option('--backchannel-logout-uri <uri>', `${BACKCHANNEL_HELP}; "" removes it`),
+    {
+      json: 'the result',
+      writes: true,
+      run: async ({ config, db }, options: UpdateOptions, [clientId]: [string]) => {
+        const pkce = options.pkce === undefined ? undefined : parsePkce(options.pkce);
+        const service = new AppService(await db(), config);
+        return guard(() =>
+          service.update(clientId, {
+            ...(options.name !== undefined ? { name: options.name } : {}),
+            ...(options.redirectUri.length > 0 ? { redirectUris: options.redirectUri } : {}),
+            ...(options.postLogoutRedirectUri.length > 0 ? { postLogoutRedirectUris: options.postLogoutRedirectUri } : {}),
+            ...(options.scope.length > 0 ? { scopes: splitScopes(options.scope) } : {}),
+            ...(options.firstParty !== undefined ? { firstParty: options.firstParty } : {}),
+            ...(pkce ? { pkce } : {}),
+            ...signInOptions(options),
+          }),
+        );
+      },
+      human: (updated) => `Client updated: ${describeClient(updated)}`,
+    },
+  );
 
   for (const action of ['approve', 'disable', 'enable'] as const) {
-    clients
-      .command(`${action} <client-id>`)
-      .description(
+    jsonCommand(
+      clients.command(`${action} <client-id>`).description(
         {
           approve: 'approve an app in testing: everyone may sign in to it (written to the access log)',
           disable:
             'disable an app: its authorize answers an error page, its tokens stop at the token endpoint and userinfo at once (written to the access log)',
           enable: 'enable a disabled app again (written to the access log)',
         }[action],
-      )
-      .option('--json', 'print the result as JSON')
-      .action(async (clientId: string, options: { json?: boolean }) => {
-        const config = cliConfig();
-        const done = await withDatabase(
-          config,
-          ({ db }) =>
-            guard(() => {
-              const service = new AppService(db, config);
-              return action === 'approve'
-                ? service.approve(clientId, CLI_ACTOR)
-                : action === 'disable'
-                  ? service.disable(clientId, CLI_ACTOR)
-                  : service.enable(clientId, CLI_ACTOR);
-            }),
-          WRITES,
-        );
-        output(options.json, done.after, () => `${done.before.state} -> ${done.after.state}: ${describeClient(done.after)}`);
-      });
+      ),
+      {
+        json: 'the result',
+        writes: true,
+        run: async ({ config, db }, _options, [clientId]: [string]) => {
+          const service = new AppService(await db(), config);
+          return guard(() =>
+            action === 'approve'
+              ? service.approve(clientId, CLI_ACTOR)
+              : action === 'disable'
+                ? service.disable(clientId, CLI_ACTOR)
+                : service.enable(clientId, CLI_ACTOR),
+          );
+        },
+        human: (done) => `${done.before.state} -> ${done.after.state}: ${describeClient(done.after)}`,
+        data: (done) => done.after,
+      },
+    );
   }
 
-  clients
-    .command('rotate-secret <client-id>')
-    .description('issue a new secret; the old one stops working now (tokens already issued stay valid)')
-    .option('--json', 'print the result as JSON')
-    .action(async (clientId: string, options: { json?: boolean }) => {
-      const config = cliConfig();
-      const rotated = await withDatabase(config, ({ db }) => guard(() => new AppService(db, config).rotateSecret(clientId)), WRITES);
-      output(options.json, { ...rotated.client, clientSecret: rotated.secret }, () =>
-        [`New client_secret (shown once, store it now): ${rotated.secret}`, describeClient(rotated.client)].join('\n'),
-      );
-    });
+  jsonCommand(
+    clients
+      .command('rotate-secret <client-id>')
+      .description('issue a new secret; the old one stops working now (tokens already issued stay valid)'),
+    {
+      json: 'the result',
+      writes: true,
+      run: async ({ config, db }, _options, [clientId]: [string]) => {
+        const service = new AppService(await db(), config);
+        const rotated = await guard(() => service.rotateSecret(clientId));
+        return { ...rotated.client, clientSecret: rotated.secret };
+      },
+      human: (rotated) => [`New client_secret (shown once, store it now): ${rotated.clientSecret}`, describeClient(rotated)].join('\n'),
+    },
+  );
 
-  clients
-    .command('logouts <client-id>')
-    .description("the back-channel logout tokens sent to the app's server, latest first (as the developer console shows them)")
-    .option('--limit <n>', 'how many (1 to 200)', '20')
-    .option('--json', 'print them as JSON')
-    .action(async (clientId: string, options: { limit: string; json?: boolean }) => {
-      const config = cliConfig();
-      const limit = Number(options.limit);
-      if (!Number.isInteger(limit) || limit < 1 || limit > 200) throw new CliError('--limit must be a whole number from 1 to 200.');
-      const notices = await withDatabase(config, async ({ db }) => {
-        await guard(() => new AppService(db, config).get(clientId));
-        return new LogoutNoticeStore(db).listFor(clientId, limit);
-      });
-      const shown = notices.map(({ _id, ...notice }) => ({ id: _id, ...notice }));
-      output(options.json, shown, () =>
-        shown.length === 0
+  jsonCommand(
+    clients
+      .command('logouts <client-id>')
+      .description("the back-channel logout tokens sent to the app's server, latest first (as the developer console shows them)")
+      .option('--limit <n>', 'how many (1 to 200)', '20'),
+    {
+      json: 'the notices',
+      run: async ({ config, db }, options: { limit: string }, [clientId]: [string]) => {
+        const limit = Number(options.limit);
+        if (!Number.isInteger(limit) || limit < 1 || limit > 200) throw new CliError('--limit must be a whole number from 1 to 200.');
+        const database = await db();
+        await guard(() => new AppService(database, config).get(clientId));
+        return (await new LogoutNoticeStore(database).listFor(clientId, limit)).map(({ _id, ...notice }) => ({ id: _id, ...notice }));
+      },
+      human: (notices) =>
+        notices.length === 0
           ? 'No logout tokens sent.'
-          : shown
+          : notices
               .map((n) => {
                 const last = n.attempts.at(-1);
                 return `${n.createdAt.toISOString()} ${n.state} ${n.cause} sub=${n.sub} sid=${n.sid ?? '-'} attempts=${n.attempts.length}${last ? ` last=${last.status ?? 'no answer'}` : ''}`;
               })
               .join('\n'),
-      );
-    });
+    },
+  );
 
-  clients
-    .command('delete <client-id>')
-    .description('delete a client and revoke every grant, code and token issued to it')
-    .option('--json', 'print the result as JSON')
-    .action(async (clientId: string, options: { json?: boolean }) => {
-      const config = cliConfig();
-      const deleted = await withDatabase(config, ({ db }) => guard(() => new AppService(db, config).delete(clientId)), WRITES);
-      output(
-        options.json,
-        deleted,
-        () => `Deleted: ${describeClient(deleted.client)} (${deleted.revoked} grants, codes and tokens revoked)`,
-      );
-    });
+  jsonCommand(clients.command('delete <client-id>').description('delete a client and revoke every grant, code and token issued to it'), {
+    json: 'the result',
+    writes: true,
+    run: async ({ config, db }, _options, [clientId]: [string]) => {
+      const service = new AppService(await db(), config);
+      return guard(() => service.delete(clientId));
+    },
+    human: (deleted) => `Deleted: ${describeClient(deleted.client)} (${deleted.revoked} grants, codes and tokens revoked)`,
+  });
+}
+
+/** Registers an app as an operator, or as its owner would in the developer console (--owner). */
+async function createApp(db: Database, config: Config, options: CreateOptions, pkce: PkcePolicy | undefined) {
+  const service = new AppService(db, config);
+  const scopes = options.scope.length > 0 ? { scopes: splitScopes(options.scope) } : {};
+  const owner = options.owner;
+  if (owner === undefined) {
+    return guard(() =>
+      service.create({
+        name: options.name,
+        redirectUris: options.redirectUri,
+        postLogoutRedirectUris: options.postLogoutRedirectUri,
+        ...scopes,
+        public: options.public ?? false,
+        firstParty: options.firstParty ?? false,
+        ...(pkce ? { pkce } : {}),
+        ...signInOptions(options),
+      }),
+    );
+  }
+  const account = await new AccountStore(db).findByEmail(owner);
+  if (!account) throw new CliError(`No account ${owner}.`);
+  return guard(() =>
+    service.createOwned(account._id, {
+      name: options.name,
+      serviceName: options.serviceName ?? null,
+      redirectUris: options.redirectUri,
+      ...scopes,
+      public: options.public ?? false,
+      ...signInOptions(options),
+    }),
+  );
 }
 
 /** `--grant`: how the app's people sign in (src/data/models/oauth-client.model.ts, APP_GRANTS); repeatable. */
@@ -281,6 +276,17 @@ function collectGrant(value: string, previous: string[]): string[] {
 
 const BACKCHANNEL_HELP =
   "where the app's server receives a signed logout token when a person's sign-in ends (OpenID Connect Back-Channel Logout)";
+
+/** The grants (only when given) and the back-channel logout address of create and update. */
+function signInOptions(options: { grant: string[]; backchannelLogoutUri?: string }): {
+  grants?: AppGrant[];
+  backchannelLogoutUri?: string | null;
+} {
+  return {
+    ...(options.grant.length > 0 ? { grants: options.grant as AppGrant[] } : {}),
+    ...(options.backchannelLogoutUri !== undefined ? { backchannelLogoutUri: options.backchannelLogoutUri } : {}),
+  };
+}
 
 /** Validation failures of the service become one-line CLI errors. */
 async function guard<T>(fn: () => Promise<T>): Promise<T> {
@@ -308,7 +314,7 @@ function describeClient(c: AppSummary & { ownerEmail?: string | null }): string 
     .filter(Boolean)
     .join(', ');
   const logout = c.postLogoutRedirectUris.length > 0 ? ` post-logout=${c.postLogoutRedirectUris.join(' ')}` : '';
-  const grants = c.grants.length > 0 ? ` grants=${c.grants.join(',')}` : '';
+  const grants = ` grants=${c.grants.join(',')}`;
   const backchannel = c.backchannelLogoutUri ? ` backchannel-logout=${c.backchannelLogoutUri}` : '';
   const owner = 'ownerEmail' in c ? ` owner=${typeof c.ownerEmail === 'string' ? c.ownerEmail : 'operator'}` : '';
   return `${c.id} "${c.name}" ${c.state} (${flags}) scopes=${c.scopes.join(',')} redirect=${c.redirectUris.join(' ')}${logout}${grants}${backchannel}${owner}`;

@@ -6,7 +6,7 @@ import { applyImport, previewImport } from '../../data/school/import.js';
 import { FILE_LIMITS, formatBytes } from '../../data/school/spreadsheet.js';
 import { warmSpreadsheetReader } from '../../data/school/spreadsheet-thread.js';
 import { CLI_ACTOR, type PreviewResult, type SchoolEntity } from '../../data/school/types.js';
-import { CliError, WRITES, cliConfig, output, withDatabase } from '../runtime.js';
+import { CliError, jsonCommand } from '../runtime.js';
 
 /** The kinds the import and export commands take, as typed on the command line. */
 export const ENTITY_ARGUMENTS: Readonly<Record<string, SchoolEntity>> = { students: 'STUDENT', clubs: 'CLUB', projects: 'PROJECT' };
@@ -24,34 +24,44 @@ export function entityArgument(value: string): SchoolEntity {
  * the audit log's actor "CLI". Exits 1 when the file or any row is refused.
  */
 export function registerImport(program: Command): void {
-  program
-    .command('import <kind> <file>')
-    .description(
-      'import students, clubs or projects from an .xlsx or .csv file (at most 5 MB and 20,000 rows; checked by content). ' +
-        'Without --apply it only previews: per row and cell what is wrong and what would change. ' +
-        'With --apply it writes everything or nothing. Exits 1 when a row is refused.',
-    )
-    .option('--apply', 'write the changes (all or nothing) instead of only previewing them')
-    .option('--remove-missing', 'also remove the records the file does not list (students: enrolled ones only)')
-    .option('--json', 'print the preview (or the result) as JSON')
-    .action(async (kind: string, file: string, options: { apply?: boolean; removeMissing?: boolean; json?: boolean }) => {
-      const entity = entityArgument(kind);
-      const bytes = await readSpreadsheetFile(file);
-      // The file is read in a worker thread (src/data/school/spreadsheet-thread.ts): it starts while the database connects.
-      warmSpreadsheetReader();
-      const config = cliConfig();
-      const common = { removeMissing: options.removeMissing ?? false, timeZone: config.schoolTimeZone, now: new Date() };
-      const result = await withDatabase(
-        config,
-        ({ db }) =>
-          options.apply
-            ? applyImport(db, CLI_ACTOR, entity, basename(file), bytes, { ...common, onProgress: progressLine(options.json ?? false) })
-            : previewImport(db, entity, basename(file), bytes, common),
-        options.apply ? WRITES : {},
-      );
-      output(options.json, withMessages(result), () => describePreview(result, options.apply ?? false));
-      if (result.issues.length > 0) process.exitCode = 1;
-    });
+  jsonCommand(
+    program
+      .command('import <kind> <file>')
+      .description(
+        'import students, clubs or projects from an .xlsx or .csv file (at most 5 MB and 20,000 rows; checked by content). ' +
+          'Without --apply it only previews: per row and cell what is wrong and what would change. ' +
+          'With --apply it writes everything or nothing. Exits 1 when a row is refused.',
+      )
+      .option('--apply', 'write the changes (all or nothing) instead of only previewing them')
+      .option('--remove-missing', 'also remove the records the file does not list (students: enrolled ones only)'),
+    {
+      json: 'the preview (or the result)',
+      writes: (options: ImportOptions) => options.apply ?? false,
+      run: async ({ config, db }, options: ImportOptions, [kind, file]: [string, string]) => {
+        const entity = entityArgument(kind);
+        const bytes = await readSpreadsheetFile(file);
+        // The file is read in a worker thread (src/data/school/spreadsheet-thread.ts): it starts while the database connects.
+        warmSpreadsheetReader();
+        const common = { removeMissing: options.removeMissing ?? false, timeZone: config.schoolTimeZone, now: new Date() };
+        const result = options.apply
+          ? await applyImport(await db(), CLI_ACTOR, entity, basename(file), bytes, {
+              ...common,
+              onProgress: progressLine(options.json ?? false),
+            })
+          : await previewImport(await db(), entity, basename(file), bytes, common);
+        if (result.issues.length > 0) process.exitCode = 1;
+        return result;
+      },
+      human: (result, options) => describePreview(result, options.apply ?? false),
+      data: withMessages,
+    },
+  );
+}
+
+interface ImportOptions {
+  apply?: boolean;
+  removeMissing?: boolean;
+  json?: boolean;
 }
 
 /**

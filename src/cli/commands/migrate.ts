@@ -1,29 +1,32 @@
 import type { Command } from 'commander';
 import { migrate, schemaStatus, type MigrationRecord, type SchemaStatus } from '../../data/migrations.js';
-import { cliConfig, output, progress, withDatabase } from '../runtime.js';
+import { jsonCommand, progress } from '../runtime.js';
 
 /** `campus migrate [--status]`: where the database's schema stands, and bringing it up to date. */
 export function registerMigrate(program: Command): void {
-  program
-    .command('migrate')
-    .description(
-      'bring the database schema to this version (serve and every writing command do it too, under a lock) and make the indexes it needs',
-    )
-    .option(
-      '--status',
-      'only show the schema version of the database and of this code, what is pending and what was applied; change nothing',
-    )
-    .option('--json', 'print the result as JSON')
-    .action(async (options: { status?: boolean; json?: boolean }) => {
-      const result = await withDatabase(cliConfig(), async ({ db }) => {
-        const applied = options.status ? undefined : await migrate(db, { progress });
+  jsonCommand(
+    program
+      .command('migrate')
+      .description(
+        'bring the database schema to this version (serve and every writing command do it too, under a lock) and make the indexes it needs',
+      )
+      .option(
+        '--status',
+        'only show the schema version of the database and of this code, what is pending and what was applied; change nothing',
+      ),
+    {
+      json: 'the result',
+      run: async ({ db }, options: { status?: boolean }) => {
+        const database = await db();
+        const applied = options.status ? undefined : await migrate(database, { progress });
         // Also the storage indexes of a FerretDB of one's own over PostgreSQL, which only this
         // command and `campus serve` make (docs/operations.md, "3. Database and Redis").
-        if (!options.status) await db.ensureIndexes();
-        return { ...(await schemaStatus(db)), ...(applied ? { applied } : {}) };
-      });
-      output(options.json, result, () => describe(result, result.applied));
-    });
+        if (!options.status) await database.ensureIndexes();
+        return { ...(await schemaStatus(database)), ...(applied ? { applied } : {}) };
+      },
+      human: (result) => describe(result, result.applied),
+    },
+  );
 }
 
 function describe(status: SchemaStatus, applied: readonly MigrationRecord[] | undefined): string {

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { academicYearWindow, daysInclusive, isCalendarDate, todayIn } from '../../calendar.js';
 import type { SyncReport } from '../../data/models/neis-state.model.js';
 import { neisSyncFromConfig } from '../../neis/sync.js';
-import { CliError, WRITES, cliConfig, cliLogger, output, withDatabase } from '../runtime.js';
+import { CliError, cliLogger, jsonCommand, progress } from '../runtime.js';
 
 /** The longest window one `campus neis sync` takes (an academic year in a leap year). */
 const MAX_WINDOW_DAYS = 366;
@@ -31,34 +31,37 @@ export function syncWindow(options: { from?: string | undefined; to?: string | u
 /** `campus neis sync [--from YYYY-MM-DD --to YYYY-MM-DD] [--json]` */
 export function registerNeisCommands(program: Command): void {
   const neis = program.command('neis').description('school meals, academic calendar and timetables from the NEIS Open API');
-  neis
-    .command('sync')
-    .description(
-      'fetch meals, schedules and timetables from NEIS now and replace the window atomically ' +
-        '(default window: the current academic year, 1 March to the end of February); progress goes to stderr',
-    )
-    .option('--from <date>', 'first date of the window, YYYY-MM-DD (with --to)')
-    .option('--to <date>', 'last date of the window, YYYY-MM-DD (with --from)')
-    .option('--json', 'print the outcome as JSON')
-    .action(async (options: { from?: string; to?: string; json?: boolean }) => {
-      const config = cliConfig();
-      const window = syncWindow(options, todayIn(config.schoolTimeZone, new Date()));
-      const progress = (line: string) => process.stderr.write(`${line}\n`);
-      if (!config.neis.apiKey) progress('warning: NEIS_API_KEY is not set; NEIS answers requests without a key with sample rows only');
-      progress(`syncing ${config.neis.officeCode}/${config.neis.schoolCode} for ${window.from}..${window.to} from ${config.neis.baseUrl}`);
-      const result = await withDatabase(
-        config,
-        ({ db }) => neisSyncFromConfig(config, db, cliLogger(config)).run({ ...window, trigger: 'cli', onProgress: progress }),
-        WRITES,
-      );
-      if (result.outcome === 'busy') {
-        throw new CliError(
-          `Another NEIS sync is running (${result.owner ?? 'unknown'}, lease until ${result.until.toISOString()}); try again later.`,
+  jsonCommand(
+    neis
+      .command('sync')
+      .description(
+        'fetch meals, schedules and timetables from NEIS now and replace the window atomically ' +
+          '(default window: the current academic year, 1 March to the end of February); progress goes to stderr',
+      )
+      .option('--from <date>', 'first date of the window, YYYY-MM-DD (with --to)')
+      .option('--to <date>', 'last date of the window, YYYY-MM-DD (with --from)'),
+    {
+      json: 'the outcome',
+      writes: true,
+      run: async ({ config, db }, options: { from?: string; to?: string }) => {
+        const window = syncWindow(options, todayIn(config.schoolTimeZone, new Date()));
+        if (!config.neis.apiKey) progress('warning: NEIS_API_KEY is not set; NEIS answers requests without a key with sample rows only');
+        progress(
+          `syncing ${config.neis.officeCode}/${config.neis.schoolCode} for ${window.from}..${window.to} from ${config.neis.baseUrl}`,
         );
-      }
-      output(options.json, result, () => describeReport(result));
-      if (result.outcome !== 'ok') process.exitCode = 1;
-    });
+        const sync = neisSyncFromConfig(config, await db(), cliLogger(config));
+        const result = await sync.run({ ...window, trigger: 'cli', onProgress: progress });
+        if (result.outcome === 'busy') {
+          throw new CliError(
+            `Another NEIS sync is running (${result.owner ?? 'unknown'}, lease until ${result.until.toISOString()}); try again later.`,
+          );
+        }
+        if (result.outcome !== 'ok') process.exitCode = 1;
+        return result;
+      },
+      human: describeReport,
+    },
+  );
 }
 
 function describeReport(report: SyncReport): string {

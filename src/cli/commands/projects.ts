@@ -3,7 +3,7 @@ import type { Database } from '../../data/database.js';
 import { issueMessage } from '../../data/school/messages.js';
 import { PROPOSAL_STATES, ProjectProposals, type ProjectProposalDoc, type ProposalState } from '../../data/school/proposals.js';
 import { CLI_ACTOR } from '../../data/school/types.js';
-import { CliError, cliConfig, output, withDatabase, WRITES } from '../runtime.js';
+import { CliError, jsonCommand } from '../runtime.js';
 
 /**
  * `campus projects proposals list|accept|refuse`: the admin console's /admin/proposals for
@@ -17,44 +17,56 @@ export function registerProjects(program: Command): void {
     .command('proposals')
     .description("students' proposals of new projects and of changes to their projects");
 
-  proposals
-    .command('list')
-    .description('list proposals, newest first')
-    .option('--state <state>', `only this state: ${PROPOSAL_STATES.join(', ')}`)
-    .option('--json', 'print the proposals as JSON')
-    .action(async (options: { state?: string; json?: boolean }) => {
-      const state = stateOf(options.state);
-      const config = cliConfig();
-      const list = await withDatabase(config, ({ db }) => service(db, config.schoolTimeZone).list({ state }));
-      output(options.json, list, () => (list.length === 0 ? 'No proposals.' : list.map(describe).join('\n')));
-    });
+  jsonCommand(
+    proposals
+      .command('list')
+      .description('list proposals, newest first')
+      .option('--state <state>', `only this state: ${PROPOSAL_STATES.join(', ')}`),
+    {
+      json: 'the proposals',
+      run: async ({ config, db }, options: { state?: string }) => {
+        const state = stateOf(options.state);
+        return service(await db(), config.schoolTimeZone).list({ state });
+      },
+      human: (list) => (list.length === 0 ? 'No proposals.' : list.map(describe).join('\n')),
+    },
+  );
 
-  proposals
-    .command('accept <id>')
-    .description('accept a waiting proposal: the project is created or changed through the one write path, as the operator')
-    .option('--json', 'print the proposal as JSON')
-    .action(async (id: string, options: { json?: boolean }) => {
-      const config = cliConfig();
-      const outcome = await withDatabase(config, ({ db }) => service(db, config.schoolTimeZone).accept(CLI_ACTOR, id), WRITES);
-      if (!outcome.ok)
-        throw new CliError(
-          `Proposal ${id} cannot be written: ${outcome.issues.map((i) => issueMessage(i, 'en')).join(' ')} It stays waiting.`,
-        );
-      output(options.json, outcome.proposal, () => `Accepted: ${describe(outcome.proposal)}`);
-    });
+  jsonCommand(
+    proposals
+      .command('accept <id>')
+      .description('accept a waiting proposal: the project is created or changed through the one write path, as the operator'),
+    {
+      json: 'the proposal',
+      writes: true,
+      run: async ({ config, db }, _options, [id]: [string]) => {
+        const outcome = await service(await db(), config.schoolTimeZone).accept(CLI_ACTOR, id);
+        if (!outcome.ok)
+          throw new CliError(
+            `Proposal ${id} cannot be written: ${outcome.issues.map((i) => issueMessage(i, 'en')).join(' ')} It stays waiting.`,
+          );
+        return outcome.proposal;
+      },
+      human: (proposal) => `Accepted: ${describe(proposal)}`,
+    },
+  );
 
-  proposals
-    .command('refuse <id>')
-    .description('refuse a waiting proposal with a reason the student reads')
-    .requiredOption('--reason <text>', 'why (the student sees it in /console/projects)')
-    .option('--json', 'print the proposal as JSON')
-    .action(async (id: string, options: { reason: string; json?: boolean }) => {
-      const reason = options.reason.trim();
-      if (!reason) throw new CliError('--reason must not be empty: the student reads it.');
-      const config = cliConfig();
-      const refused = await withDatabase(config, ({ db }) => service(db, config.schoolTimeZone).refuse(CLI_ACTOR, id, reason), WRITES);
-      output(options.json, refused, () => `Refused: ${describe(refused)}`);
-    });
+  jsonCommand(
+    proposals
+      .command('refuse <id>')
+      .description('refuse a waiting proposal with a reason the student reads')
+      .requiredOption('--reason <text>', 'why (the student sees it in /console/projects)'),
+    {
+      json: 'the proposal',
+      writes: true,
+      run: async ({ config, db }, options: { reason: string }, [id]: [string]) => {
+        const reason = options.reason.trim();
+        if (!reason) throw new CliError('--reason must not be empty: the student reads it.');
+        return service(await db(), config.schoolTimeZone).refuse(CLI_ACTOR, id, reason);
+      },
+      human: (refused) => `Refused: ${describe(refused)}`,
+    },
+  );
 }
 
 function service(db: Database, timeZone: string): ProjectProposals {

@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { generateCookieKey, generateJwks, parseJwks } from '../../oauth/signing-keys.js';
-import { CliError, output } from '../runtime.js';
+import { CliError, jsonOption, output } from '../runtime.js';
 
 /** The production secrets: the OAuth signing keys and the cookie keys. */
 interface Secrets {
@@ -18,44 +18,46 @@ interface Secrets {
 export function registerSecrets(program: Command): void {
   const secrets = program.command('secrets').description('generate and rotate the OAuth signing keys and cookie keys of production');
 
-  secrets
-    .command('generate')
-    .description('print fresh OAUTH_JWKS (an RS256 private key with a kid) and OAUTH_COOKIE_KEYS')
-    .option('--out <file>', 'write them to this new file (mode 0600) instead of printing them')
-    .option('--json', 'print them as JSON')
-    .action(async (options: SecretsOptions) => {
+  // They need no configuration: `generate` makes what production's configuration lacks.
+  const command = (name: string, description: string) =>
+    jsonOption(
+      secrets
+        .command(name)
+        .description(description)
+        .option('--out <file>', 'write them to this new file (mode 0600) instead of printing them'),
+      'them',
+    );
+
+  command('generate', 'print fresh OAUTH_JWKS (an RS256 private key with a kid) and OAUTH_COOKIE_KEYS').action(
+    async (options: SecretsOptions) => {
       await emit({ OAUTH_JWKS: await generateJwks(), OAUTH_COOKIE_KEYS: generateCookieKey() }, options);
-    });
+    },
+  );
 
-  secrets
-    .command('rotate')
-    .description('print OAUTH_JWKS and OAUTH_COOKIE_KEYS of this environment with a new key first (it signs; the old ones still verify)')
-    .option('--out <file>', 'write them to this new file (mode 0600) instead of printing them')
-    .option('--json', 'print them as JSON')
-    .action(async (options: SecretsOptions) => {
-      const current = currentSecrets();
-      const fresh = JSON.parse(await generateJwks()) as { keys: unknown[] };
-      await emit(
-        {
-          OAUTH_JWKS: JSON.stringify({ keys: [...fresh.keys, ...current.jwks] }),
-          OAUTH_COOKIE_KEYS: [generateCookieKey(), ...current.cookieKeys].join(','),
-        },
-        options,
-      );
-    });
+  command(
+    'rotate',
+    'print OAUTH_JWKS and OAUTH_COOKIE_KEYS of this environment with a new key first (it signs; the old ones still verify)',
+  ).action(async (options: SecretsOptions) => {
+    const current = currentSecrets();
+    const fresh = JSON.parse(await generateJwks()) as { keys: unknown[] };
+    await emit(
+      {
+        OAUTH_JWKS: JSON.stringify({ keys: [...fresh.keys, ...current.jwks] }),
+        OAUTH_COOKIE_KEYS: [generateCookieKey(), ...current.cookieKeys].join(','),
+      },
+      options,
+    );
+  });
 
-  secrets
-    .command('retire')
-    .description('print OAUTH_JWKS and OAUTH_COOKIE_KEYS of this environment with only their first (signing) key')
-    .option('--out <file>', 'write them to this new file (mode 0600) instead of printing them')
-    .option('--json', 'print them as JSON')
-    .action(async (options: SecretsOptions) => {
+  command('retire', 'print OAUTH_JWKS and OAUTH_COOKIE_KEYS of this environment with only their first (signing) key').action(
+    async (options: SecretsOptions) => {
       const current = currentSecrets();
       await emit(
         { OAUTH_JWKS: JSON.stringify({ keys: current.jwks.slice(0, 1) }), OAUTH_COOKIE_KEYS: current.cookieKeys.slice(0, 1).join(',') },
         options,
       );
-    });
+    },
+  );
 }
 
 interface SecretsOptions {

@@ -5,70 +5,83 @@ import type { Database } from '../../data/database.js';
 import { DEMO_API_KEY, DEMO_STUDENTS, loadDemoSchool, type DemoSchoolLoad, type SchoolSize } from '../../data/school/demo.js';
 import { seedDemoNeis } from '../../neis/seed.js';
 import { removeDemoCredentials, seedDemoOAuth, type RemovedDemoCredentials } from '../../oauth/seed.js';
-import { CliError, WRITES, cliConfig, output, progress, withDatabase } from '../runtime.js';
+import { CliError, jsonCommand, progress } from '../runtime.js';
 
 export { DEMO_API_KEY } from '../../data/school/demo.js';
 
 export function registerSeed(program: Command): void {
-  program
-    .command('seed')
-    .description(
-      'load data; --demo loads the deterministic demo school into a database without a school (a school that is there is kept; --reset replaces it), and the demo credentials; --remove-demo removes the demo credentials',
-    )
-    .option(
-      '--demo',
-      'load the demo school (unless the database holds a school), demo accounts and clients, NEIS demo data and the demo API key',
-    )
-    .option(
-      '--reset',
-      'with --demo: replace the school that is there with the demo school (recorded in the audit log; earlier changes read as superseded)',
-    )
-    .option(
-      '--remove-demo',
-      'remove the demo API key, the demo clients and the demo account with their grants and tokens; school data stays (works in production)',
-    )
-    .option(
-      '--students <n>',
-      `with --demo: a school of n students (${DEMO_STUDENTS.min} to ${DEMO_STUDENTS.max}), for benchmarks; beyond 216 enrolled seats the rest are alumni`,
-    )
-    .option('--json', 'print the summary as JSON')
-    .action(async (options: { demo?: boolean; reset?: boolean; removeDemo?: boolean; students?: string; json?: boolean }) => {
-      if (options.demo && options.removeDemo) throw new CliError('Give either --demo or --remove-demo, not both.');
-      if (options.students !== undefined && !options.demo) throw new CliError('--students goes with --demo.');
-      if (options.reset && !options.demo) throw new CliError('--reset goes with --demo.');
-      const size = options.students === undefined ? undefined : studentCount(options.students);
-      if (options.removeDemo) return removeDemo(options.json);
-      if (!options.demo)
-        throw new CliError(
-          "Only `campus seed --demo` and `campus seed --remove-demo` exist: real data comes from the school's own import.",
-        );
-      const config = cliConfig();
-      if (config.isProduction) throw new CliError('Refusing to load demo data (and its published demo key) in production.');
-      const summary = await withDatabase(
-        config,
-        async ({ db }) => {
-          const school = await loadDemoSchool(db, {
-            ...(options.reset ? { reset: true } : {}),
-            ...(size === undefined ? {} : { students: size, onProgress: tenthsReporter() }),
-          });
-          const key = await ensureDemoKey(db, config);
-          const oauth = await seedDemoOAuth(db, config);
-          const neis = await seedDemoNeis(db, config);
-          // The school now in the database at the top (students, clubs, projects), then what happened to it.
-          const { school: current, ...happened } = school;
-          return { ...current, ...happened, school, apiKey: key, oauth, neis };
-        },
-        WRITES,
-      );
-      output(options.json, summary, () =>
-        [
-          ...describeSchool(summary.school),
-          `Demo API key (scopes ${API_SCOPES.join(', ')}): ${summary.apiKey}`,
-          ...describe(summary.oauth),
-          ...describe(summary.neis),
-        ].join('\n'),
-      );
-    });
+  jsonCommand(
+    program
+      .command('seed')
+      .description(
+        'load data; --demo loads the deterministic demo school into a database without a school (a school that is there is kept; --reset replaces it), and the demo credentials; --remove-demo removes the demo credentials',
+      )
+      .option(
+        '--demo',
+        'load the demo school (unless the database holds a school), demo accounts and clients, NEIS demo data and the demo API key',
+      )
+      .option(
+        '--reset',
+        'with --demo: replace the school that is there with the demo school (recorded in the audit log; earlier changes read as superseded)',
+      )
+      .option(
+        '--remove-demo',
+        'remove the demo API key, the demo clients and the demo account with their grants and tokens; school data stays (works in production)',
+      )
+      .option(
+        '--students <n>',
+        `with --demo: a school of n students (${DEMO_STUDENTS.min} to ${DEMO_STUDENTS.max}), for benchmarks; beyond 216 enrolled seats the rest are alumni`,
+      ),
+    {
+      json: 'the summary',
+      writes: true,
+      run: async ({ config, db }, options: SeedOptions) => {
+        if (options.demo && options.removeDemo) throw new CliError('Give either --demo or --remove-demo, not both.');
+        if (options.students !== undefined && !options.demo) throw new CliError('--students goes with --demo.');
+        if (options.reset && !options.demo) throw new CliError('--reset goes with --demo.');
+        const size = options.students === undefined ? undefined : studentCount(options.students);
+        // `campus seed --remove-demo`: the published credentials go, the school's data stays.
+        if (options.removeDemo) return { done: 'removed' as const, removed: await removeDemoCredentials(await db(), config) };
+        if (!options.demo)
+          throw new CliError(
+            "Only `campus seed --demo` and `campus seed --remove-demo` exist: real data comes from the school's own import.",
+          );
+        if (config.isProduction) throw new CliError('Refusing to load demo data (and its published demo key) in production.');
+        return { done: 'loaded' as const, loaded: await loadDemo(await db(), config, options.reset ?? false, size) };
+      },
+      human: (result) =>
+        result.done === 'removed'
+          ? describeRemoved(result.removed)
+          : [
+              ...describeSchool(result.loaded.school),
+              `Demo API key (scopes ${API_SCOPES.join(', ')}): ${result.loaded.apiKey}`,
+              ...describe(result.loaded.oauth),
+              ...describe(result.loaded.neis),
+            ].join('\n'),
+      data: (result) => (result.done === 'removed' ? result.removed : result.loaded),
+    },
+  );
+}
+
+interface SeedOptions {
+  demo?: boolean;
+  reset?: boolean;
+  removeDemo?: boolean;
+  students?: string;
+}
+
+/** The demo school, key, apps, accounts and NEIS data. */
+async function loadDemo(db: Database, config: Config, reset: boolean, size: number | undefined) {
+  const school = await loadDemoSchool(db, {
+    ...(reset ? { reset: true } : {}),
+    ...(size === undefined ? {} : { students: size, onProgress: tenthsReporter() }),
+  });
+  const key = await ensureDemoKey(db, config);
+  const oauth = await seedDemoOAuth(db, config);
+  const neis = await seedDemoNeis(db, config);
+  // The school now in the database at the top (students, clubs, projects), then what happened to it.
+  const { school: current, ...happened } = school;
+  return { ...current, ...happened, school, apiKey: key, oauth, neis };
 }
 
 const sizeText = (s: SchoolSize) => `${s.students} students, ${s.clubs} clubs, ${s.projects} projects`;
@@ -107,13 +120,6 @@ function tenthsReporter(): (written: number, total: number) => void {
       progress(`  students written: ${written} of ${total}`);
     }
   };
-}
-
-/** `campus seed --remove-demo`: the published credentials go, the school's data stays. */
-async function removeDemo(json: boolean | undefined): Promise<void> {
-  const config = cliConfig();
-  const removed = await withDatabase(config, ({ db }) => removeDemoCredentials(db, config), WRITES);
-  output(json, removed, () => describeRemoved(removed));
 }
 
 function describeRemoved(removed: RemovedDemoCredentials): string {

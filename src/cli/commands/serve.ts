@@ -2,41 +2,45 @@ import type { Command } from 'commander';
 import type { Config } from '../../config/index.js';
 import { createLogger } from '../../logger.js';
 import { SURFACE_NAMES, type SurfaceName } from '../../surfaces/types.js';
-import { CliError, cliConfig, logLevelOf, progress } from '../runtime.js';
+import { CliError, cliConfig, jsonOption, logLevelOf, progress } from '../runtime.js';
 
 export function registerServe(program: Command): void {
-  program
-    .command('serve')
-    .description('start the service (PORT, default 8080; HOST, default 127.0.0.1)')
-    .option('--only <surfaces>', `serve only these surfaces, comma-separated: ${SURFACE_NAMES.join(', ')}`)
-    .option('--json', 'print the start-up line as JSON')
-    .action(async (options: { only?: string; json?: boolean }) => {
-      const config = cliConfig();
-      const surfaces = options.only ? parseSurfaces(options.only) : undefined;
-      const level = logLevelOf(config, 'serve');
-      const logger = createLogger(level);
-      // Loaded here, not at the top: every other command starts without the app's modules.
-      const { startService } = await import('../../main.js');
-      // Without logs, the start-up's long work (the embedded database's first build) shows as lines of its own.
-      const started = startService(config, logger, { surfaces, ...(level === 'silent' ? { progress } : {}) });
-      const service = await started.catch((err: NodeJS.ErrnoException) => {
-        if (err.code === 'EADDRINUSE' || err.code === 'EACCES') {
-          throw new CliError(`Cannot listen on ${config.host}:${config.port} (${err.code}); choose another PORT or HOST.`);
-        }
-        throw err;
-      });
-      const served = surfaces ?? SURFACE_NAMES;
-      const runtime = `Node.js ${process.version}`;
-      const addresses = addressesOf(config, served);
-      logger.info({ url: service.url, surfaces: served, runtime }, `listening on ${service.url} (${runtime})`);
-      if (options.json) process.stdout.write(`${JSON.stringify({ url: service.url, surfaces: served, runtime, addresses })}\n`);
-      else process.stdout.write(startupLines(service.url, served, runtime, addresses, level));
-      const stop = () => {
-        void service.stop().then(() => process.exit(0));
-      };
-      process.once('SIGTERM', stop);
-      process.once('SIGINT', stop);
+  // Not a jsonCommand: its answer is one JSON line (not pretty), and it stays running after it.
+  jsonOption(
+    program
+      .command('serve')
+      .description('start the service (PORT, default 8080; HOST, default 127.0.0.1)')
+      .option('--only <surfaces>', `serve only these surfaces, comma-separated: ${SURFACE_NAMES.join(', ')}`),
+    'the start-up line',
+  ).action(async (options: { only?: string; json?: boolean }) => {
+    const config = cliConfig();
+    const surfaces = options.only ? parseSurfaces(options.only) : undefined;
+    const level = logLevelOf(config, 'serve');
+    const logger = createLogger(level);
+    // Loaded here, not at the top: every other command starts without the app's modules.
+    const { startService } = await import('../../main.js');
+    // Without logs, the start-up's long work (the embedded database's first build) shows as lines of its own.
+    const started = startService(config, logger, { surfaces, ...(level === 'silent' ? { progress } : {}) });
+    const service = await started.catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'EADDRINUSE' || err.code === 'EACCES') {
+        throw new CliError(`Cannot listen on ${config.host}:${config.port} (${err.code}); choose another PORT or HOST.`);
+      }
+      throw err;
     });
+    const served = surfaces ?? SURFACE_NAMES;
+    const runtime = `Node.js ${process.version}`;
+    const addresses = addressesOf(config, served);
+    logger.info({ url: service.url, surfaces: served, runtime }, `listening on ${service.url} (${runtime})`);
+    if (options.json) process.stdout.write(`${JSON.stringify({ url: service.url, surfaces: served, runtime, addresses })}\n`);
+    else process.stdout.write(startupLines(service.url, served, runtime, addresses, level));
+    // The first signal drains (src/main.ts), a second one ends the drain at once; either way the
+    // process exits 0 once requests in flight are answered and the workers stopped.
+    const stop = () => {
+      void service.stop().then(() => process.exit(0));
+    };
+    process.on('SIGTERM', stop);
+    process.on('SIGINT', stop);
+  });
 }
 
 /** Where a person finds what this process serves (the pages with the authorization server, the docs with the data API). */

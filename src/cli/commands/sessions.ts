@@ -4,7 +4,7 @@ import type { Database } from '../../data/database.js';
 import { OAuthStore } from '../../data/accounts/oauth-records.js';
 import { SignIns, type SignIn } from '../../oauth/sign-ins.js';
 import { LogoutNotices } from '../../oauth/backchannel-logout.js';
-import { CliError, WRITES, cliConfig, output, withDatabase } from '../runtime.js';
+import { CliError, jsonCommand } from '../runtime.js';
 
 /**
  * `campus accounts sessions <email> [--json]` and `campus accounts sessions end <email> (--all |
@@ -12,44 +12,44 @@ import { CliError, WRITES, cliConfig, output, withDatabase } from '../runtime.js
  * shows and ends them (src/oauth/sign-ins.ts).
  */
 export function registerAccountSessions(accounts: Command): void {
-  const sessions = accounts
-    .command('sessions')
-    .description("list an account's sign-ins at the authorization server (browser, system, when signed in, last used)")
-    .argument('<email>', 'the account')
-    .option('--json', 'print the sign-ins as JSON')
-    .action(async (email: string, options: { json?: boolean }) => {
-      const result = await withDatabase(cliConfig(), async ({ db }) => {
-        const account = await accountByEmail(db, email);
-        return { email: account.email, sessions: await new SignIns(new OAuthStore(db), new LogoutNotices(db)).list(account._id) };
-      });
-      output(options.json, result, () =>
+  const sessions = jsonCommand(
+    accounts
+      .command('sessions')
+      .description("list an account's sign-ins at the authorization server (browser, system, when signed in, last used)")
+      .argument('<email>', 'the account'),
+    {
+      json: 'the sign-ins',
+      run: async ({ db }, _options, [email]: [string]) => {
+        const database = await db();
+        const account = await accountByEmail(database, email);
+        return { email: account.email, sessions: await new SignIns(new OAuthStore(database), new LogoutNotices(database)).list(account._id) };
+      },
+      human: (result) =>
         result.sessions.length === 0 ? `${result.email} is signed in nowhere.` : result.sessions.map(describeSignIn).join('\n'),
-      );
-    });
-  sessions
-    .command('end <email>')
-    .description('end sign-ins of an account: that browser asks for the password at its next sign-in (apps keep their access)')
-    .option('--id <id>', 'the sign-in to end (its id, from `campus accounts sessions <email>`)')
-    .option('--all', 'end every sign-in of the account')
-    .option('--json', 'print {email, ended} as JSON')
-    // `--json` is also an option of `sessions` itself, which takes it when given after `end`.
-    .action(async (email: string, own: { id?: string; all?: boolean; json?: boolean }, command: Command) => {
-      const options = command.optsWithGlobals<{ id?: string; all?: boolean; json?: boolean }>();
-      if (Boolean(options.id) === Boolean(options.all)) throw new CliError('Give exactly one of --id <id> and --all.');
-      const result = await withDatabase(
-        cliConfig(),
-        async ({ db }) => {
-          const account = await accountByEmail(db, email);
-          const signIns = new SignIns(new OAuthStore(db), new LogoutNotices(db));
-          if (options.all) return { email: account.email, ended: await signIns.endOthers(account._id) };
-          if (!(await signIns.end(account._id, options.id ?? '')))
-            throw new CliError(`${account.email} has no sign-in with the id ${options.id}.`);
-          return { email: account.email, ended: 1 };
-        },
-        WRITES,
-      );
-      output(options.json, result, () => `Ended ${result.ended} sign-in${result.ended === 1 ? '' : 's'} of ${result.email}.`);
-    });
+    },
+  );
+  jsonCommand(
+    sessions
+      .command('end <email>')
+      .description('end sign-ins of an account: that browser asks for the password at its next sign-in (apps keep their access)')
+      .option('--id <id>', 'the sign-in to end (its id, from `campus accounts sessions <email>`)')
+      .option('--all', 'end every sign-in of the account'),
+    {
+      json: '{email, ended}',
+      writes: true,
+      run: async ({ db }, options: { id?: string; all?: boolean }, [email]: [string]) => {
+        if (Boolean(options.id) === Boolean(options.all)) throw new CliError('Give exactly one of --id <id> and --all.');
+        const database = await db();
+        const account = await accountByEmail(database, email);
+        const signIns = new SignIns(new OAuthStore(database), new LogoutNotices(database));
+        if (options.all) return { email: account.email, ended: await signIns.endOthers(account._id) };
+        if (!(await signIns.end(account._id, options.id ?? '')))
+          throw new CliError(`${account.email} has no sign-in with the id ${options.id}.`);
+        return { email: account.email, ended: 1 };
+      },
+      human: (result) => `Ended ${result.ended} sign-in${result.ended === 1 ? '' : 's'} of ${result.email}.`,
+    },
+  );
 }
 
 async function accountByEmail(db: Database, email: string) {

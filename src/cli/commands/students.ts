@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { AccountStore } from '../../data/accounts/store.js';
 import { splitRefs, UpdateRequestError, UpdateRequests, type UpdateRequestSummary } from '../../data/school/update-requests.js';
-import { CliError, WRITES, cliConfig, output, withDatabase } from '../runtime.js';
+import { CliError, jsonCommand } from '../runtime.js';
 
 interface RequestUpdateOptions {
   students?: string[];
@@ -12,7 +12,6 @@ interface RequestUpdateOptions {
   message?: string;
   list?: boolean;
   withdraw?: string;
-  json?: boolean;
 }
 
 /**
@@ -21,50 +20,49 @@ interface RequestUpdateOptions {
  */
 export function registerStudents(program: Command): void {
   const students = program.command('students').description('students of the school (the records themselves: campus import / export)');
-  students
-    .command('request-update')
-    .description(
-      'ask students to confirm or correct fields of their record at their next sign-in (single sign-on included); --list shows the requests and who answered, --withdraw <id> ends one',
-    )
-    .option('--students <refs...>', 'the students: emails or four-digit student numbers (repeat, or separate with commas)')
-    .option('--grade <n>', 'every enrolled student of a grade (1-3); with --class, of one class')
-    .option('--class <n>', 'with --grade: one class (1-4)')
-    .option('--search <text>', 'every enrolled student whose name or email contains the text, or with that student number')
-    .option(
-      '--fields <names...>',
-      'studentNumber, dormitoryRoom, majorClubId, autonomousClubId, githubId, specialty (repeat, or separate with commas)',
-    )
-    .option('--message <text>', 'shown to the students above the form')
-    .option('--list', 'list the requests, with who has and has not answered')
-    .option('--withdraw <id>', 'withdraw a request: nobody is asked any more')
-    .option('--json', 'print the result as JSON')
-    .action(async (options: RequestUpdateOptions) => {
-      const result = await withDatabase(
-        cliConfig(),
-        async ({ db }) => {
-          const service = new UpdateRequests(db, new AccountStore(db));
-          try {
-            if (options.list) return service.list();
-            if (options.withdraw) return [await service.withdraw(options.withdraw, { kind: 'CLI' })];
-            return [
-              await service.create({
-                selection: selectionOf(options),
-                fields: splitList(options.fields),
-                message: options.message ?? null,
-                actor: { kind: 'CLI' },
-              }),
-            ];
-          } catch (err) {
-            if (err instanceof UpdateRequestError) throw new CliError(err.message);
-            throw err;
-          }
-        },
-        options.list ? {} : WRITES,
-      );
-      output(options.json, options.list ? result : result[0], () =>
-        result.length === 0 ? 'No data update requests.' : result.map(describe).join('\n\n'),
-      );
-    });
+  jsonCommand(
+    students
+      .command('request-update')
+      .description(
+        'ask students to confirm or correct fields of their record at their next sign-in (single sign-on included); --list shows the requests and who answered, --withdraw <id> ends one',
+      )
+      .option('--students <refs...>', 'the students: emails or four-digit student numbers (repeat, or separate with commas)')
+      .option('--grade <n>', 'every enrolled student of a grade (1-3); with --class, of one class')
+      .option('--class <n>', 'with --grade: one class (1-4)')
+      .option('--search <text>', 'every enrolled student whose name or email contains the text, or with that student number')
+      .option(
+        '--fields <names...>',
+        'studentNumber, dormitoryRoom, majorClubId, autonomousClubId, githubId, specialty (repeat, or separate with commas)',
+      )
+      .option('--message <text>', 'shown to the students above the form')
+      .option('--list', 'list the requests, with who has and has not answered')
+      .option('--withdraw <id>', 'withdraw a request: nobody is asked any more'),
+    {
+      json: 'the result',
+      writes: (options: RequestUpdateOptions) => !options.list,
+      run: async ({ db }, options: RequestUpdateOptions) => {
+        const database = await db();
+        const service = new UpdateRequests(database, new AccountStore(database));
+        try {
+          if (options.list) return service.list();
+          if (options.withdraw) return [await service.withdraw(options.withdraw, { kind: 'CLI' })];
+          return [
+            await service.create({
+              selection: selectionOf(options),
+              fields: splitList(options.fields),
+              message: options.message ?? null,
+              actor: { kind: 'CLI' },
+            }),
+          ];
+        } catch (err) {
+          if (err instanceof UpdateRequestError) throw new CliError(err.message);
+          throw err;
+        }
+      },
+      human: (result) => (result.length === 0 ? 'No data update requests.' : result.map(describe).join('\n\n')),
+      data: (result, options) => (options.list ? result : result[0]),
+    },
+  );
 }
 
 function splitList(values: string[] | undefined): string[] {

@@ -17,7 +17,7 @@ import { redeliver, sendTestEvent, type ManualDeps } from '../../events/delivery
 import { checkTargetUrl } from '../../events/targets.js';
 import { loadOAuthKeys } from '../../oauth/signing-keys.js';
 import { CookieSealer } from '../../surfaces/web/seal.js';
-import { CliError, WRITES, cliConfig, output, withDatabase } from '../runtime.js';
+import { CliError, jsonCommand, type CommandContext } from '../runtime.js';
 
 /** The store and what a manual send needs, as `campus serve` builds them (src/main.ts). */
 async function webhookDeps(config: Config, db: Database): Promise<ManualDeps> {
@@ -58,155 +58,153 @@ export function registerWebhooks(program: Command): void {
     .command('webhooks')
     .description("manage webhooks: signed pushes of the change feed's events (docs/webhooks.md); `campus serve` delivers them");
 
-  webhooks
-    .command('create')
-    .description('create a webhook; its secret (whsec_...) is printed once and cannot be shown again')
-    .requiredOption('--url <url>', 'where to POST the events (https:// in production)')
-    .requiredOption('--events <types>', `comma-separated: ${EVENT_TYPES.join(', ')}; or a group (student.*, neis.*) or *`)
-    .option(
-      '--owner <email>',
-      "the account it belongs to: it receives what that account's API keys may read (default: the operators', every event)",
-    )
-    .option('--json', 'print the result as JSON')
-    .action(async (options: { url: string; events: string; owner?: string; json?: boolean }) => {
-      const config = cliConfig();
-      const eventTypes = parseEventTypes(options.events);
-      const url = checkTargetUrl(options.url, { production: config.isProduction, allowPrivate: config.webhooks.allowPrivate }).href;
-      const created = await withDatabase(
-        config,
-        async ({ db }) => {
-          let ownerAccountId: number | null = null;
-          if (options.owner !== undefined) {
-            const account = await new AccountStore(db).findByEmail(options.owner);
-            if (!account) throw new CliError(`No account ${options.owner}.`);
-            ownerAccountId = account._id;
-          }
-          const { store } = await webhookDeps(config, db);
-          return store.create({ ownerAccountId, url, eventTypes });
-        },
-        WRITES,
-      );
-      output(options.json, { ...created.webhook, secret: created.secret }, () =>
+  jsonCommand(
+    webhooks
+      .command('create')
+      .description('create a webhook; its secret (whsec_...) is printed once and cannot be shown again')
+      .requiredOption('--url <url>', 'where to POST the events (https:// in production)')
+      .requiredOption('--events <types>', `comma-separated: ${EVENT_TYPES.join(', ')}; or a group (student.*, neis.*) or *`)
+      .option(
+        '--owner <email>',
+        "the account it belongs to: it receives what that account's API keys may read (default: the operators', every event)",
+      ),
+    {
+      json: 'the result',
+      writes: true,
+      run: async ({ config, db }, options: { url: string; events: string; owner?: string }) => {
+        const eventTypes = parseEventTypes(options.events);
+        const url = checkTargetUrl(options.url, { production: config.isProduction, allowPrivate: config.webhooks.allowPrivate }).href;
+        const database = await db();
+        let ownerAccountId: number | null = null;
+        if (options.owner !== undefined) {
+          const account = await new AccountStore(database).findByEmail(options.owner);
+          if (!account) throw new CliError(`No account ${options.owner}.`);
+          ownerAccountId = account._id;
+        }
+        const { store } = await webhookDeps(config, database);
+        const created = await store.create({ ownerAccountId, url, eventTypes });
+        return { ...created.webhook, secret: created.secret };
+      },
+      human: (created, options) =>
         [
-          `Webhook ${created.webhook.id} created.`,
+          `Webhook ${created.id} created.`,
           `Secret (shown once, store it now): ${created.secret}`,
-          describeWebhook(created.webhook, options.owner ?? null),
+          describeWebhook(created, options.owner ?? null),
         ].join('\n'),
-      );
-    });
+    },
+  );
 
-  webhooks
-    .command('list')
-    .description('list every webhook: state, address, events, owner, and where it is in the feed; secrets are never shown')
-    .option('--json', 'print the webhooks as JSON')
-    .action(async (options: { json?: boolean }) => {
-      const config = cliConfig();
-      const listed = await withDatabase(config, async ({ db }) => {
-        const { store } = await webhookDeps(config, db);
+  jsonCommand(
+    webhooks
+      .command('list')
+      .description('list every webhook: state, address, events, owner, and where it is in the feed; secrets are never shown'),
+    {
+      json: 'the webhooks',
+      run: async ({ config, db }) => {
+        const database = await db();
+        const { store } = await webhookDeps(config, database);
         const docs = await store.list('OPERATOR');
-        const emails = await ownerEmails(db, docs);
+        const emails = await ownerEmails(database, docs);
         return docs.map((d) => ({
           ...summarize(d),
           ownerEmail: d.ownerAccountId === null ? null : (emails.get(d.ownerAccountId) ?? null),
         }));
-      });
-      output(options.json, listed, () =>
-        listed.length === 0 ? 'No webhooks.' : listed.map((w) => describeWebhook(w, w.ownerEmail)).join('\n'),
-      );
-    });
+      },
+      human: (listed) => (listed.length === 0 ? 'No webhooks.' : listed.map((w) => describeWebhook(w, w.ownerEmail)).join('\n')),
+    },
+  );
 
-  webhooks
-    .command('delete <id>')
-    .description('delete a webhook and its delivery log; nothing more is sent to it')
-    .option('--json', 'print the deleted webhook as JSON')
-    .action(async (id: string, options: { json?: boolean }) => {
-      const config = cliConfig();
-      const removed = await withDatabase(config, async ({ db }) => (await webhookDeps(config, db)).store.remove(id, 'OPERATOR'), WRITES);
-      output(options.json, summarize(removed), () => `Deleted webhook ${removed._id} (${removed.url}).`);
-    });
+  jsonCommand(webhooks.command('delete <id>').description('delete a webhook and its delivery log; nothing more is sent to it'), {
+    json: 'the deleted webhook',
+    writes: true,
+    run: async (ctx, _options, [id]: [string]) => (await storeOf(ctx)).remove(id, 'OPERATOR'),
+    human: (removed) => `Deleted webhook ${removed._id} (${removed.url}).`,
+    data: summarize,
+  });
 
-  webhooks
-    .command('deliveries <id>')
-    .description(
-      "a webhook's deliveries, the latest first, each with every attempt (time, status, duration, the answer's first characters)",
-    )
-    .option('--limit <n>', 'how many deliveries', '50')
-    .option('--json', 'print the deliveries as JSON')
-    .action(async (id: string, options: { limit: string; json?: boolean }) => {
-      const limit = Number(options.limit);
-      if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new CliError('--limit: an integer from 1 to 1000.');
-      const config = cliConfig();
-      const list = await withDatabase(config, async ({ db }) => (await webhookDeps(config, db)).store.deliveriesOf(id, 'OPERATOR', limit));
-      output(options.json, list.map(deliveryJson), () =>
-        list.length === 0 ? `No deliveries for webhook ${id} yet.` : list.map(describeDelivery).join('\n'),
-      );
-    });
+  jsonCommand(
+    webhooks
+      .command('deliveries <id>')
+      .description(
+        "a webhook's deliveries, the latest first, each with every attempt (time, status, duration, the answer's first characters)",
+      )
+      .option('--limit <n>', 'how many deliveries', '50'),
+    {
+      json: 'the deliveries',
+      run: async (ctx, options: { limit: string }, [id]: [string]) => {
+        const limit = Number(options.limit);
+        if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new CliError('--limit: an integer from 1 to 1000.');
+        return { id, list: await (await storeOf(ctx)).deliveriesOf(id, 'OPERATOR', limit) };
+      },
+      human: ({ id, list }) => (list.length === 0 ? `No deliveries for webhook ${id} yet.` : list.map(describeDelivery).join('\n')),
+      data: ({ list }) => list.map(deliveryJson),
+    },
+  );
 
-  webhooks
-    .command('redeliver <delivery-id>')
-    .description("send a delivery's event again now (recorded as one more attempt); exits 1 when the receiver does not answer 2xx")
-    .option('--json', 'print the delivery as JSON')
-    .action(async (deliveryId: string, options: { json?: boolean }) => {
-      const config = cliConfig();
-      const sent = await withDatabase(config, async ({ db }) => redeliver(await webhookDeps(config, db), deliveryId, 'OPERATOR'), WRITES);
-      reportSend(options.json, sent);
+  // Each exits 1 when the receiver does not answer 2xx.
+  const sends = {
+    redeliver: {
+      usage: 'redeliver <delivery-id>',
+      description: "send a delivery's event again now (recorded as one more attempt); exits 1 when the receiver does not answer 2xx",
+      send: redeliver,
+    },
+    test: {
+      usage: 'test <id>',
+      description:
+        'send a webhook.test event now, signed like every event (recorded as a delivery); exits 1 when the receiver does not answer 2xx',
+      send: sendTestEvent,
+    },
+  };
+  for (const { usage, description, send } of Object.values(sends)) {
+    jsonCommand(webhooks.command(usage).description(description), {
+      json: 'the delivery',
+      writes: true,
+      run: async ({ config, db }, _options, [id]: [string]) => {
+        const sent = await send(await webhookDeps(config, await db()), id, 'OPERATOR');
+        if (!sent.attempt.ok) process.exitCode = 1;
+        return sent;
+      },
+      human: (sent) =>
+        [`${sent.attempt.ok ? 'Delivered' : 'Not delivered'}: ${sent.delivery._id}`, describeAttempt(sent.attempt)].join('\n'),
+      data: (sent) => deliveryJson(sent.delivery),
     });
+  }
 
-  webhooks
-    .command('test <id>')
-    .description(
-      'send a webhook.test event now, signed like every event (recorded as a delivery); exits 1 when the receiver does not answer 2xx',
-    )
-    .option('--json', 'print the delivery as JSON')
-    .action(async (id: string, options: { json?: boolean }) => {
-      const config = cliConfig();
-      const sent = await withDatabase(config, async ({ db }) => sendTestEvent(await webhookDeps(config, db), id, 'OPERATOR'), WRITES);
-      reportSend(options.json, sent);
-    });
-
-  webhooks
-    .command('rotate <id>')
-    .description('give a webhook a new secret, printed once; the old one stops signing at once')
-    .option('--json', 'print the result as JSON')
-    .action(async (id: string, options: { json?: boolean }) => {
-      const config = cliConfig();
-      const rotated = await withDatabase(config, async ({ db }) => (await webhookDeps(config, db)).store.rotate(id, 'OPERATOR'), WRITES);
-      output(
-        options.json,
-        { ...rotated.webhook, secret: rotated.secret },
-        () => `New secret of ${id} (shown once, store it now): ${rotated.secret}`,
-      );
-    });
+  jsonCommand(webhooks.command('rotate <id>').description('give a webhook a new secret, printed once; the old one stops signing at once'), {
+    json: 'the result',
+    writes: true,
+    run: async (ctx, _options, [id]: [string]) => {
+      const rotated = await (await storeOf(ctx)).rotate(id, 'OPERATOR');
+      return { ...rotated.webhook, secret: rotated.secret };
+    },
+    human: (rotated) => `New secret of ${rotated.id} (shown once, store it now): ${rotated.secret}`,
+  });
 
   for (const action of ['pause', 'resume'] as const) {
-    webhooks
-      .command(`${action} <id>`)
-      .description(
-        action === 'pause'
-          ? 'stop sending to a webhook; its events wait in the feed (kept 30 days)'
-          : 'send again to a paused or failing webhook, from the event it stopped at, in order',
-      )
-      .option('--json', 'print the webhook as JSON')
-      .action(async (id: string, options: { json?: boolean }) => {
-        const config = cliConfig();
-        const changed = await withDatabase(
-          config,
-          async ({ db }) => (await webhookDeps(config, db)).store.setPaused(id, action === 'pause', 'OPERATOR'),
-          WRITES,
-        );
-        output(options.json, changed, () => `Webhook ${id} is ${changed.state}.`);
-      });
+    jsonCommand(
+      webhooks
+        .command(`${action} <id>`)
+        .description(
+          action === 'pause'
+            ? 'stop sending to a webhook; its events wait in the feed (kept 30 days)'
+            : 'send again to a paused or failing webhook, from the event it stopped at, in order',
+        ),
+      {
+        json: 'the webhook',
+        writes: true,
+        run: async (ctx, _options, [id]: [string]) => (await storeOf(ctx)).setPaused(id, action === 'pause', 'OPERATOR'),
+        human: (changed) => `Webhook ${changed.id} is ${changed.state}.`,
+      },
+    );
   }
+}
+
+/** The webhook store of a command. */
+async function storeOf({ config, db }: CommandContext): Promise<WebhookStore> {
+  return (await webhookDeps(config, await db())).store;
 }
 
 function deliveryJson(d: DeliveryDoc): Omit<DeliveryDoc, '_id'> & { id: string } {
   const { _id, ...rest } = d;
   return { id: _id, ...rest };
-}
-
-function reportSend(json: boolean | undefined, sent: { delivery: DeliveryDoc; attempt: Attempt }): void {
-  output(json, deliveryJson(sent.delivery), () =>
-    [`${sent.attempt.ok ? 'Delivered' : 'Not delivered'}: ${sent.delivery._id}`, describeAttempt(sent.attempt)].join('\n'),
-  );
-  if (!sent.attempt.ok) process.exitCode = 1;
 }

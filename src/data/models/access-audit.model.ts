@@ -23,6 +23,9 @@ export const ACCESS_ACTIONS = [
   'ACCOUNT_ENABLED',
   'ACCOUNT_DELETED',
   'PASSWORD_RESET_SENT',
+  // Passkeys added by their owner, and removed by their owner, by staff or by an operator.
+  'PASSKEY_ADDED',
+  'PASSKEY_REMOVED',
   // Project proposals made by students, and the admins' decisions on them.
   'PROJECT_PROPOSED',
   'PROPOSAL_ACCEPTED',

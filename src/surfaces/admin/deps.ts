@@ -12,6 +12,7 @@ import type { UpdateRequests } from '../../data/school/update-requests.js';
 import type { SelfService } from '../../oauth/self-service.js';
 import type { ProjectProposals } from '../../data/school/proposals.js';
 import type { PageRequest } from '../web/routes.js';
+import type { PasskeyService } from '../../oauth/passkeys.js';
 
 /**
  * The school data of the admin console goes through GraphQL: the typed operations of ./operations
@@ -60,5 +61,7 @@ export interface AdminDeps {
   readonly selfService: SelfService;
   /** Students' project proposals, reviewed in /admin/proposals. */
   readonly proposals: ProjectProposals;
+  /** A person's passkeys, which staff remove (src/oauth/passkeys.ts). */
+  readonly passkeys: PasskeyService;
   readonly now: () => Date;
 }

@@ -1,6 +1,15 @@
 import type { RouteTable } from '../web/routes.js';
 import type { Web } from '../web/web.js';
-import { accountDetail, accountList, changeRole, decideTeacher, deleteAccount, sendReset, setDisabled } from './accounts.js';
+import {
+  accountDetail,
+  accountList,
+  changeRole,
+  decideTeacher,
+  deleteAccount,
+  removePasskeys,
+  sendReset,
+  setDisabled,
+} from './accounts.js';
 import { appRegistry, changeApp } from './apps.js';
 import { auditExport, auditList, auditUndo } from './audit.js';
 import { abolishClub, clubDetail, clubList, createClub, deleteClub, newClub, updateClub } from './clubs.js';
@@ -100,6 +109,7 @@ export function adminRoutes(web: Web): RouteTable<AdminDeps> {
       { method: 'POST', path: '/admin/accounts/:id/disable', handler: setDisabled(true) },
       { method: 'POST', path: '/admin/accounts/:id/enable', handler: setDisabled(false) },
       { method: 'POST', path: '/admin/accounts/:id/reset', handler: sendReset },
+      { method: 'POST', path: '/admin/accounts/:id/passkeys/remove', handler: removePasskeys },
       { method: 'POST', path: '/admin/accounts/:id/delete', handler: deleteAccount },
       { method: 'GET', path: '/admin/keys', handler: keyList, nav: (t) => t.admin.nav.keys },
       { method: 'POST', path: '/admin/keys/:id/renew', handler: renewKey },

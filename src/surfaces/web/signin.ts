@@ -7,6 +7,7 @@ import type { LogoutNotices } from '../../oauth/backchannel-logout.js';
 import type { OAuthStore } from '../../data/accounts/oauth-records.js';
 import { AccessTokenRejected, type AccessTokenVerifier } from '../../oauth/access-token.js';
 import type { AppService } from '../../oauth/apps.js';
+import { PASSKEY_AMR } from '../../oauth/passkeys.js';
 import { cookieName, providerCookieNames, OAUTH_PATHS, SELF_READ, WEB_CLIENT_ID } from '../../oauth/constants.js';
 import { linkButton } from './components.js';
 import { wayBack } from './errors.js';
@@ -129,6 +130,7 @@ const callback: Handler<SignInDeps> = async (req, deps) => {
     expiresAt: deps.web.now().getTime() + SESSION_LIFETIME_MS,
     ...(typeof authTime === 'number' ? { authTime: authTime * 1000 } : {}),
     mfa: Array.isArray(amr) && amr.includes('mfa'),
+    passkey: Array.isArray(amr) && amr.includes(PASSKEY_AMR),
   });
   ctx.state.log.info({ event: 'web.signin', accountId: account._id }, 'signed in to the consoles');
   return redirect(pending.next);

@@ -9,6 +9,7 @@ import { windowEn } from './time.js';
 import { webhooksEn } from './events.js';
 import { adminProposalsEn, consoleProjectsEn } from './proposals.js';
 import { appExtrasEn, deviceEn } from './device.js';
+import { passkeysEn } from './passkeys.js';
 
 /** A count in English words (Intl.PluralRules): `count(1, { one: '# key', other: '# keys' })`. */
 const count = (value: number, forms: PluralForms) => plural('en-US', value, forms);
@@ -205,6 +206,7 @@ export const en: Texts = {
     neededForRole: (role: string) =>
       `The ${role} role needs two-step sign-in to use its privileges. Until you set it up, the admin console stays closed and your API keys' scopes wait for an administrator's approval, as a user's do.`,
   },
+  passkeys: passkeysEn,
   consent: {
     title: 'Allow access',
     intro: (client: string, email: string) => `${client} is asking for the following access to the account ${email}.`,
@@ -877,6 +879,8 @@ export const en: Texts = {
         ACCOUNT_ENABLED: 'Account enabled',
         ACCOUNT_DELETED: 'Account deleted',
         PASSWORD_RESET_SENT: 'Password reset mail sent',
+        PASSKEY_ADDED: 'Passkey added',
+        PASSKEY_REMOVED: 'Passkey removed',
         PROJECT_PROPOSED: 'Project proposed',
         PROPOSAL_ACCEPTED: 'Proposal accepted',
         PROPOSAL_REFUSED: 'Proposal refused',

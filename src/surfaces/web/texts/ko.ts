@@ -13,6 +13,7 @@ import { windowKo } from './time.js';
 import { webhooksKo } from './events.js';
 import { adminProposalsKo, consoleProjectsKo } from './proposals.js';
 import { appExtrasKo, deviceKo } from './device.js';
+import { passkeysKo } from './passkeys.js';
 
 /** A number as Korean pages write it (1,234). */
 const n = (value: number) => value.toLocaleString('ko-KR');
@@ -208,6 +209,7 @@ export const ko = {
     neededForRole: (role: string) =>
       `${role} 역할은 2단계 인증이 있어야 권한을 씁니다. 설정하기 전까지는 관리자 콘솔이 열리지 않고, API 키의 권한은 일반 사용자처럼 관리자의 승인을 기다립니다.`,
   },
+  passkeys: passkeysKo,
   consent: {
     title: '권한 요청',
     intro: (client: string, email: string) => `${client} 앱이 ${email} 계정에 다음 권한을 요청합니다.`,
@@ -872,6 +874,8 @@ export const ko = {
         ACCOUNT_ENABLED: '계정 다시 사용',
         ACCOUNT_DELETED: '계정 삭제',
         PASSWORD_RESET_SENT: '비밀번호 재설정 메일 보냄',
+        PASSKEY_ADDED: '패스키 추가',
+        PASSKEY_REMOVED: '패스키 삭제',
         PROJECT_PROPOSED: '프로젝트 제안',
         PROPOSAL_ACCEPTED: '제안 수락',
         PROPOSAL_REFUSED: '제안 거절',
