@@ -22,7 +22,10 @@ export function registerAccountSessions(accounts: Command): void {
       run: async ({ db }, _options, [email]: [string]) => {
         const database = await db();
         const account = await accountByEmail(database, email);
-        return { email: account.email, sessions: await new SignIns(new OAuthStore(database), new LogoutNotices(database)).list(account._id) };
+        return {
+          email: account.email,
+          sessions: await new SignIns(new OAuthStore(database), new LogoutNotices(database)).list(account._id),
+        };
       },
       human: (result) =>
         result.sessions.length === 0 ? `${result.email} is signed in nowhere.` : result.sessions.map(describeSignIn).join('\n'),
