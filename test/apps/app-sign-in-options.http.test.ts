@@ -56,7 +56,7 @@ describe('OAuth apps: device sign-in and back-channel logout in the app form and
     const listed = await owner.get(`/console/apps/${id}`);
     expect(listed.html).to.include('로그인 끝내기');
     expect(listed.html).to.include('<code>sid-of-a-sign-in</code>');
-    expect(listed.html).to.include('다시 보낼 예정');
+    expect(listed.html).to.include('보낼 예정');
   });
 
   it('the form refuses a back-channel address that is not a whole http(s) address, at its field (422)', async () => {

@@ -76,7 +76,7 @@ export const appExtrasKo = {
     account_disabled: '계정 사용 중지',
     app_revoked: '앱 연결 끊기',
   } satisfies CauseWords,
-  states: { PENDING: '다시 보낼 예정', DELIVERED: '전달됨', FAILED: '실패' } satisfies Record<LogoutNoticeState, string>,
+  states: { PENDING: '보낼 예정', DELIVERED: '전달됨', FAILED: '실패' } satisfies Record<LogoutNoticeState, string>,
   noAnswer: '응답 없음',
 };
 
@@ -95,6 +95,6 @@ export const appExtrasEn: typeof appExtrasKo = {
     account_disabled: 'account disabled',
     app_revoked: 'app disconnected',
   },
-  states: { PENDING: 'to be retried', DELIVERED: 'delivered', FAILED: 'failed' },
+  states: { PENDING: 'to be sent', DELIVERED: 'delivered', FAILED: 'failed' },
   noAnswer: 'no answer',
 };
