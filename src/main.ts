@@ -100,7 +100,11 @@ export async function startService(
     // Processes sharing the database hear each other's data changes and revocations at once
     // through Redis (src/data/platform/version-bus.ts); without Redis, within the clock's second.
     if (redis) bus = await joinVersionBus(runtime.db.versions, redis, runtime.db.name, logger);
-    app = await createApp({ config, db: runtime.db, logger, ...(redis ? { redis } : {}) }, { drain, ...(surfaces ? { surfaces } : {}) });
+    // Every `campus serve` records the status page's checks each minute (src/data/operations/status.ts).
+    app = await createApp(
+      { config, db: runtime.db, logger, ...(redis ? { redis } : {}) },
+      { drain, ...(surfaces ? { surfaces } : {}), recordStatus: true },
+    );
     server.on('request', app.callback());
     server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
     await new Promise<void>((done, fail) => {

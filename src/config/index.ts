@@ -197,7 +197,9 @@ export const envSchema = z.object({
   // Requests per client address to the endpoints without a key (docs/decisions.md, "Projects without a key").
   PUBLIC_RATE_LIMIT: rateLimitSpec
     .prefault('60/60')
-    .describe('Requests per client address to the endpoints without a key (`GET /v1/public/projects`), `<requests>/<seconds>`.'),
+    .describe(
+      'Requests per client address to the endpoints without a key (`GET /v1/public/projects`, `GET /v1/status`), `<requests>/<seconds>`.',
+    ),
   SCHOOL_TIMEZONE: z
     .string()
     .default('Asia/Seoul')

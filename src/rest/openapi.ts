@@ -29,6 +29,7 @@ import {
 import { z } from 'zod';
 import { BadRequestError, statusName } from '../errors/index.js';
 import { buildSchema } from '../graphql/schema.js';
+import { STATUS_PATH } from '../http/status.js';
 import { ENDPOINTS, endpointScopes, isPublic, pathParameters, type Endpoint } from './endpoints.js';
 
 /**
@@ -101,6 +102,7 @@ export function buildOpenApiDocument(endpoints: readonly Endpoint[] = ENDPOINTS,
   const paths: Record<string, { get: OperationObject }> = {};
   for (const endpoint of endpoints) paths[endpoint.path] = { get: dataOperation(endpoint, schema) };
   paths[HEALTH_PATH] = { get: healthOperation() };
+  paths[STATUS_PATH] = { get: statusOperation() };
   return {
     openapi: '3.1.0',
     info: { title: 'Campus Data Service 데이터 API (Data API)', version: packageVersion(), description: INFO_DESCRIPTION },
@@ -186,7 +188,8 @@ const HEALTH_PATH = '/v1/health';
 function healthOperation(): OperationObject {
   const report: JsonSchema = {
     type: 'object',
-    description: 'The health report: `database` (`status`, `latencyMs`) and a section per background job (`neis`: its last sync).',
+    description:
+      'The health report: `database` (`status`, `latencyMs`), a section per background job (`neis`: its last sync), and `rollover` (`underWay`: whether a school-year rollover or another announced mass change is being applied now, with its `batchId`, `kind`, `records`, `since`).',
   };
   return {
     operationId: 'getHealth',
@@ -203,6 +206,40 @@ function healthOperation(): OperationObject {
       200: jsonResponse('The service and its database answer.', envelopeSchema(200, report), ['Cache-Control']),
       503: jsonResponse('The database is unreachable; the report says so.', envelopeSchema(503, report), ['Cache-Control']),
       405: { $ref: `#/components/responses/${statusName(405)}` },
+    },
+  };
+}
+
+/** GET /v1/status (src/http/status.ts): no key; the status page's report, 200 whatever it reports. */
+function statusOperation(): OperationObject {
+  const report: JsonSchema = {
+    type: 'object',
+    description:
+      'The status page\'s report (docs/operations.md, "The status page"): `state` (the worst of the parts: UP, DEGRADED, DOWN), `checkedAt`, `historyAsOf`; ' +
+      '`parts`, each with `part` (data-api, sign-in, userinfo, database, redis when configured, neis, webhooks), `state` (UP, DEGRADED, DOWN, or OFF for a part not running), ' +
+      "`detail` (`reason`, `latencyMs`; NEIS: each dataset's `lastSuccessAt` and `ageSeconds`; webhooks: `backlog`, `oldestPendingAt`), " +
+      "`availability` (`days90`, and each recorded day's share and minutes up, degraded and down) and the open `incidents` naming it; " +
+      '`rollover` (`underWay`: a rollover or mass change being applied now, `planned`: one previewed); `current` and `past` incidents and maintenance with their `updates`.',
+  };
+  return {
+    operationId: 'getStatus',
+    summary: bilingual({
+      ko: '서비스 각 부분의 상태, 지난 90일 가용률, 장애와 점검; API 키가 필요 없습니다.',
+      en: 'The state of each part of the service, its last 90 days, incidents and maintenance; no API key needed.',
+    }),
+    description:
+      'API 키 없이 호출합니다. 요청 한도는 주소마다 셉니다 (PUBLIC_RATE_LIMIT). 서비스가 1분마다 스스로 확인한 결과입니다. / No key needed; the rate limit counts per client address (PUBLIC_RATE_LIMIT). What the service found checking itself every minute.',
+    tags: ['health'],
+    security: [],
+    parameters: [IF_NONE_MATCH],
+    responses: {
+      200: jsonResponse(
+        'The report (a part that is down is reported, not an error).',
+        envelopeSchema(200, report),
+        ['ETag', 'Cache-Control'],
+        RATE_LIMIT_HEADERS,
+      ),
+      ...Object.fromEntries([304, 405, 429].map((status) => [status, { $ref: `#/components/responses/${statusName(status)}` }])),
     },
   };
 }

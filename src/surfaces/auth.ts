@@ -29,10 +29,11 @@ import { adminRoutes } from './admin/index.js';
 import { SchoolOperations } from './admin/deps.js';
 import { consoleRoutes } from './console/index.js';
 import { consoleRates } from './console/rates.js';
-import type { AppDeps, Surface } from './types.js';
+import type { Surface, SurfaceDeps } from './types.js';
 import { serveAssets } from './web/assets.js';
 import { devCallbackRoutes } from './web/dev-callback.js';
 import { homeRoutes } from './web/home.js';
+import { statusRoutes } from './web/status.js';
 import { loginRoutes } from './web/login.js';
 import { MfaService } from '../oauth/second-factor.js';
 import { PasskeyService } from '../oauth/passkeys.js';
@@ -57,7 +58,7 @@ const SWEEP_INTERVAL_MS = 10 * 60_000;
  * console and the admin console, each a route table mounted here with the dependencies it is
  * given (docs/web.md).
  */
-export async function createAuthSurface(deps: AppDeps): Promise<Surface> {
+export async function createAuthSurface(deps: SurfaceDeps): Promise<Surface> {
   const { config, logger, db } = deps;
   const now = deps.now ?? (() => new Date());
   const keys = await loadOAuthKeys(config, db);
@@ -114,6 +115,12 @@ export async function createAuthSurface(deps: AppDeps): Promise<Surface> {
   const pages = compose([
     serveAssets(),
     web.mount(homeRoutes(web), web),
+    // The status page: the data surface's GET /v1/status in words (it may live at BASE_URL).
+    web.mount(statusRoutes(web), {
+      board: deps.status,
+      config,
+      jsonUrl: `${config.urls.base === config.urls.auth ? '' : config.urls.base}/v1/status`,
+    }),
     // A redirect address to register while developing (docs/accounts.md, "The first hour"); absent in production.
     ...(config.isProduction ? [] : [web.mount(devCallbackRoutes(web), web)]),
     web.mount(loginRoutes, {
@@ -175,6 +182,7 @@ export async function createAuthSurface(deps: AppDeps): Promise<Surface> {
       selfService,
       proposals,
       passkeys,
+      status: deps.status,
       now,
     }),
   ]);

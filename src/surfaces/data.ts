@@ -13,6 +13,8 @@ import type { AppMiddleware, RequestState } from '../http/context.js';
 import { DOCS_PATH, OPENAPI_PATH, SCHEMA_PATH, docsAssets, docsPage, graphqlSdl, openApiJson } from '../http/docs.js';
 import { graphqlHttp } from '../http/graphql.js';
 import { healthHandler } from '../http/health.js';
+import { STATUS_PATH, statusHandler } from '../http/status.js';
+import { rolloverHealth } from '../data/operations/status.js';
 import { FailureLimiter, KeyRateLimiter, addressRateLimit, costCharge, rateLimit } from '../http/rate-limit.js';
 import { UsageRecorder } from '../http/usage.js';
 import { startNeisBackground } from '../neis/background.js';
@@ -20,14 +22,14 @@ import { ENDPOINTS, endpointScopes, isPublic } from '../rest/endpoints.js';
 import { endpointSteps, type RestDeps } from '../rest/handler.js';
 import { buildOpenApiDocument } from '../rest/openapi.js';
 import { ResponseCache } from '../rest/response-cache.js';
-import type { AppDeps, Surface } from './types.js';
+import type { Surface, SurfaceDeps } from './types.js';
 
 /** The body a GraphQL document may have. */
 const GRAPHQL_BODY_LIMIT = '100kb';
 
 /**
  * The data API: every row of the endpoint table (src/rest/endpoints.ts), POST/GET /graphql,
- * GET /v1/health, and the API reference, which needs no key (GET /v1/openapi.json, built from
+ * GET /v1/health, GET /v1/status (the status page's report), and the API reference, which needs no key (GET /v1/openapi.json, built from
  * the same rows, GET /graphql/schema.graphql, the executed schema as SDL for graphql-codegen, and
  * the page GET /docs). A data request goes
  * `timeBudget -> apiKey (and its usage count) -> notModified -> rateLimit -> scope -> handler`
@@ -36,7 +38,7 @@ const GRAPHQL_BODY_LIMIT = '100kb';
  * frame (src/http/context.ts). Health has no budget: it is the probe that must answer while
  * others are slow.
  */
-export async function createDataSurface(deps: AppDeps): Promise<Surface> {
+export async function createDataSurface(deps: SurfaceDeps): Promise<Surface> {
   const { config, db } = deps;
   const now = deps.now ?? (() => new Date());
   const limits = config.dataLimits;
@@ -72,7 +74,8 @@ export async function createDataSurface(deps: AppDeps): Promise<Surface> {
   const limited = rateLimit(limiter);
 
   const routes = new Routes();
-  routes.get('/v1/health', healthHandler(db, [neis.health]));
+  // Health says whether a rollover is being applied (src/data/events/announcements.ts).
+  routes.get('/v1/health', healthHandler(db, [neis.health, () => rolloverHealth(db)]));
   routes.get(OPENAPI_PATH, openApiJson(buildOpenApiDocument(ENDPOINTS, schema)));
   routes.get(SCHEMA_PATH, graphqlSdl(schema));
   // The pages live with the authorization server (AUTH_URL), which may be another address.
@@ -81,6 +84,8 @@ export async function createDataSurface(deps: AppDeps): Promise<Surface> {
   for (const asset of docsAssets()) routes.get(asset.path, asset.handler);
   // The endpoints without a key spend a budget per client address instead of a key's (docs/decisions.md, "Projects without a key").
   const addressLimited = addressRateLimit(limiter, limits.publicRequests);
+  // The status page's report (src/http/status.ts): no key, limited per address like the public projects.
+  routes.get(STATUS_PATH, addressLimited, statusHandler(deps.status));
   for (const endpoint of ENDPOINTS) {
     const steps = endpointSteps(endpoint, rest);
     if (isPublic(endpoint)) routes.get(endpoint.path, budget, steps.notModified, addressLimited, steps.serve);

@@ -24,7 +24,7 @@ export interface CreateClientOptions {
   readonly baseUrl: string;
   /**
    * An API key (a UUID) holding the scopes of the endpoints called; sent as `X-API-KEY`. Leave it
-   * out to call only the endpoints that need none (`/v1/public/projects`, `/v1/health`); the others
+   * out to call only the endpoints that need none (`/v1/public/projects`, `/v1/health`, `/v1/status`); the others
    * then answer 401.
    */
   readonly apiKey?: string | undefined;

@@ -11,6 +11,7 @@ import type { Mailer } from '../../oauth/mail.js';
 import type { UpdateRequests } from '../../data/school/update-requests.js';
 import type { SelfService } from '../../oauth/self-service.js';
 import type { ProjectProposals } from '../../data/school/proposals.js';
+import type { StatusBoard } from '../../data/operations/status.js';
 import type { PageRequest } from '../web/routes.js';
 import type { PasskeyService } from '../../oauth/passkeys.js';
 
@@ -63,5 +64,7 @@ export interface AdminDeps {
   readonly proposals: ProjectProposals;
   /** A person's passkeys, which staff remove (src/oauth/passkeys.ts). */
   readonly passkeys: PasskeyService;
+  /** The status page's board: its incidents and maintenance, posted in /admin/status. */
+  readonly status: StatusBoard;
   readonly now: () => Date;
 }

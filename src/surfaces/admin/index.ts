@@ -29,6 +29,7 @@ import {
 } from './projects.js';
 import { acceptProposal, proposalDetail, proposalList, refuseProposal } from './proposals.js';
 import { schoolYearApply, schoolYearPreview, schoolYearStart } from './school-year.js';
+import { openNotice, resolveNotice, statusNotice, statusNotices, updateNotice } from './status.js';
 import {
   createStudent,
   deleteStudent,
@@ -117,6 +118,11 @@ export function adminRoutes(web: Web): RouteTable<AdminDeps> {
       { method: 'POST', path: '/admin/keys/:id/scopes', handler: decideKeyScopes },
       { method: 'GET', path: '/admin/apps', handler: appRegistry, nav: (t) => t.admin.nav.apps },
       { method: 'POST', path: '/admin/apps/:id', handler: changeApp },
+      { method: 'GET', path: '/admin/status', handler: statusNotices, nav: (t) => t.admin.nav.status },
+      { method: 'POST', path: '/admin/status', handler: openNotice },
+      { method: 'GET', path: '/admin/status/:id', handler: statusNotice },
+      { method: 'POST', path: '/admin/status/:id', handler: updateNotice },
+      { method: 'POST', path: '/admin/status/:id/resolve', handler: resolveNotice },
     ],
   };
 }

@@ -10,6 +10,7 @@ import { webhooksEn } from './events.js';
 import { adminProposalsEn, consoleProjectsEn } from './proposals.js';
 import { appExtrasEn, deviceEn } from './device.js';
 import { passkeysEn } from './passkeys.js';
+import { adminStatusEn, statusEn } from './status.js';
 
 /** A count in English words (Intl.PluralRules): `count(1, { one: '# key', other: '# keys' })`. */
 const count = (value: number, forms: PluralForms) => plural('en-US', value, forms);
@@ -93,7 +94,9 @@ export const en: Texts = {
     adminHint: 'Staff manage the data of students, clubs and projects, and the accounts.',
     docs: 'API reference',
     docsHint: 'Every endpoint of the data API and its parameters (OpenAPI).',
-    health: 'Service health',
+    status: 'Service status',
+    statusHint: 'Whether each part works now, the last 90 days, news of incidents and maintenance.',
+    health: 'Health check (JSON)',
     healthHint: 'Shows, as JSON, whether the service and its database answer.',
     signedIn: (email: string) => `You are signed in as ${email}.`,
     forDevelopers: 'For developers',
@@ -549,9 +552,11 @@ export const en: Texts = {
       deleteButton: 'Delete the account',
     },
   },
+  status: statusEn,
   admin: {
     title: 'Admin console',
     proposals: adminProposalsEn,
+    status: adminStatusEn,
     nav: {
       students: 'Students',
       clubs: 'Clubs',
@@ -564,6 +569,7 @@ export const en: Texts = {
       accounts: 'Accounts',
       keys: 'API keys',
       apps: 'OAuth apps',
+      status: 'Status notices',
     },
     home: {
       students: 'Students',

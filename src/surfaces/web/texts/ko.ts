@@ -14,6 +14,7 @@ import { webhooksKo } from './events.js';
 import { adminProposalsKo, consoleProjectsKo } from './proposals.js';
 import { appExtrasKo, deviceKo } from './device.js';
 import { passkeysKo } from './passkeys.js';
+import { adminStatusKo, statusKo } from './status.js';
 
 /** A number as Korean pages write it (1,234). */
 const n = (value: number) => value.toLocaleString('ko-KR');
@@ -100,7 +101,9 @@ export const ko = {
     adminHint: '교직원이 학생·동아리·프로젝트 데이터와 계정을 관리합니다.',
     docs: 'API 문서',
     docsHint: '데이터 API의 모든 엔드포인트와 매개변수 (OpenAPI).',
-    health: '서비스 상태',
+    status: '서비스 상태',
+    statusHint: '각 부분이 지금 작동하는지, 지난 90일의 기록, 장애와 점검 소식.',
+    health: '헬스 체크 (JSON)',
     healthHint: '서비스와 데이터베이스가 응답하는지 JSON으로 보여 줍니다.',
     signedIn: (email: string) => `${email} 계정으로 로그인되어 있습니다.`,
     forDevelopers: '개발자에게',
@@ -545,9 +548,12 @@ export const ko = {
       deleteButton: '계정 삭제',
     },
   },
+  /** The status page, /status (./status.ts). */
+  status: statusKo,
   admin: {
     title: '관리자 콘솔',
     proposals: adminProposalsKo,
+    status: adminStatusKo,
     nav: {
       students: '학생',
       clubs: '동아리',
@@ -560,6 +566,7 @@ export const ko = {
       accounts: '계정',
       keys: 'API 키',
       apps: 'OAuth 앱',
+      status: '상태 공지',
     },
     home: {
       students: '학생',
