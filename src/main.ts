@@ -13,6 +13,9 @@ import type { SurfaceName } from './surfaces/types.js';
 import type { Logger } from './logger.js';
 import { refuseDemoCredentials } from './oauth/seed.js';
 import { WebhookDelivery } from './events/delivery.js';
+import { LogoutDelivery } from './events/logout-delivery.js';
+import { LogoutNoticeStore } from './data/events/logout-notices.js';
+import { logoutToken } from './oauth/backchannel-logout.js';
 import { WebhookStore, WEBHOOK_SECRET_PURPOSE } from './data/events/webhooks.js';
 import { loadOAuthKeys } from './oauth/signing-keys.js';
 import { createMailer } from './oauth/mail.js';
@@ -161,7 +164,8 @@ export async function startService(
 
 /**
  * Webhook delivery (src/events/delivery.ts): every `campus serve` runs it; leases share the
- * webhooks among the processes. Its mailer tells owners of failing webhooks.
+ * webhooks among the processes. Its mailer tells owners of failing webhooks. The same worker sends
+ * apps their back-channel logout tokens (src/events/logout-delivery.ts), signed with the ID tokens' key.
  */
 async function startWebhookDelivery(
   config: Config,
@@ -170,11 +174,22 @@ async function startWebhookDelivery(
 ): Promise<{ delivery: WebhookDelivery; close(): Promise<void> }> {
   const keys = await loadOAuthKeys(config, db);
   const mailer = createMailer(config, logger);
+  const policy = { production: config.isProduction, allowPrivate: config.webhooks.allowPrivate };
+  const logoutNotices = new LogoutNoticeStore(db);
+  void logoutNotices.ensureIndexes().catch(() => {});
   const delivery = new WebhookDelivery({
     db,
     store: new WebhookStore(db, new CookieSealer(keys.cookieKeys, WEBHOOK_SECRET_PURPOSE), config.policy),
-    policy: { production: config.isProduction, allowPrivate: config.webhooks.allowPrivate },
+    policy,
     retryScheduleMs: config.webhooks.retryScheduleMs,
+    logouts: new LogoutDelivery({
+      db,
+      store: logoutNotices,
+      policy,
+      retryScheduleMs: config.webhooks.retryScheduleMs,
+      logger,
+      sign: (notice, at) => logoutToken(keys, config.urls.auth, notice, at),
+    }),
     logger,
     sendMail: (mail) => mailer.send(mail),
     consoleUrl: `${config.urls.auth}/console/webhooks`,

@@ -18,6 +18,7 @@ import { PasskeyStore } from '../data/accounts/passkeys.js';
 import { OAuthStore } from '../data/accounts/oauth-records.js';
 import { deleteWebhooksOwnedBy } from '../data/events/webhooks.js';
 import { hashPassword, verifyPassword } from './secrets.js';
+import { LogoutNotices } from './backchannel-logout.js';
 import { BadRequestError, ForbiddenError } from '../errors/index.js';
 
 export { DuplicateAccountError } from '../data/accounts/store.js';
@@ -191,6 +192,8 @@ export class AccountService {
     // Its keys read its standing (src/http/api-key.ts): a repeat tells every process again, so a
     // change whose news was lost (a crash between the write and the announcement) is mended.
     if (!changed) await this.db.versions.bumpAccount(doc._id);
+    // Its apps are told (back-channel logout) before its sign-ins end, while they still name them.
+    if (disabled && changed) await new LogoutNotices(this.db).accessEnded(doc._id, 'account_disabled');
     if (disabled) await new OAuthStore(this.db).revokeKindOf('Session', String(doc._id));
     if (changed) {
       await new AccessAudit(this.db).record(accessActor(actor), {

@@ -14,7 +14,7 @@ import { findStanding, standingsOf } from '../data/accounts/standing.js';
 import type { Database } from '../data/database.js';
 import { OAuthStore } from '../data/accounts/oauth-records.js';
 import { OAUTH_SCOPES, OPENID, SELF_READ, type OAuthScope } from './constants.js';
-import { SCOPES_NEEDING_APPROVAL } from './login-scopes.js';
+import { EMAIL, PROFILE, SCOPES_NEEDING_APPROVAL } from './login-scopes.js';
 import { AccessAudit, type AccessAction, type AccessActor } from '../data/accounts/access-log.js';
 import { hashClientSecret, newClientSecret } from './secrets.js';
 import { BadRequestError } from '../errors/index.js';
@@ -54,6 +54,8 @@ export interface AppSummary {
   ownerAccountId: number | null;
   /** The service the login page names; null: the app's name. */
   serviceName: string | null;
+  /** Where the app's server is told that a person's sign-in ended (OpenID Connect Back-Channel Logout); null: not told. */
+  backchannelLogoutUri: string | null;
   /**
    * `disabled` (by an admin: nothing works), `testing` (a developer-console app asking for data
    * beyond the account, not yet approved: only its owner may sign in) or `active`
@@ -64,7 +66,7 @@ export interface AppSummary {
   disabledAt: Date | null;
   createdAt: Date;
   updatedAt: Date;
-  /** How the app gets tokens: a person's sign-in (`authorization_code`) and/or machine tokens (`client_credentials`). */
+  /** How the app gets tokens: a person in a browser (`authorization_code`), by device (`device`), machine tokens (`client_credentials`). */
   grants: AppGrant[];
   /** The data scopes its machine tokens asked for; where each stands: `dataScopeStates`. */
   dataScopes: ApiScope[];
@@ -90,6 +92,7 @@ export interface CreateAppInput {
   dataScopes?: ApiScope[];
   /** Why the data is needed: required of an account's app when a scope awaits approval. */
   dataPurpose?: string | null;
+  backchannelLogoutUri?: string | null;
   /** Only the demo seed fixes the id and secret, so the examples of docs/oauth.md work as written. */
   id?: string;
   secret?: string;
@@ -106,6 +109,7 @@ export interface UpdateAppInput {
   grants?: AppGrant[];
   dataScopes?: ApiScope[];
   dataPurpose?: string | null;
+  backchannelLogoutUri?: string | null;
 }
 
 /** What an app's machine tokens rest on, as the token endpoint and the data API read it (AppService.machineStanding). */
@@ -146,7 +150,8 @@ export type AppProblem =
   | 'reserved_name'
   | 'grants'
   | 'data_scopes'
-  | 'purpose';
+  | 'purpose'
+  | 'backchannel_logout_uri';
 
 /** A client registration the rules refuse; the message says which rule, `problem` names it, `detail` is the value at fault. */
 export class AppValidationError extends BadRequestError {
@@ -165,7 +170,8 @@ export interface AppDirectory {
 }
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
-export const DEFAULT_APP_SCOPES: readonly OAuthScope[] = [SELF_READ, OPENID];
+/** An operator's app may ask for these unless told otherwise: the specification's scope and what OpenID Connect libraries ask for by default. */
+export const DEFAULT_APP_SCOPES: readonly OAuthScope[] = [SELF_READ, OPENID, PROFILE, EMAIL];
 
 /** Registers, changes and removes OAuth clients; secrets are returned once and stored hashed. */
 export class AppService implements AppDirectory {
@@ -193,7 +199,10 @@ export class AppService implements AppDirectory {
    */
   async createOwned(
     accountId: number,
-    input: Pick<CreateAppInput, 'name' | 'serviceName' | 'redirectUris' | 'scopes' | 'public' | 'grants' | 'dataScopes' | 'dataPurpose'>,
+    input: Pick<
+      CreateAppInput,
+      'name' | 'serviceName' | 'redirectUris' | 'scopes' | 'public' | 'grants' | 'dataScopes' | 'dataPurpose' | 'backchannelLogoutUri'
+    >,
   ): Promise<{ client: AppSummary; secret: string | null }> {
     if ((await this.store.countOwnedBy(accountId)) >= MAX_APPS_PER_ACCOUNT) throw tooManyApps();
     await this.checkNotReserved([input.name, input.serviceName ?? '']);
@@ -219,14 +228,15 @@ export class AppService implements AppDirectory {
   private checkedRecord(input: CreateAppInput & { id: string }, secret: string | null): AppRecordInput {
     const isPublic = input.public ?? false;
     const grants = checkGrants(input.grants ?? ['authorization_code'], isPublic);
-    const signsIn = grants.includes('authorization_code');
+    // People sign in (and login scopes apply) in a browser or on a device; machine tokens need neither.
+    const signsIn = grants.includes('authorization_code') || grants.includes('device');
     const machine = grants.includes('client_credentials');
     return {
       id: input.id,
       name: checkName(input.name),
       secretHash: secret === null ? null : hashClientSecret(secret),
-      // An app of machine tokens only has no sign-in: no redirect address is needed.
-      redirectUris: signsIn ? this.checkRedirectUris(input.redirectUris) : this.checkUris(input.redirectUris, 'Redirect URI'),
+      redirectUris: this.checkRedirectUris(input.redirectUris, grants),
+      backchannelLogoutUri: this.checkLogoutUri(input.backchannelLogoutUri ?? null),
       postLogoutRedirectUris: this.checkPostLogoutRedirectUris(input.postLogoutRedirectUris ?? []),
       // Login scopes are what a person's sign-in releases: an app of machine tokens only has none.
       scopes: signsIn ? checkScopes(input.scopes ?? [...DEFAULT_APP_SCOPES]) : [],
@@ -366,16 +376,16 @@ export class AppService implements AppDirectory {
     const existing = await this.mustFind(id, options);
     if (existing.ownerAccountId != null) await this.checkNotReserved([changes.name ?? '', changes.serviceName ?? '']);
     const machine = await this.checkedMachineChanges(existing, changes);
-    const signsIn = (machine.grants ?? grantsOf(existing)).includes('authorization_code');
+    const grants = machine.grants ?? grantsOf(existing);
+    // People sign in (and login scopes apply) in a browser or on a device; machine tokens need neither.
+    const signsIn = grants.includes('authorization_code') || grants.includes('device');
+    // The addresses are checked with the grants they will have (an app left with no way in is refused).
     const redirectUris =
-      changes.redirectUris === undefined
+      changes.redirectUris === undefined && machine.grants === undefined
         ? undefined
-        : signsIn
-          ? this.checkRedirectUris(changes.redirectUris)
-          : this.checkUris(changes.redirectUris, 'Redirect URI');
-    // An app that comes to sign people in needs a redirect address and login scopes (the default ones
-    // unless given); one left with machine tokens only has no login scopes.
-    if (signsIn && (redirectUris ?? existing.redirectUris).length === 0) this.checkRedirectUris([]);
+        : this.checkRedirectUris(changes.redirectUris ?? existing.redirectUris, grants);
+    // An app that comes to sign people in has login scopes (the default ones unless given); one left
+    // with machine tokens only has none.
     const scopes = !signsIn
       ? []
       : changes.scopes !== undefined
@@ -397,6 +407,7 @@ export class AppService implements AppDirectory {
       ...(changes.pkce !== undefined ? { pkce: checkPkce(changes.pkce, existing.type === 'public') } : {}),
       ...(changes.serviceName !== undefined ? { serviceName: checkServiceName(changes.serviceName) } : {}),
       ...machine,
+      ...(changes.backchannelLogoutUri !== undefined ? { backchannelLogoutUri: this.checkLogoutUri(changes.backchannelLogoutUri) } : {}),
     });
     if (!updated) throw unknownClient(id);
     return summarize(updated);
@@ -581,9 +592,33 @@ export class AppService implements AppDirectory {
    * http(s) URLs without a fragment; in production https, or http on a loopback address
    * (native apps listening locally).
    */
-  private checkRedirectUris(uris: string[]): string[] {
-    if (uris.length === 0) throw new AppValidationError('At least one --redirect-uri is required.', 'redirect_uri_missing');
+  private checkRedirectUris(uris: string[], grants: readonly AppGrant[]): string[] {
+    // A device (a screen, a command-line tool) signs in without a browser of its own, and machine
+    // tokens need no sign-in: only an app whose people sign in in a browser alone needs an address.
+    if (uris.length === 0 && grants.includes('authorization_code') && !grants.includes('device'))
+      throw new AppValidationError(
+        'At least one --redirect-uri is required (or --grant device for an app that signs in only by device).',
+        'redirect_uri_missing',
+      );
     return this.checkUris(uris, 'Redirect URI');
+  }
+
+  /**
+   * Where logout tokens go (OpenID Connect Back-Channel Logout 1.0, section 2.2: an absolute URL
+   * without a fragment): http(s), https in production. Whether its address may be reached is
+   * checked at each delivery, as for webhooks (src/events/targets.ts). Empty: none.
+   */
+  private checkLogoutUri(uri: string | null): string | null {
+    const value = uri?.trim() ?? '';
+    if (value === '') return null;
+    const url = URL.parse(value);
+    const refuse = (why: string) => new AppValidationError(`Back-channel logout URI ${value} ${why}.`, 'backchannel_logout_uri', value);
+    if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) throw refuse('must be an absolute http(s) URL');
+    if (url.hash || value.includes('#')) throw refuse('must not have a fragment');
+    if (url.username || url.password) throw refuse('must not hold a user name or password');
+    if (value.length > MAX_LOGOUT_URI_LENGTH) throw refuse(`must be at most ${MAX_LOGOUT_URI_LENGTH} characters`);
+    if (this.rules.isProduction && url.protocol !== 'https:') throw refuse('must use https in production');
+    return value;
   }
 
   /** Addresses RP-initiated logout may return to: the rules of redirect addresses; none is fine. */
@@ -681,6 +716,9 @@ function postLogoutRedirectUrisOf(doc: OAuthClientDoc): string[] {
   return [...(doc.postLogoutRedirectUris ?? [])];
 }
 
+/** The longest back-channel logout address taken (as a webhook's). */
+const MAX_LOGOUT_URI_LENGTH = 2000;
+
 /** The grants of a registration: at least one; `client_credentials` only for a confidential app (it authenticates with its secret). */
 function checkGrants(grants: readonly string[], isPublic: boolean): AppGrant[] {
   const unique = [...new Set(grants)];
@@ -719,7 +757,7 @@ function checkPurpose(purpose: string | null): string | null {
   return trimmed || null;
 }
 
-/** Registrations older than the field sign people in only. */
+/** Registrations older than the field sign people in with a browser only. */
 function grantsOf(doc: Pick<OAuthClientDoc, 'grants'>): AppGrant[] {
   const grants = (doc.grants ?? []) as AppGrant[];
   return grants.length > 0 ? [...grants] : ['authorization_code'];
@@ -749,6 +787,21 @@ export function ownerOf(ownerAccountId: number | null, owners: ReadonlyMap<numbe
   return owners.get(ownerAccountId) ?? { id: ownerAccountId, role: 'USER', disabled: true, secondFactor: false };
 }
 
+/** The grant types and response types of the provider's view of an app (refresh tokens come with every way a person signs in). */
+function grantMetadata(grants: readonly AppGrant[]): Pick<ClientMetadata, 'grant_types' | 'response_types'> {
+  const browser = grants.includes('authorization_code');
+  const device = grants.includes('device');
+  return {
+    grant_types: [
+      ...(browser ? ['authorization_code'] : []),
+      ...(device ? ['urn:ietf:params:oauth:grant-type:device_code'] : []),
+      ...(browser || device ? ['refresh_token'] : []),
+      ...(grants.includes('client_credentials') ? ['client_credentials'] : []),
+    ],
+    response_types: browser ? ['code'] : [],
+  };
+}
+
 function checkScopes(scopes: string[]): string[] {
   const unknown = scopes.filter((s) => !(OAUTH_SCOPES as readonly string[]).includes(s));
   if (unknown.length > 0) throw new AppValidationError(`Unknown scope ${unknown.join(', ')}; use ${OAUTH_SCOPES.join(', ')}.`, 'scopes');
@@ -775,12 +828,13 @@ function summarize(doc: OAuthClientDoc): AppSummary {
     scopes: [...doc.scopes],
     ownerAccountId: doc.ownerAccountId ?? null,
     serviceName: doc.serviceName ?? null,
+    grants: grantsOf(doc),
+    backchannelLogoutUri: doc.backchannelLogoutUri ?? null,
     state: stateOf(doc),
     approvedAt: doc.approvedAt ?? null,
     disabledAt: doc.disabledAt ?? null,
     createdAt: doc.createdAt,
     updatedAt: doc.updatedAt,
-    grants: grantsOf(doc),
     dataScopes: dataScopesOf(doc),
     approvedDataScopes: [...((doc.approvedDataScopes ?? []) as ApiScope[])],
     refusedDataScopes: [...((doc.refusedDataScopes ?? []) as ApiScope[])],
@@ -798,23 +852,13 @@ function toMetadata(doc: OAuthClientDoc): ClientMetadata {
     redirect_uris: [...doc.redirectUris],
     post_logout_redirect_uris: postLogoutRedirectUrisOf(doc),
     ...grantMetadata(grantsOf(doc)),
+    // The logout token names the sign-in (`sid`), which the app then finds in its ID tokens.
+    ...(doc.backchannelLogoutUri ? { backchannel_logout_uri: doc.backchannelLogoutUri, backchannel_logout_session_required: true } : {}),
     token_endpoint_auth_method: isPublic ? 'none' : 'client_secret_basic',
     application_type: 'web',
     [FIRST_PARTY]: doc.firstParty,
     [ALLOWED_SCOPES]: [...doc.scopes],
     [REQUIRE_PKCE]: pkceOf(doc) === 'required',
     ...(doc.serviceName ? { [SERVICE_NAME]: doc.serviceName } : {}),
-  };
-}
-
-/** The OAuth grant types and response types of an app's grants. */
-function grantMetadata(grants: readonly AppGrant[]): Pick<ClientMetadata, 'grant_types' | 'response_types'> {
-  const signsIn = grants.includes('authorization_code');
-  return {
-    grant_types: [
-      ...(signsIn ? ['authorization_code', 'refresh_token'] : []),
-      ...(grants.includes('client_credentials') ? ['client_credentials'] : []),
-    ],
-    response_types: signsIn ? ['code'] : [],
   };
 }

@@ -6,7 +6,7 @@ import { OAuthError, renderOAuthError } from '../http/errors.js';
 import type { AppContext, AppMiddleware } from '../http/context.js';
 import { AccessTokenRejected, type AccessTokenVerifier } from './access-token.js';
 import { OAUTH_PATHS, RESOURCE_SCOPES } from './constants.js';
-import { releasedFields, type UserinfoKey } from './login-scopes.js';
+import { ID_TOKEN_CLAIMS, releasedFields, type UserinfoKey } from './login-scopes.js';
 import { clubSummary, type ClubSummary } from '../data/school/shapes.js';
 import { studentRecord } from '../data/school/student-record.js';
 import type { AccountRole, ProjectStatus } from '../data/__generated__/enums.js';
@@ -29,6 +29,10 @@ export interface UserinfoResponse {
   clubs: ClubSummary[];
   /** The projects the person takes part in, as summaries. */
   projects: { id: number; name: string; status: ProjectStatus }[];
+  /** OpenID Connect's standard claims (the `email` and `profile` scopes). */
+  email_verified: boolean;
+  name: string | null;
+  preferred_username: string;
 }
 
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
@@ -126,7 +130,29 @@ export function userinfoOf(account: ShownAccount, school: SchoolSnapshot): Useri
           .filter((p) => (p.participantIds ?? []).includes(student._id))
           .map((p) => ({ id: p._id, name: p.name, status: p.status ?? 'ACTIVE' }))
       : [],
+    // Sign-up proves the address with a mailed code, and only an operator makes accounts otherwise.
+    email_verified: true,
+    name: student?.name ?? account.name ?? null,
+    preferred_username: account.email.split('@')[0] ?? account.email,
   } satisfies Record<UserinfoKey, unknown>;
+}
+
+/**
+ * The standard claims the ID token carries for the scopes granted (src/oauth/login-scopes.ts,
+ * ID_TOKEN_CLAIMS), built like userinfo's answer; a claim without a value (a name the school does
+ * not have) is left out. Undefined when the account is gone.
+ */
+export async function idTokenClaims(
+  db: Database,
+  accountId: number,
+  scopes: readonly string[],
+): Promise<Record<string, unknown> | undefined> {
+  const wanted = new Set(scopes.flatMap((scope) => ID_TOKEN_CLAIMS[scope] ?? []));
+  if ([...wanted].every((claim) => claim === 'sub')) return {};
+  const account = (await new AccountStore(db).known(accountId))?.doc;
+  if (!account) return undefined;
+  const answer = userinfoOf(account, await db.school.snapshot());
+  return Object.fromEntries(Object.entries(answer).filter(([key, value]) => wanted.has(key) && value !== null));
 }
 
 /** 401 `invalid_token`, also in WWW-Authenticate (RFC 6750 section 3), with where tokens come from (RFC 9728, 5.1). */

@@ -19,6 +19,9 @@ import { buildProvider } from '../oauth/provider.js';
 import { installProviderMiddleware } from '../oauth/provider-middleware.js';
 import { SelfService } from '../oauth/self-service.js';
 import { SignIns } from '../oauth/sign-ins.js';
+import { LogoutNotices } from '../oauth/backchannel-logout.js';
+import { guardUserCodes, UserCodeThrottle } from '../oauth/device-codes.js';
+import { idTokenClaims } from '../oauth/userinfo.js';
 import { LoginThrottle } from '../oauth/throttle.js';
 import { accountApi } from './accounts/api.js';
 import { outboxRoutes } from './accounts/outbox.js';
@@ -61,14 +64,29 @@ export async function createAuthSurface(deps: SurfaceDeps): Promise<Surface> {
   const now = deps.now ?? (() => new Date());
   const keys = await loadOAuthKeys(config, db);
   const store = new OAuthStore(db, now);
+  const notices = new LogoutNotices(db, now);
   const accounts = new AccountService(db);
   const clients = new AppService(db, { isProduction: config.isProduction, policy: config.policy });
   const web = new Web({ config, db, cookieKeys: keys.cookieKeys, now });
   const dataUpdates = new UpdateRequests(db, new AccountStore(db), now);
-  const provider = buildProvider({ config, logger, keys, store, accounts, clients, pages: providerPages(web, accounts), dataUpdates });
+  const providerPageSet = providerPages(web, accounts);
+  const provider = buildProvider({
+    config,
+    logger,
+    keys,
+    store,
+    accounts,
+    clients,
+    pages: providerPageSet,
+    dataUpdates,
+    idTokenClaims: (accountId, scopes) => idTokenClaims(db, accountId, scopes),
+    notices,
+  });
   const verifier = verifierFor(config, keys, store, now);
   const machine = { tokens: machineTokensFor(config, keys, clients, db, now), revokeAll: (id: string) => clients.revokeMachineTokens(id) };
   installProviderMiddleware(provider, { verifier, store, logger, machine });
+  // Codes typed at /device that find nothing are limited per address and everywhere (src/oauth/device-codes.ts).
+  guardUserCodes(provider, new UserCodeThrottle(deps.redis), (ctx, err) => providerPageSet.deviceCode(ctx, undefined, err));
   await registerWebClient(clients, config);
   // The accounts in memory before the first sign-in (src/data/accounts/store.ts); a failure only means they are read as used.
   await rememberAllAccounts(db).catch((err: unknown) =>
@@ -131,6 +149,7 @@ export async function createAuthSurface(deps: SurfaceDeps): Promise<Surface> {
       verifier,
       accounts: accountStore,
       grants: store,
+      notices,
       sealer: new CookieSealer(keys.cookieKeys, 'signin'),
     }),
     accountApi(selfService),
@@ -146,7 +165,7 @@ export async function createAuthSurface(deps: SurfaceDeps): Promise<Surface> {
       selfService,
       mfa,
       passkeys,
-      signIns: new SignIns(store),
+      signIns: new SignIns(store, notices),
       webhooks,
       proposals,
       rates: consoleRates(deps.redis),
@@ -194,6 +213,8 @@ export async function createAuthSurface(deps: SurfaceDeps): Promise<Surface> {
 
 function isProviderPath(path: string): boolean {
   if (path.startsWith(`${OAUTH_PATHS.interaction}/`)) return false;
+  // Device sign-in's pages (/device, and /device/<uid> after the login) are the provider's routes, rendered by the web layer.
+  if (path === OAUTH_PATHS.device || path.startsWith(`${OAUTH_PATHS.device}/`)) return true;
   return path.startsWith('/v1/oauth/') || path === OAUTH_PATHS.discovery || path === OAUTH_PATHS.authorizationServerMetadata;
 }
 

@@ -201,7 +201,7 @@ describe('OAuth apps: the token endpoint and the authorization flow', () => {
         expect(doc['code_challenge_methods_supported']).to.deep.equal(['S256']);
         // The login scopes, then the data scopes of machine tokens (client_credentials).
         expect(doc['scopes_supported']).to.deep.equal([
-          ...['account:read', 'student:read', 'club:read', 'project:read', 'self:read', 'openid'],
+          ...['account:read', 'student:read', 'club:read', 'project:read', 'self:read', 'profile', 'email', 'openid'],
           ...['STUDENT_READ', 'CLUB_READ', 'PROJECT_READ', 'NEIS_READ'],
         ]);
       }

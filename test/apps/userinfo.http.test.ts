@@ -157,11 +157,12 @@ describe('OAuth apps: the userinfo server', () => {
     const res = await userinfo(access_token);
     expect(res.status).to.equal(403);
     expect(res.headers.get('www-authenticate')).to.equal(
-      `Bearer realm="${t.url}", error="insufficient_scope", scope="account:read student:read club:read project:read self:read"`,
+      `Bearer realm="${t.url}", error="insufficient_scope", scope="account:read student:read club:read project:read self:read profile email"`,
     );
     expect(await res.json()).to.deep.equal({
       error: 'insufficient_scope',
-      error_description: 'the access token has none of the scopes account:read, student:read, club:read, project:read, self:read',
+      error_description:
+        'the access token has none of the scopes account:read, student:read, club:read, project:read, self:read, profile, email',
     });
   });
 

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { AccountStore } from '../../data/accounts/store.js';
 import { APP_GRANTS, PKCE_POLICIES, type AppGrant, type PkcePolicy } from '../../data/apps/store.js';
 import { API_SCOPES, parseScopes, scopeStatesOf, type ApiScope } from '../../data/keys/store.js';
+import { LogoutNoticeStore } from '../../data/events/logout-notices.js';
 import { CLI_ACTOR } from '../../data/accounts/access-log.js';
 import { AppService, AppValidationError, DEFAULT_APP_SCOPES, type AppSummary } from '../../oauth/apps.js';
 import { OAUTH_SCOPES } from '../../oauth/constants.js';
@@ -26,6 +27,7 @@ interface CreateOptions extends MachineOptions {
   pkce?: string;
   owner?: string;
   serviceName?: string;
+  backchannelLogoutUri?: string;
 }
 
 /** How the app gets tokens, and the data scopes of its machine tokens (create and update). */
@@ -42,6 +44,7 @@ interface UpdateOptions extends MachineOptions {
   scope: string[];
   firstParty?: boolean;
   pkce?: string;
+  backchannelLogoutUri?: string;
 }
 
 function registerClients(program: Command): void {
@@ -81,7 +84,8 @@ function registerClients(program: Command): void {
       .option('--service-name <name>', 'with --owner: the service the login page names')
       .option('--grant <grant>', GRANT_HELP, collect, [])
       .option('--data-scope <scope>', DATA_SCOPE_HELP, collect, [])
-      .option('--purpose <text>', PURPOSE_HELP),
+      .option('--purpose <text>', PURPOSE_HELP)
+      .option('--backchannel-logout-uri <uri>', BACKCHANNEL_HELP),
     {
       json: 'the result',
       writes: true,
@@ -144,7 +148,8 @@ function registerClients(program: Command): void {
       .option('--pkce <policy>', `${PKCE_POLICIES.join(' or ')} (optional only for a confidential legacy app)`)
       .option('--grant <grant>', `the new grants (repeat): ${GRANT_HELP}`, collect, [])
       .option('--data-scope <scope>', `the new data scopes (repeat): ${DATA_SCOPE_HELP}`, collect, [])
-      .option('--purpose <text>', PURPOSE_HELP),
+      .option('--purpose <text>', PURPOSE_HELP)
+      .option('--backchannel-logout-uri <uri>', `${BACKCHANNEL_HELP}; "" removes it`),
     {
       json: 'the result',
       writes: true,
@@ -160,6 +165,7 @@ function registerClients(program: Command): void {
             ...(options.firstParty !== undefined ? { firstParty: options.firstParty } : {}),
             ...(pkce ? { pkce } : {}),
             ...machineChanges(options),
+            ...logoutOption(options),
           }),
         );
       },
@@ -246,6 +252,32 @@ function registerClients(program: Command): void {
     },
   );
 
+  jsonCommand(
+    clients
+      .command('logouts <client-id>')
+      .description("the back-channel logout tokens sent to the app's server, latest first (as the developer console shows them)")
+      .option('--limit <n>', 'how many (1 to 200)', '20'),
+    {
+      json: 'the notices',
+      run: async ({ config, db }, options: { limit: string }, [clientId]: [string]) => {
+        const limit = Number(options.limit);
+        if (!Number.isInteger(limit) || limit < 1 || limit > 200) throw new CliError('--limit must be a whole number from 1 to 200.');
+        const database = await db();
+        await guard(() => new AppService(database, config).get(clientId));
+        return (await new LogoutNoticeStore(database).listFor(clientId, limit)).map(({ _id, ...notice }) => ({ id: _id, ...notice }));
+      },
+      human: (notices) =>
+        notices.length === 0
+          ? 'No logout tokens sent.'
+          : notices
+              .map((n) => {
+                const last = n.attempts.at(-1);
+                return `${n.createdAt.toISOString()} ${n.state} ${n.cause} sub=${n.sub} sid=${n.sid ?? '-'} attempts=${n.attempts.length}${last ? ` last=${last.status ?? 'no answer'}` : ''}`;
+              })
+              .join('\n'),
+    },
+  );
+
   jsonCommand(clients.command('delete <client-id>').description('delete a client and revoke every grant, code and token issued to it'), {
     json: 'the result',
     writes: true,
@@ -273,6 +305,7 @@ async function createApp(db: Database, config: Config, options: CreateOptions, p
         public: options.public ?? false,
         firstParty: options.firstParty ?? false,
         ...(pkce ? { pkce } : {}),
+        ...logoutOption(options),
       }),
     );
   }
@@ -286,8 +319,17 @@ async function createApp(db: Database, config: Config, options: CreateOptions, p
       ...scopes,
       ...machineChanges(options),
       public: options.public ?? false,
+      ...logoutOption(options),
     }),
   );
+}
+
+const BACKCHANNEL_HELP =
+  "where the app's server receives a signed logout token when a person's sign-in ends (OpenID Connect Back-Channel Logout)";
+
+/** The back-channel logout address of create and update (only when given). */
+function logoutOption(options: { backchannelLogoutUri?: string }): { backchannelLogoutUri?: string | null } {
+  return options.backchannelLogoutUri !== undefined ? { backchannelLogoutUri: options.backchannelLogoutUri } : {};
 }
 
 /** Validation failures of the service become one-line CLI errors. */
@@ -300,7 +342,7 @@ async function guard<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
-const GRANT_HELP = `how the app gets tokens (repeat): ${APP_GRANTS.join(', ')}; authorization_code (a person signs in) by default, client_credentials for machine tokens of the data API (confidential apps)`;
+const GRANT_HELP = `how the app gets tokens (repeat): ${APP_GRANTS.join(', ')}; authorization_code (a person signs in in a browser, at the redirect address) by default, client_credentials for machine tokens of the data API (confidential apps), device (a code typed at /device; no redirect address needed)`;
 const DATA_SCOPE_HELP = `with --grant client_credentials: a data scope of its machine tokens (repeat or comma-separate; ${API_SCOPES.join(', ')}); with --owner, as that account's keys would get them`;
 const PURPOSE_HELP =
   "with --owner: what the data is for (required when a data scope awaits an administrator's approval, up to 500 characters)";
@@ -333,7 +375,8 @@ function describeClient(c: AppSummary & { ownerEmail?: string | null }): string 
     .filter(Boolean)
     .join(', ');
   const logout = c.postLogoutRedirectUris.length > 0 ? ` post-logout=${c.postLogoutRedirectUris.join(' ')}` : '';
+  const backchannel = c.backchannelLogoutUri ? ` backchannel-logout=${c.backchannelLogoutUri}` : '';
   const owner = 'ownerEmail' in c ? ` owner=${typeof c.ownerEmail === 'string' ? c.ownerEmail : 'operator'}` : '';
   const machine = c.grants.includes('client_credentials') ? ` data-scopes=${c.dataScopes.join(',')}` : '';
-  return `${c.id} "${c.name}" ${c.state} (${flags}) grants=${c.grants.join(',')} scopes=${c.scopes.join(',')}${machine} redirect=${c.redirectUris.join(' ')}${logout}${owner}`;
+  return `${c.id} "${c.name}" ${c.state} (${flags}) grants=${c.grants.join(',')} scopes=${c.scopes.join(',')}${machine} redirect=${c.redirectUris.join(' ')}${logout}${backchannel}${owner}`;
 }

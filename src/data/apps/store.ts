@@ -4,6 +4,7 @@ import type { ApiScope } from '../models/api-key.model.js';
 import { isDuplicateKey } from '../platform/errors.js';
 import { cacheTarget } from '../platform/versions.js';
 import { RememberedLookups } from '../platform/remembered.js';
+import { deleteLogoutNoticesOf } from '../events/logout-notices.js';
 
 export {
   APP_GRANTS,
@@ -43,6 +44,8 @@ export interface AppRecordInput {
   refusedDataScopes?: ApiScope[];
   dataPurpose?: string | null;
   machineGrantId?: string | null;
+  /** Where the app's server receives logout tokens (null: nowhere). */
+  backchannelLogoutUri?: string | null;
 }
 
 /** Clients remembered per process and database handle (AppStore.known). */
@@ -119,6 +122,8 @@ export class AppStore {
 
   async delete(id: string): Promise<boolean> {
     const result = await this.db.models.oauthClients.deleteOne({ _id: id });
+    // What it was told of people's sign-outs goes with it.
+    await deleteLogoutNoticesOf(this.db, id);
     if (result.deletedCount === 1) await this.db.versions.bump('oauth', [cacheTarget.client(id)]);
     return result.deletedCount === 1;
   }
@@ -150,6 +155,7 @@ function recordOf(input: AppRecordInput, now: Date): OAuthClientDoc {
     dataScopes: input.dataScopes ?? [],
     approvedDataScopes: input.approvedDataScopes ?? [],
     refusedDataScopes: input.refusedDataScopes ?? [],
+    backchannelLogoutUri: input.backchannelLogoutUri ?? null,
     createdAt: now,
     updatedAt: now,
   };

@@ -10,10 +10,12 @@ export const PKCE_POLICIES = ['required', 'optional'] as const;
 export type PkcePolicy = (typeof PKCE_POLICIES)[number];
 
 /**
- * How an app gets its tokens: `authorization_code` (a person signs in; refresh tokens with it),
- * `client_credentials` (the app's own server, no person: machine tokens for the data API).
+ * How an app gets its tokens: `authorization_code` (a person signs in in a browser, at the app's
+ * redirect address; refresh tokens with it), `client_credentials` (the app's own server, no person:
+ * machine tokens for the data API), `device` (RFC 8628: a person signs a device in with a code
+ * typed at /device; refresh tokens with it).
  */
-export const APP_GRANTS = ['authorization_code', 'client_credentials'] as const;
+export const APP_GRANTS = ['authorization_code', 'client_credentials', 'device'] as const;
 export type AppGrant = (typeof APP_GRANTS)[number];
 
 const oauthClientSchema = new Schema(
@@ -55,6 +57,8 @@ const oauthClientSchema = new Schema(
     dataPurpose: { type: String, default: null },
     // Every machine token carries this value (its `gid`); a new value revokes every earlier token.
     machineGrantId: { type: String, default: null },
+    // OpenID Connect Back-Channel Logout: where the app's server is told that a sign-in ended (null: not told).
+    backchannelLogoutUri: { type: String, default: null },
     createdAt: { type: Date, required: true },
     updatedAt: { type: Date, required: true },
   },

@@ -8,7 +8,8 @@ import {
   type AppProblem,
   type AppSummary,
 } from '../../oauth/apps.js';
-import { APP_GRANTS } from '../../data/apps/store.js';
+import { APP_GRANTS, type AppGrant } from '../../data/apps/store.js';
+import { LogoutNoticeStore } from '../../data/events/logout-notices.js';
 import { API_SCOPES, MAX_PURPOSE_LENGTH, scopeStatesOf } from '../../data/keys/store.js';
 import { addDays, todayIn } from '../../calendar.js';
 import { OAUTH_PATHS } from '../../oauth/constants.js';
@@ -16,7 +17,6 @@ import { fillDays, usageChart } from './chart.js';
 import { rowOf, scopeTags } from './keys.js';
 import { SELF_READ } from '../../oauth/constants.js';
 import type { UpdateAppInput } from '../../oauth/apps.js';
-import type { AppGrant } from '../../data/apps/store.js';
 import type { ApiScope } from '../../data/__generated__/enums.js';
 import { LOGIN_SCOPES } from '../../oauth/login-scopes.js';
 import {
@@ -57,6 +57,7 @@ const FIELD_OF: Record<AppProblem, string> = {
   grants: 'grants',
   data_scopes: 'dataScopes',
   purpose: 'dataPurpose',
+  backchannel_logout_uri: 'backchannelLogoutUri',
 };
 
 /** The register and edit form (every rule is the client service's: its refusals show at their fields). */
@@ -70,6 +71,7 @@ const appForm = z.object({
   grants: list(),
   dataScopes: list(),
   dataPurpose: text(),
+  backchannelLogoutUri: text(),
 });
 type AppForm = z.infer<typeof appForm>;
 
@@ -134,7 +136,8 @@ function appFields(req: PageRequest, deps: ConsoleDeps, values: AppForm, errors:
       errors,
     })}
     <p class="hint">${a.approvalHint}</p>
-    ${dataScopeFields(req, deps, values, errors)}`;
+    ${dataScopeFields(req, deps, values, errors)}
+    ${field({ name: 'backchannelLogoutUri', label: a.logoutUri, value: values.backchannelLogoutUri, hint: a.logoutHint, type: 'url', maxlength: 2000, errors })}`;
 }
 
 /**
@@ -164,6 +167,37 @@ function dataScopeFields(req: PageRequest, deps: ConsoleDeps, values: AppForm, e
     <p class="hint">${a.dataScopesHint}</p>
     ${field({ name: 'dataPurpose', label: a.dataPurpose, value: values.dataPurpose, hint: k.purposeHint, maxlength: MAX_PURPOSE_LENGTH, errors })}`;
 }
+
+/** The logout tokens sent to the app's server, latest first (src/data/events/logout-notices.ts). */
+async function logoutSection(req: PageRequest, deps: ConsoleDeps, app: AppSummary): Promise<Html> {
+  const { t } = req;
+  const a = t.console.apps;
+  if (!app.backchannelLogoutUri) return html``;
+  const notices = await new LogoutNoticeStore(deps.db).listFor(app.id, LOGOUT_NOTICES_SHOWN);
+  return html`<section class="card" aria-labelledby="logouts">
+    <h2 id="logouts">${a.logouts}</h2>
+    <p class="hint">${a.logoutsIntro(LOGOUT_NOTICES_SHOWN)} <code>${app.backchannelLogoutUri}</code></p>
+    ${table(t, {
+      columns: a.logoutColumns,
+      rows: notices,
+      empty: a.logoutsNone,
+      cells: (notice) => {
+        const last = notice.attempts.at(-1);
+        return [
+          { content: when(deps, t, notice.createdAt), rowHeader: true },
+          a.causes[notice.cause],
+          html`<code>${notice.sub}</code>`,
+          notice.sid ? html`<code>${notice.sid}</code>` : '—',
+          html`<span class="tag" data-state="${notice.state}">${a.states[notice.state]}</span>`,
+          last ? `${last.status ?? a.noAnswer} ${last.response}`.trim() : '—',
+        ];
+      },
+    })}
+  </section>`;
+}
+
+/** How many of an app's logout notices the console shows. */
+const LOGOUT_NOTICES_SHOWN = 20;
 
 export const appList: Handler<ConsoleDeps> = async (req, deps) => {
   const { t } = req;
@@ -216,6 +250,7 @@ export const newApp: Handler<ConsoleDeps> = async (req, deps) =>
     grants: ['authorization_code'],
     dataScopes: [],
     dataPurpose: '',
+    backchannelLogoutUri: '',
   });
 
 /** The grants, data scopes and purpose of the form, as the app service takes them (its rules answer at the fields). */
@@ -240,6 +275,7 @@ export const createApp: Handler<ConsoleDeps> = async (req, deps) => {
       scopes: values.scopes,
       public: values.type === 'public',
       ...machineInput(values),
+      backchannelLogoutUri: values.backchannelLogoutUri,
     });
     req.ctx.state.log.info({ event: 'console.app_registered', clientId: created.client.id }, 'OAuth app registered in the console');
     return redirect(`/console/apps/${created.client.id}`, {
@@ -285,6 +321,7 @@ async function detailPage(
     grants: [...app.grants],
     dataScopes: [...app.dataScopes],
     dataPurpose: app.dataPurpose ?? '',
+    backchannelLogoutUri: app.backchannelLogoutUri ?? '',
   };
   const machine = app.grants.includes('client_credentials');
   const signsIn = app.grants.includes('authorization_code');
@@ -317,6 +354,7 @@ async function detailPage(
           <div class="actions"><button type="submit">${a.save}</button></div>
         </form>
       </section>
+      ${await logoutSection(req, deps, app)}
       ${
         app.type === 'confidential'
           ? html`<section class="card" aria-labelledby="rotate">
@@ -407,6 +445,7 @@ export const updateApp: Handler<ConsoleDeps> = async (req, deps) => {
         redirectUris: lines(values.redirectUris),
         scopes: values.scopes,
         ...machineInput(values),
+        backchannelLogoutUri: values.backchannelLogoutUri,
       },
       owner(req),
     );

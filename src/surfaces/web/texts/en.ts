@@ -8,6 +8,7 @@ import type { Texts } from './ko.js';
 import { windowEn } from './time.js';
 import { webhooksEn } from './events.js';
 import { adminProposalsEn, consoleProjectsEn } from './proposals.js';
+import { appExtrasEn, deviceEn } from './device.js';
 import { passkeysEn } from './passkeys.js';
 import { adminStatusEn, statusEn } from './status.js';
 
@@ -228,6 +229,7 @@ export const en: Texts = {
     awaitingTitle: 'This app awaits the school’s approval',
     awaiting: (app: string) => `${app} has not been approved by the school yet. Until it is, only its maker can sign in.`,
   },
+  device: deviceEn,
   logout: {
     title: 'Sign out',
     intro: (email: string) => `Sign out of ${email}? Your school account sign-in on this device ends.`,
@@ -453,7 +455,7 @@ export const en: Texts = {
       serviceHint: 'e.g. "GSM club attendance". When empty, the app name is shown.',
       redirectUris: `Redirect addresses (one per line, at most ${MAX_REDIRECT_URIS})`,
       redirectHint:
-        'Needed by an app that signs people in. Matched as exact strings. In production only https (or http on 127.0.0.1) is allowed.',
+        'Needed to sign in with a browser (an app that signs in only by device leaves it empty). Matched as exact strings. In production only https (or http on 127.0.0.1) is allowed.',
       type: 'Kind of app',
       confidential: 'Confidential client (an app with a server: it can keep a secret)',
       public: 'Public client (a mobile or browser app: no secret, PKCE only)',
@@ -486,10 +488,11 @@ export const en: Texts = {
       back: 'All apps',
       grants: 'How the app gets tokens',
       grantText: {
-        authorization_code: 'A person signs in: "Log in with the school"',
+        authorization_code: 'In a browser: "Log in with the school" (back at the redirect address)',
         client_credentials: "Machine tokens for the app's server: reads the data API with no person signed in (confidential apps only)",
+        device: 'By device (RFC 8628): a screen or command-line tool shows a code, and the person signs in at /device on a phone',
       },
-      grantShort: { authorization_code: 'Sign-in', client_credentials: 'Machine tokens' },
+      grantShort: { authorization_code: 'browser', client_credentials: 'machine tokens', device: 'device' },
       dataScopes: 'Data scopes of the machine tokens',
       dataScopesHint:
         'The rules of your API keys: the scopes your role gives work at once; one that needs approval is answered 403 until an administrator approves it.',
@@ -503,6 +506,7 @@ export const en: Texts = {
       revokeTokens: 'Revoke all machine tokens',
       revokeTokensHint: "Every machine token issued to this app stops at once, on every server. The app's server then asks for a new one.",
       tokensRevoked: 'All machine tokens have been revoked.',
+      ...appExtrasEn,
       problems: (detail: string) => ({
         unknown_client: 'The app does not exist.',
         name: `Enter an app name of 1 to ${MAX_APP_NAME_LENGTH} characters.`,
@@ -518,9 +522,10 @@ export const en: Texts = {
         too_many_apps: `You may register at most ${count(MAX_APPS_PER_ACCOUNT, { one: '# app', other: '# apps' })}. Delete one you no longer use first.`,
         reserved_name: `${detail}: this is the name of one of the school's own apps. Choose another.`,
         grants:
-          'Choose how the app gets its tokens: a person signing in, machine tokens, or both (machine tokens only for a confidential app).',
+          'Choose one or more ways the app gets tokens: a person in a browser, by device, or machine tokens (machine tokens only for a confidential app).',
         data_scopes: detail ? `Your role may not ask for ${detail}.` : 'Machine tokens need at least one data scope.',
         purpose: `${detail} needs an administrator's approval: write what you need the data for.`,
+        backchannel_logout_uri: `${detail}: must be a whole http(s) address without a # part (https in production).`,
       }),
     },
     webhooks: webhooksEn,

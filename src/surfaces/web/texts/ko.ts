@@ -12,6 +12,7 @@ import type { ApprovalState } from '../../../data/accounts/store.js';
 import { windowKo } from './time.js';
 import { webhooksKo } from './events.js';
 import { adminProposalsKo, consoleProjectsKo } from './proposals.js';
+import { appExtrasKo, deviceKo } from './device.js';
 import { passkeysKo } from './passkeys.js';
 import { adminStatusKo, statusKo } from './status.js';
 
@@ -231,6 +232,7 @@ export const ko = {
     awaitingTitle: '학교의 승인을 기다리는 앱',
     awaiting: (app: string) => `${app} 앱은 아직 학교의 승인을 받지 않았습니다. 승인되기 전에는 만든 사람만 로그인할 수 있습니다.`,
   },
+  device: deviceKo,
   logout: {
     title: '로그아웃',
     intro: (email: string) => `${email} 계정에서 로그아웃할까요? 이 기기에서 학교 계정 로그인이 끝납니다.`,
@@ -449,7 +451,7 @@ export const ko = {
       serviceHint: '예: "GSM 동아리 출석부". 비워 두면 앱 이름이 보입니다.',
       redirectUris: `리디렉션 주소 (한 줄에 하나, 최대 ${MAX_REDIRECT_URIS}개)`,
       redirectHint:
-        '로그인을 쓰는 앱에 필요합니다. 정확히 같은 문자열만 허용됩니다. 운영 환경에서는 https (또는 127.0.0.1의 http)만 쓸 수 있습니다.',
+        '브라우저 로그인에 필요합니다(기기 로그인만 쓰는 앱은 비워 둡니다). 정확히 같은 문자열만 허용됩니다. 운영 환경에서는 https (또는 127.0.0.1의 http)만 쓸 수 있습니다.',
       type: '앱 종류',
       confidential: '기밀 클라이언트 (서버가 있는 앱: 비밀 값을 보관할 수 있음)',
       public: '공개 클라이언트 (모바일·브라우저 앱: 비밀 값 없이 PKCE만 사용)',
@@ -483,10 +485,11 @@ export const ko = {
       // Machine tokens (client_credentials): the app's own server reads the data API, no person signed in.
       grants: '토큰 받는 방법',
       grantText: {
-        authorization_code: '사람의 로그인: "학교 계정으로 로그인"',
+        authorization_code: '브라우저 로그인: "학교 계정으로 로그인" (리디렉션 주소로 돌아옴)',
         client_credentials: '앱 서버의 머신 토큰: 사람 없이 데이터 API를 읽음 (기밀 클라이언트만)',
+        device: '기기 로그인 (RFC 8628): 화면·명령줄 도구가 코드를 보여 주고, 휴대폰의 /device에서 로그인',
       } satisfies Record<AppGrant, string>,
-      grantShort: { authorization_code: '로그인', client_credentials: '머신 토큰' } satisfies Record<AppGrant, string>,
+      grantShort: { authorization_code: '브라우저', client_credentials: '머신 토큰', device: '기기' } satisfies Record<AppGrant, string>,
       dataScopes: '머신 토큰의 데이터 권한',
       dataScopesHint:
         '내 API 키와 같은 규칙입니다: 역할이 바로 주는 권한은 바로 쓰고, 승인이 필요한 권한은 관리자가 승인할 때까지 403으로 거절됩니다.',
@@ -500,6 +503,7 @@ export const ko = {
       revokeTokens: '머신 토큰 모두 취소',
       revokeTokensHint: '이 앱에 발급된 머신 토큰이 모든 서버에서 바로 멈춥니다. 앱 서버는 새 토큰을 받으면 됩니다.',
       tokensRevoked: '머신 토큰을 모두 취소했습니다.',
+      ...appExtrasKo,
       problems: (detail: string): Record<AppProblem, string> => ({
         unknown_client: '앱을 찾을 수 없습니다.',
         name: `앱 이름을 1~${MAX_APP_NAME_LENGTH}자로 입력하세요.`,
@@ -514,9 +518,10 @@ export const ko = {
         public_has_no_secret: '공개 클라이언트에는 비밀 값이 없습니다.',
         too_many_apps: `앱은 ${MAX_APPS_PER_ACCOUNT}개까지 등록할 수 있습니다. 쓰지 않는 앱을 삭제한 뒤 등록하세요.`,
         reserved_name: `${detail}: 학교가 운영하는 앱의 이름입니다. 다른 이름을 쓰세요.`,
-        grants: '토큰을 받는 방법을 고르세요: 사람의 로그인, 머신 토큰, 또는 둘 다 (머신 토큰은 기밀 클라이언트만).',
+        grants: '토큰을 받는 방법을 하나 이상 고르세요: 브라우저 로그인, 기기 로그인, 머신 토큰 (머신 토큰은 기밀 클라이언트만).',
         data_scopes: detail ? `내 역할로는 ${detail} 권한을 요청할 수 없습니다.` : '머신 토큰에는 데이터 권한이 하나 이상 있어야 합니다.',
         purpose: `${detail} 권한은 관리자의 승인이 필요합니다: 데이터를 어디에 쓰는지 적어 주세요.`,
+        backchannel_logout_uri: `${detail}: http(s)로 시작하고 # 뒷부분이 없는 완전한 주소여야 합니다 (운영 환경에서는 https).`,
       }),
     },
     webhooks: webhooksKo,
