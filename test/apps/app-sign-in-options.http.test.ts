@@ -45,7 +45,7 @@ describe('OAuth apps: device sign-in and back-channel logout in the app form and
     expect(app.redirectUris).to.deep.equal([]);
 
     const page = await owner.get(`/console/apps/${id}`);
-    expect(page.html).to.match(/<input\s+id="f-grants-1"\s+type="checkbox"\s+name="grants"\s+value="device"\s+checked/);
+    expect(page.html).to.match(/<input\s+id="f-grants-2"\s+type="checkbox"\s+name="grants"\s+value="device"\s+checked/);
     expect(page.html).to.match(/<input\s+id="f-grants-0"\s+type="checkbox"\s+name="grants"\s+value="authorization_code"\s+\/>/);
     expect(page.html).to.include('value="https://screen.example/logout"');
     expect(page.html).to.include('<h2 id="logouts">백채널 로그아웃</h2>');
@@ -121,7 +121,10 @@ describe('OAuth apps: device sign-in and back-channel logout in the app form and
     expect([app.grants, app.backchannelLogoutUri, app.redirectUris]).to.deep.equal([['device'], 'https://screen.example/bcl', []]);
 
     const unknown = await runCampus(env, ['apps', 'create', '--name', 'x', '--grant', 'password']);
-    expect([unknown.code, unknown.stderr.trim()]).to.deep.equal([1, 'campus: --grant must be one of authorization_code, device.']);
+    expect([unknown.code, unknown.stderr.trim()]).to.deep.equal([
+      1,
+      'campus: --grant must be one of authorization_code, client_credentials, device (got password).',
+    ]);
 
     // Signing in with a browser too needs a redirect address: refused without one, with what to do.
     const stranded = await runCampus(env, ['apps', 'update', app.id, '--grant', 'authorization_code']);

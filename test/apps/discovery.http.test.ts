@@ -8,6 +8,7 @@ import { OAUTH_SCOPES } from '../../src/oauth/constants.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { TEST_POLICY } from '../helpers/factories.js';
 import { authorize, createAccount, REDIRECT_URI } from '../helpers/oauth.js';
+import { buildStudent, insertSchool } from '../helpers/factories.js';
 
 /**
  * The discovery documents say what the server does, and nothing it does not (RFC 8414, OpenID
@@ -137,6 +138,8 @@ describe('OAuth apps: discovery documents match what the server does', function 
 
   before(async () => {
     t = await buildTestApp('discovery', { env: { API_KEY_FAILURE_LIMIT: '1000/60' } });
+    // A student, so that every standard claim (name included) has a value to carry.
+    await insertSchool(t.db, { students: [buildStudent({ _id: 1, email: USER.email })] });
     await createAccount(t.db, USER.email, USER.password);
     const apps = new AppService(t.db, { isProduction: false, policy: TEST_POLICY });
     const created = await apps.create({
@@ -281,8 +284,16 @@ describe('OAuth apps: discovery documents match what the server does', function 
   it('the ID token: signed with an advertised algorithm, public subjects, and only advertised claims', async () => {
     const login = await authorize(
       t,
-      // max_age asks for auth_time (OpenID Connect Core 3.1.2.1): a claim supplied on request.
-      { client_id: publicApp, redirect_uri: REDIRECT_URI, response_type: 'code', scope: 'openid', state: 's', max_age: '3600' },
+      // max_age asks for auth_time (OpenID Connect Core 3.1.2.1): a claim supplied on request; profile
+      // and email ask for the standard claims the login-scope table releases.
+      {
+        client_id: publicApp,
+        redirect_uri: REDIRECT_URI,
+        response_type: 'code',
+        scope: 'openid profile email',
+        state: 's',
+        max_age: '3600',
+      },
       USER,
     );
     expect(login.location.searchParams.get('iss'), 'authorization_response_iss_parameter_supported').to.equal(t.url);
