@@ -94,7 +94,7 @@ describe('OAuth apps: campus apps for machine tokens', function () {
       '--json',
     );
     expect(both.grants).to.deep.equal(['authorization_code', 'client_credentials']);
-    expect(both.scopes).to.deep.equal(['self:read', 'openid']);
+    expect(both.scopes).to.deep.equal(['self:read', 'openid', 'profile', 'email']);
   });
 
   it('refuses what cannot be: an unknown grant or scope, a public machine app, data scopes without the grant, none with it', async () => {
@@ -128,7 +128,11 @@ describe('OAuth apps: campus apps for machine tokens', function () {
       ...['apps', 'update', machine.id, '--grant', 'authorization_code', '--redirect-uri', 'https://m.example/cb', '--json'],
     );
     // The default login scopes; no data scope left without the grant.
-    expect(signing).to.deep.include({ grants: ['authorization_code'], scopes: ['self:read', 'openid'], dataScopes: [] });
+    expect(signing).to.deep.include({
+      grants: ['authorization_code'],
+      scopes: ['self:read', 'openid', 'profile', 'email'],
+      dataScopes: [],
+    });
   });
 
   it("--owner: the owner's key policy, a purpose for what awaits approval, then approve and refuse (in the access log)", async () => {

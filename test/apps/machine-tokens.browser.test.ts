@@ -60,7 +60,7 @@ describe('OAuth apps: machine tokens in the console, in Chromium', function () {
     await page.setViewportSize(VIEWPORTS.phone);
     await page.goto(`${t.url}/console/apps/new?lang=ko`);
     await page.getByLabel('앱 이름').fill('동아리 출석부 동기화');
-    await page.getByLabel(/사람의 로그인/).uncheck();
+    await page.getByLabel(/브라우저 로그인/).uncheck();
     await page.getByLabel(/앱 서버의 머신 토큰/).check();
     await page.getByLabel(/CLUB_READ/).check();
     await page.getByLabel(/STUDENT_READ/).check();
