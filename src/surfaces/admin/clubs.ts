@@ -15,7 +15,7 @@ import {
   textArea,
   type FieldError,
 } from '../web/components.js';
-import { oneOf, parseForm, text, textOrNull } from '../web/forms.js';
+import { oneOf, text, textOrNull } from '../web/forms.js';
 import { html, type Html } from '../web/html.js';
 import type { Lang } from '../web/lang.js';
 import { page, redirect, type Handler, type Outcome, type PageRequest } from '../web/routes.js';
@@ -37,7 +37,7 @@ import type {
 } from './__generated__/operations.js';
 import type { AdminDeps } from './deps.js';
 import { ABOLISH_CLUB, ADMIN_CLUB, ADMIN_CLUBS, CREATE_CLUB, DELETE_CLUB, UPDATE_CLUB } from './operations/clubs.js';
-import { atInputs, formLabel, formValues, idParam, intField, language, queryInt, recordActions, unconfirmed } from './ui.js';
+import { atInputs, formLabel, formValues, idParam, intField, language, queryInt, recordActions, saveRecord, unconfirmed } from './ui.js';
 
 const PAGE_SIZE = 50;
 const LIST = '/admin/clubs';
@@ -126,22 +126,20 @@ export const clubList: Handler<AdminDeps> = async (req, deps) => {
 
 export const newClub: Handler<AdminDeps> = async (req) => clubPage(req, { values: { type: '', status: 'ACTIVE' }, errors: [], club: null });
 
-export const createClub: Handler<AdminDeps> = async (req, deps) => {
-  const { lang } = req;
-  const form = parseForm(clubForm(lang), req.form);
-  let errors: FieldError[] = form.ok ? [] : form.errors;
-  if (form.ok) {
-    const result = await deps.school.run<CreateClubMutation, CreateClubMutationVariables>(req, CREATE_CLUB, {
-      input: clubInput(form.value),
-      lang: language(lang),
-    });
-    const created = result.createClub.club;
-    if (result.createClub.errors.length === 0 && created)
-      return redirect(`/admin/clubs/${created.id}`, { kind: 'ok', text: req.t.admin.clubs.done.created });
-    errors = atInputs(result.createClub.errors);
-  }
-  return clubPage(req, { values: formValues(req), errors, club: null }, 422);
-};
+export const createClub: Handler<AdminDeps> = async (req, deps) =>
+  saveRecord(req, {
+    schema: clubForm(req.lang),
+    save: async (form) => {
+      const result = await deps.school.run<CreateClubMutation, CreateClubMutationVariables>(req, CREATE_CLUB, {
+        input: clubInput(form),
+        lang: language(req.lang),
+      });
+      return { errors: result.createClub.errors, id: result.createClub.club?.id ?? null, changed: true };
+    },
+    list: LIST,
+    done: req.t.admin.clubs.done.created,
+    again: (errors) => clubPage(req, { values: formValues(req), errors, club: null }, 422),
+  });
 
 async function loadClub(req: PageRequest, deps: AdminDeps): Promise<Club> {
   const [club] = (await deps.school.run<AdminClubQuery, AdminClubQueryVariables>(req, ADMIN_CLUB, { id: idParam(req) })).clubs.clubs;
@@ -155,24 +153,22 @@ export const clubDetail: Handler<AdminDeps> = async (req, deps) => {
 };
 
 export const updateClub: Handler<AdminDeps> = async (req, deps) => {
-  const { t, lang } = req;
   const club = await loadClub(req, deps);
-  const form = parseForm(clubForm(lang), req.form);
-  let errors: FieldError[] = form.ok ? [] : form.errors;
-  if (form.ok) {
-    const result = await deps.school.run<UpdateClubMutation, UpdateClubMutationVariables>(req, UPDATE_CLUB, {
-      id: club.id,
-      input: clubInput(form.value, valuesOf(club)),
-      lang: language(lang),
-    });
-    if (result.updateClub.errors.length === 0)
-      return redirect(`/admin/clubs/${club.id}`, {
-        kind: 'ok',
-        text: result.updateClub.batchId ? t.admin.clubs.done.updated : t.admin.clubs.done.unchanged,
+  return saveRecord(req, {
+    schema: clubForm(req.lang),
+    save: async (form) => {
+      const result = await deps.school.run<UpdateClubMutation, UpdateClubMutationVariables>(req, UPDATE_CLUB, {
+        id: club.id,
+        input: clubInput(form, valuesOf(club)),
+        lang: language(req.lang),
       });
-    errors = atInputs(result.updateClub.errors);
-  }
-  return clubPage(req, { values: formValues(req), errors, club }, 422);
+      return { errors: result.updateClub.errors, id: club.id, changed: Boolean(result.updateClub.batchId) };
+    },
+    list: LIST,
+    done: req.t.admin.clubs.done.updated,
+    unchanged: req.t.admin.clubs.done.unchanged,
+    again: (errors) => clubPage(req, { values: formValues(req), errors, club }, 422),
+  });
 };
 
 export const abolishClub: Handler<AdminDeps> = async (req, deps) => {

@@ -50,7 +50,7 @@ import {
   REOPEN_PROJECT,
   UPDATE_PROJECT,
 } from './operations/projects.js';
-import { atInputs, formLabel, formValues, idParam, intField, language, queryInt, recordActions, unconfirmed } from './ui.js';
+import { atInputs, formLabel, formValues, idParam, intField, language, queryInt, recordActions, saveRecord, unconfirmed } from './ui.js';
 
 const PAGE_SIZE = 50;
 const LIST = '/admin/projects';
@@ -132,22 +132,20 @@ async function clubChoices(req: PageRequest, deps: AdminDeps): Promise<readonly 
 export const newProject: Handler<AdminDeps> = async (req, deps) =>
   projectPage(req, { values: { status: 'ACTIVE' }, errors: [], project: null, clubs: await clubChoices(req, deps) });
 
-export const createProject: Handler<AdminDeps> = async (req, deps) => {
-  const { lang } = req;
-  const form = parseForm(projectForm(lang), req.form);
-  let errors: FieldError[] = form.ok ? [] : form.errors;
-  if (form.ok) {
-    const result = await deps.school.run<CreateProjectMutation, CreateProjectMutationVariables>(req, CREATE_PROJECT, {
-      input: projectInput(form.value),
-      lang: language(lang),
-    });
-    const created = result.createProject.project;
-    if (result.createProject.errors.length === 0 && created)
-      return redirect(`/admin/projects/${created.id}`, { kind: 'ok', text: req.t.admin.projects.done.created });
-    errors = atInputs(result.createProject.errors);
-  }
-  return projectPage(req, { values: formValues(req), errors, project: null, clubs: await clubChoices(req, deps) }, 422);
-};
+export const createProject: Handler<AdminDeps> = async (req, deps) =>
+  saveRecord(req, {
+    schema: projectForm(req.lang),
+    save: async (form) => {
+      const result = await deps.school.run<CreateProjectMutation, CreateProjectMutationVariables>(req, CREATE_PROJECT, {
+        input: projectInput(form),
+        lang: language(req.lang),
+      });
+      return { errors: result.createProject.errors, id: result.createProject.project?.id ?? null, changed: true };
+    },
+    list: LIST,
+    done: req.t.admin.projects.done.created,
+    again: async (errors) => projectPage(req, { values: formValues(req), errors, project: null, clubs: await clubChoices(req, deps) }, 422),
+  });
 
 async function loadProject(req: PageRequest, deps: AdminDeps): Promise<{ project: Project; clubs: readonly ClubChoice[] }> {
   const data = await deps.school.run<AdminProjectQuery, AdminProjectQueryVariables>(req, ADMIN_PROJECT, { id: idParam(req) });
@@ -162,24 +160,22 @@ export const projectDetail: Handler<AdminDeps> = async (req, deps) => {
 };
 
 export const updateProject: Handler<AdminDeps> = async (req, deps) => {
-  const { t, lang } = req;
   const { project, clubs } = await loadProject(req, deps);
-  const form = parseForm(projectForm(lang), req.form);
-  let errors: FieldError[] = form.ok ? [] : form.errors;
-  if (form.ok) {
-    const result = await deps.school.run<UpdateProjectMutation, UpdateProjectMutationVariables>(req, UPDATE_PROJECT, {
-      id: project.id,
-      input: projectInput(form.value, valuesOf(project)),
-      lang: language(lang),
-    });
-    if (result.updateProject.errors.length === 0)
-      return redirect(`/admin/projects/${project.id}`, {
-        kind: 'ok',
-        text: result.updateProject.batchId ? t.admin.projects.done.updated : t.admin.projects.done.unchanged,
+  return saveRecord(req, {
+    schema: projectForm(req.lang),
+    save: async (form) => {
+      const result = await deps.school.run<UpdateProjectMutation, UpdateProjectMutationVariables>(req, UPDATE_PROJECT, {
+        id: project.id,
+        input: projectInput(form, valuesOf(project)),
+        lang: language(req.lang),
       });
-    errors = atInputs(result.updateProject.errors);
-  }
-  return projectPage(req, { values: formValues(req), errors, project, clubs }, 422);
+      return { errors: result.updateProject.errors, id: project.id, changed: Boolean(result.updateProject.batchId) };
+    },
+    list: LIST,
+    done: req.t.admin.projects.done.updated,
+    unchanged: req.t.admin.projects.done.unchanged,
+    again: (errors) => projectPage(req, { values: formValues(req), errors, project, clubs }, 422),
+  });
 };
 
 export const endProject: Handler<AdminDeps> = async (req, deps) => {

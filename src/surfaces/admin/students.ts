@@ -41,7 +41,7 @@ import {
   UPDATE_STUDENT,
   WITHDRAW_STUDENT,
 } from './operations/students.js';
-import { atInputs, formLabel, formValues, idParam, intField, language, queryInt, recordActions, unconfirmed } from './ui.js';
+import { atInputs, formLabel, formValues, idParam, intField, language, queryInt, recordActions, saveRecord, unconfirmed } from './ui.js';
 
 const PAGE_SIZE = 50;
 const LIST = '/admin/students';
@@ -161,24 +161,21 @@ async function clubChoices(req: PageRequest, deps: AdminDeps): Promise<readonly 
 export const newStudent: Handler<AdminDeps> = async (req, deps) =>
   studentPage(req, { clubs: await clubChoices(req, deps), values: { role: 'GENERAL_STUDENT' }, errors: [], student: null });
 
-export const createStudent: Handler<AdminDeps> = async (req, deps) => {
-  const { t, lang } = req;
-  const values = formValues(req);
-  const form = parseForm(studentForm(lang), req.form);
-  let errors: FieldError[] = form.ok ? [] : form.errors;
-  if (form.ok) {
-    const input: CreateStudentInput = form.value;
-    const result = await deps.school.run<CreateStudentMutation, CreateStudentMutationVariables>(req, CREATE_STUDENT, {
-      input,
-      lang: language(lang),
-    });
-    const created = result.createStudent.student;
-    if (result.createStudent.errors.length === 0 && created)
-      return redirect(`/admin/students/${created.id}`, { kind: 'ok', text: t.admin.students.done.created });
-    errors = atInputs(result.createStudent.errors, ERROR_INPUT);
-  }
-  return studentPage(req, { clubs: await clubChoices(req, deps), values, errors, student: null }, 422);
-};
+export const createStudent: Handler<AdminDeps> = async (req, deps) =>
+  saveRecord(req, {
+    schema: studentForm(req.lang),
+    save: async (input: CreateStudentInput) => {
+      const result = await deps.school.run<CreateStudentMutation, CreateStudentMutationVariables>(req, CREATE_STUDENT, {
+        input,
+        lang: language(req.lang),
+      });
+      return { errors: result.createStudent.errors, id: result.createStudent.student?.id ?? null, changed: true };
+    },
+    list: LIST,
+    done: req.t.admin.students.done.created,
+    aliases: ERROR_INPUT,
+    again: async (errors) => studentPage(req, { clubs: await clubChoices(req, deps), values: formValues(req), errors, student: null }, 422),
+  });
 
 async function loadStudent(req: PageRequest, deps: AdminDeps): Promise<{ student: Student; clubs: readonly Club[] }> {
   const data = await deps.school.run<AdminStudentQuery, AdminStudentQueryVariables>(req, ADMIN_STUDENT, { id: idParam(req) });
@@ -193,25 +190,23 @@ export const studentDetail: Handler<AdminDeps> = async (req, deps) => {
 };
 
 export const updateStudent: Handler<AdminDeps> = async (req, deps) => {
-  const { t, lang } = req;
   const { student, clubs } = await loadStudent(req, deps);
-  const values = formValues(req);
-  const form = parseForm(studentForm(lang, isRetired(student.role)), req.form);
-  let errors: FieldError[] = form.ok ? [] : form.errors;
-  if (form.ok) {
-    const result = await deps.school.run<UpdateStudentMutation, UpdateStudentMutationVariables>(req, UPDATE_STUDENT, {
-      id: student.id,
-      input: form.value,
-      lang: language(lang),
-    });
-    if (result.updateStudent.errors.length === 0)
-      return redirect(`/admin/students/${student.id}`, {
-        kind: 'ok',
-        text: result.updateStudent.batchId ? t.admin.students.done.updated : t.admin.students.done.unchanged,
+  return saveRecord(req, {
+    schema: studentForm(req.lang, isRetired(student.role)),
+    save: async (input) => {
+      const result = await deps.school.run<UpdateStudentMutation, UpdateStudentMutationVariables>(req, UPDATE_STUDENT, {
+        id: student.id,
+        input,
+        lang: language(req.lang),
       });
-    errors = atInputs(result.updateStudent.errors, ERROR_INPUT);
-  }
-  return studentPage(req, { clubs, values, errors, student }, 422);
+      return { errors: result.updateStudent.errors, id: student.id, changed: Boolean(result.updateStudent.batchId) };
+    },
+    list: LIST,
+    done: req.t.admin.students.done.updated,
+    unchanged: req.t.admin.students.done.unchanged,
+    aliases: ERROR_INPUT,
+    again: (errors) => studentPage(req, { clubs, values: formValues(req), errors, student }, 422),
+  });
 };
 
 /**

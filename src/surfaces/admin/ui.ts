@@ -9,14 +9,15 @@ import {
   fieldLabel,
   labelOf,
 } from '../../data/school/labels.js';
+import type { z } from 'zod';
 import { issueMessage } from '../../data/school/messages.js';
 import type { SchoolEntity } from '../../data/school/types.js';
 import { NotFoundError } from '../../errors/index.js';
 import { csrfField, withQuery, type FieldError } from '../web/components.js';
-import { integerOrNull } from '../web/forms.js';
+import { integerOrNull, parseForm } from '../web/forms.js';
 import { html, type Html } from '../web/html.js';
 import type { Lang } from '../web/lang.js';
-import type { PageRequest } from '../web/routes.js';
+import { redirect, type Outcome, type PageRequest } from '../web/routes.js';
 import type { Texts } from '../web/texts/index.js';
 
 /*
@@ -33,6 +34,45 @@ export function language(lang: Lang): 'KO' | 'EN' {
 /** Errors of the data layer under the input that shows them (`aliases`: the data layer's field → the form's input). */
 export function atInputs(errors: readonly FieldError[], aliases: Readonly<Record<string, string>> = {}): FieldError[] {
   return errors.map((e) => ({ field: aliases[e.field] ?? e.field, message: e.message }));
+}
+
+/** What a school record's create or update answered: its refusals, the record, whether it changed. */
+export interface Saved {
+  readonly errors: readonly FieldError[];
+  /** The record written (null when a create wrote none). */
+  readonly id: number | null;
+  /** False when an update found nothing to change. */
+  readonly changed: boolean;
+}
+
+export interface RecordForm<S extends z.ZodType> {
+  /** The form's fields as the mutation's input. */
+  readonly schema: S;
+  /** Runs the mutation. */
+  save(input: z.output<S>): Promise<Saved>;
+  /** The list: the record's page is `${list}/${id}`. */
+  readonly list: string;
+  /** The flash after a change, and after an update that changed nothing. */
+  readonly done: string;
+  readonly unchanged?: string;
+  /** The data layer's field → the form's input that shows its error. */
+  readonly aliases?: Readonly<Record<string, string>>;
+  /** The form again, with the refusals (answered 422). */
+  again(errors: FieldError[]): Outcome | Promise<Outcome>;
+}
+
+/**
+ * A school record's form posted (create or update of a student, club or project), the one path:
+ * the form parsed, the mutation run, then the record's page with a flash; or the form again (422)
+ * with each refusal under its input.
+ */
+export async function saveRecord<S extends z.ZodType>(req: PageRequest, form: RecordForm<S>): Promise<Outcome> {
+  const parsed = parseForm(form.schema, req.form);
+  if (!parsed.ok) return form.again(parsed.errors);
+  const saved = await form.save(parsed.value);
+  if (saved.errors.length === 0 && saved.id !== null)
+    return redirect(`${form.list}/${saved.id}`, { kind: 'ok', text: saved.changed ? form.done : (form.unchanged ?? form.done) });
+  return form.again(atInputs(saved.errors, form.aliases));
 }
 
 /** A query parameter as an integer within [min, max], else null. */
