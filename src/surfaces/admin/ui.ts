@@ -9,21 +9,21 @@ import {
   fieldLabel,
   labelOf,
 } from '../../data/school/labels.js';
-import type { z } from 'zod';
 import { issueMessage } from '../../data/school/messages.js';
 import type { SchoolEntity } from '../../data/school/types.js';
 import { NotFoundError } from '../../errors/index.js';
-import { csrfField, withQuery, type FieldError } from '../web/components.js';
-import { integerOrNull, parseForm } from '../web/forms.js';
+import { anyOption, select, type FieldError, type Option } from '../web/components.js';
+import { integerOrNull } from '../web/forms.js';
 import { html, type Html } from '../web/html.js';
 import type { Lang } from '../web/lang.js';
-import { redirect, type Outcome, type PageRequest } from '../web/routes.js';
+import type { PageRequest } from '../web/routes.js';
 import type { Texts } from '../web/texts/index.js';
 
 /*
  * What the admin console's pages add to the kit (src/surfaces/web/components.ts): the section,
  * the language of the operations' messages, integer fields, record ids, changes as people read
- * them, a record's actions, the spreadsheet field. Every page works without JavaScript.
+ * them, the lists' filters, the spreadsheet field (a school record's pages: ./records.ts). Every page
+ * works without JavaScript.
  */
 
 /** The GraphQL Language of a page's language (for the messages operations answer in). */
@@ -36,43 +36,24 @@ export function atInputs(errors: readonly FieldError[], aliases: Readonly<Record
   return errors.map((e) => ({ field: aliases[e.field] ?? e.field, message: e.message }));
 }
 
-/** What a school record's create or update answered: its refusals, the record, whether it changed. */
-export interface Saved {
-  readonly errors: readonly FieldError[];
-  /** The record written (null when a create wrote none). */
-  readonly id: number | null;
-  /** False when an update found nothing to change. */
-  readonly changed: boolean;
+/** The options of an enum, each by its label in the page's language. */
+export function enumOptions<T extends string>(
+  values: readonly T[],
+  labels: Readonly<Record<T, { ko: string; en: string }>>,
+  lang: Lang,
+): Option[] {
+  return values.map((value) => ({ value, label: labels[value][lang] }));
 }
 
-export interface RecordForm<S extends z.ZodType> {
-  /** The form's fields as the mutation's input. */
-  readonly schema: S;
-  /** Runs the mutation. */
-  save(input: z.output<S>): Promise<Saved>;
-  /** The list: the record's page is `${list}/${id}`. */
-  readonly list: string;
-  /** The flash after a change, and after an update that changed nothing. */
-  readonly done: string;
-  readonly unchanged?: string;
-  /** The data layer's field → the form's input that shows its error. */
-  readonly aliases?: Readonly<Record<string, string>>;
-  /** The form again, with the refusals (answered 422). */
-  again(errors: FieldError[]): Outcome | Promise<Outcome>;
-}
-
-/**
- * A school record's form posted (create or update of a student, club or project), the one path:
- * the form parsed, the mutation run, then the record's page with a flash; or the form again (422)
- * with each refusal under its input.
- */
-export async function saveRecord<S extends z.ZodType>(req: PageRequest, form: RecordForm<S>): Promise<Outcome> {
-  const parsed = parseForm(form.schema, req.form);
-  if (!parsed.ok) return form.again(parsed.errors);
-  const saved = await form.save(parsed.value);
-  if (saved.errors.length === 0 && saved.id !== null)
-    return redirect(`${form.list}/${saved.id}`, { kind: 'ok', text: saved.changed ? form.done : (form.unchanged ?? form.done) });
-  return form.again(atInputs(saved.errors, form.aliases));
+/** A filter of a list: a select whose first choice is "all", labelled as the field is in forms unless told. */
+export function filterSelect(
+  req: PageRequest,
+  name: string,
+  value: string | number | null,
+  options: readonly Option[],
+  label = formLabel(name, req.lang),
+): Html {
+  return select({ name, label, value, options: anyOption(req.t, options) });
 }
 
 /** A query parameter as an integer within [min, max], else null. */
@@ -159,42 +140,6 @@ export function actionLabel(lang: Lang, action: string): string {
 /** Why a delete form is refused when its confirmation box is not ticked (none when it is). */
 export function unconfirmed(t: Texts, req: PageRequest): FieldError[] {
   return req.form['confirm'] === 'yes' ? [] : [{ field: 'confirm', message: t.kit.confirmMissing }];
-}
-
-export interface RecordActions {
-  /** The record's page (/admin/clubs/7): the delete form posts to `${path}/delete`. */
-  readonly path: string;
-  readonly entity: SchoolEntity;
-  readonly recordId: number;
-  readonly heading: string;
-  /** The forms that change the record's status. */
-  readonly body: Html;
-  readonly deleteLabel: string;
-  readonly deleteHint: string;
-  readonly history: string;
-}
-
-/**
- * The box under a record's form: its status actions, the delete form (a fieldset whose box must
- * be ticked, with what deleting does) and the link to the record's changes in the audit log.
- */
-export function recordActions(req: PageRequest, o: RecordActions): Html {
-  return html`<section aria-labelledby="record-actions" class="card">
-    <h2 id="record-actions">${o.heading}</h2>
-    ${o.body}
-    <form method="post" action="${o.path}/delete">
-      ${csrfField(req.csrf)}
-      <fieldset>
-        <legend>${o.deleteLabel}</legend>
-        <p class="hint" id="delete-hint">${o.deleteHint}</p>
-        <label class="check"
-          ><input type="checkbox" name="confirm" value="yes" required aria-describedby="delete-hint" /> ${req.t.kit.confirm}</label
-        >
-        <div class="actions"><button type="submit" class="danger">${o.deleteLabel}</button></div>
-      </fieldset>
-    </form>
-    <p><a href="${withQuery('/admin/audit', { entity: o.entity, recordId: o.recordId })}">${o.history}</a></p>
-  </section>`;
 }
 
 /**
