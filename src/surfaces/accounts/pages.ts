@@ -78,6 +78,23 @@ function refused(
 }
 
 /** Step 1 of sign-up and of reset: the email a code goes to. */
+/** The email step of sign-up or of a password reset (`action`), in that flow's words. */
+function emailPage(
+  req: PageRequest,
+  deps: AccountPagesDeps,
+  action: typeof SIGN_UP | typeof RESET,
+  email: string,
+  errors: FieldError[] = [],
+  status?: number,
+): Outcome {
+  const { t } = req;
+  const words =
+    action === SIGN_UP
+      ? { title: t.accounts.signUpTitle, intro: t.accounts.signUpIntro(deps.domain), label: t.accounts.email }
+      : { title: t.accounts.resetTitle, intro: t.accounts.resetIntro, label: t.accounts.accountEmail };
+  return emailStep(req, { action, ...words, email, errors, ...(status === undefined ? {} : { status }) });
+}
+
 function emailStep(
   req: PageRequest,
   o: { action: string; intro: string; label: string; title: string; email: string; errors: FieldError[]; status?: number },
@@ -176,17 +193,7 @@ function donePage(req: PageRequest, title: string, lines: Html): Outcome {
   );
 }
 
-const signUpStart: Handler<AccountPagesDeps> = async (req, deps) => {
-  const { t } = req;
-  return emailStep(req, {
-    action: SIGN_UP,
-    title: t.accounts.signUpTitle,
-    intro: t.accounts.signUpIntro(deps.domain),
-    label: t.accounts.email,
-    email: req.query('email'),
-    errors: [],
-  });
-};
+const signUpStart: Handler<AccountPagesDeps> = async (req, deps) => emailPage(req, deps, SIGN_UP, req.query('email'));
 
 const signUpRequestCode: Handler<AccountPagesDeps> = async (req, deps) => {
   const { t } = req;
@@ -198,17 +205,7 @@ const signUpRequestCode: Handler<AccountPagesDeps> = async (req, deps) => {
       text: t.accounts.sent(sent.email),
     });
   } catch (err) {
-    return refused(req, deps, err, 'email', (errors, status) =>
-      emailStep(req, {
-        action: SIGN_UP,
-        title: t.accounts.signUpTitle,
-        intro: t.accounts.signUpIntro(deps.domain),
-        label: t.accounts.email,
-        email: form.email,
-        errors,
-        status,
-      }),
-    );
+    return refused(req, deps, err, 'email', (errors, status) => emailPage(req, deps, SIGN_UP, form.email, errors, status));
   }
 };
 
@@ -242,17 +239,7 @@ const signUpDone: Handler<AccountPagesDeps> = async (req) =>
       ${req.query('pending') ? html`<p>${req.t.accounts.donePending}</p>` : ''}`,
   );
 
-const resetStart: Handler<AccountPagesDeps> = async (req) => {
-  const { t } = req;
-  return emailStep(req, {
-    action: RESET,
-    title: t.accounts.resetTitle,
-    intro: t.accounts.resetIntro,
-    label: t.accounts.accountEmail,
-    email: req.query('email'),
-    errors: [],
-  });
-};
+const resetStart: Handler<AccountPagesDeps> = async (req, deps) => emailPage(req, deps, RESET, req.query('email'));
 
 const resetRequestCode: Handler<AccountPagesDeps> = async (req, deps) => {
   const { t } = req;
@@ -264,17 +251,7 @@ const resetRequestCode: Handler<AccountPagesDeps> = async (req, deps) => {
       text: t.accounts.resetSent(sent.email),
     });
   } catch (err) {
-    return refused(req, deps, err, 'email', (errors, status) =>
-      emailStep(req, {
-        action: RESET,
-        title: t.accounts.resetTitle,
-        intro: t.accounts.resetIntro,
-        label: t.accounts.accountEmail,
-        email: form.email,
-        errors,
-        status,
-      }),
-    );
+    return refused(req, deps, err, 'email', (errors, status) => emailPage(req, deps, RESET, form.email, errors, status));
   }
 };
 
