@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { describeDefaultPageSize, expectRefused, itChecksEnums, itChecksIntegers } from '../helpers/parameters.js';
+import { describeDefaultPageSize, expectRefused, itChecksEnums, itChecksIntegers, itPages } from '../helpers/parameters.js';
 import { expectOk, expectPage } from '../helpers/expect.js';
 import { buildClub, buildStudent, insertSchool, issueKey } from '../helpers/factories.js';
 
@@ -273,21 +273,7 @@ describe('data API: GET /v1/clubs', () => {
       expect(data.clubs.map((c) => c.id)).to.deep.equal(ALL_IDS);
     });
 
-    it('totalPages is ceil(totalElements / size); a page past the end is empty', async () => {
-      for (const [size, pages] of [
-        [1, 9],
-        [3, 3],
-        [8, 2],
-        [9, 1],
-        [1000, 1],
-      ] as const) {
-        const data = await ok(`?size=${size}`);
-        expect([data.totalPages, data.totalElements, data.clubs.length]).to.deep.equal([pages, 9, Math.min(size, 9)]);
-      }
-      expect(await ok('?size=3&page=3')).to.deep.equal({ totalPages: 3, totalElements: 9, clubs: [] });
-      expect(await ok('?page=2147483647&size=1000')).to.deep.equal({ totalPages: 1, totalElements: 9, clubs: [] });
-      expect(await ok('?clubName=nothing')).to.deep.equal({ totalPages: 0, totalElements: 0, clubs: [] });
-    });
+    itPages(get, 'clubs', 9, [1, 3, 8, 9, 1000], '?clubName=nothing');
   });
 
   describe('filters', () => {

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { describeDefaultPageSize, expectRefused, itChecksEnums, itChecksIntegers } from '../helpers/parameters.js';
+import { describeDefaultPageSize, expectRefused, itChecksEnums, itChecksIntegers, itPages } from '../helpers/parameters.js';
 import { expectOk, expectPage } from '../helpers/expect.js';
 import { buildClub, buildProject, buildStudent, insertSchool, issueKey } from '../helpers/factories.js';
 
@@ -201,21 +201,7 @@ describe('data API: GET /v1/projects', () => {
       expect(Object.keys(first?.participants[0] ?? {})).to.deep.equal(['id', 'name', 'email', 'studentNumber', 'major', 'sex']);
     });
 
-    it('paging: totalPages = ceil(total / size); a page past the end is empty', async () => {
-      for (const [size, pages] of [
-        [1, 5],
-        [2, 3],
-        [4, 2],
-        [5, 1],
-        [1000, 1],
-      ] as const) {
-        const data = await ok(`?size=${size}`);
-        expect([data.totalPages, data.totalElements, data.projects.length]).to.deep.equal([pages, 5, Math.min(size, 5)]);
-      }
-      expect(await ok('?size=2&page=3')).to.deep.equal({ totalPages: 3, totalElements: 5, projects: [] });
-      expect(await ok('?page=2147483647&size=1000')).to.deep.equal({ totalPages: 1, totalElements: 5, projects: [] });
-      expect(await ok('?projectName=none')).to.deep.equal({ totalPages: 0, totalElements: 0, projects: [] });
-    });
+    itPages(get, 'projects', 5, [1, 2, 4, 5, 1000], '?projectName=none');
   });
 
   describe('filters', () => {

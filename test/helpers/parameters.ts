@@ -92,3 +92,25 @@ export function describeDefaultPageSize(o: {
     });
   });
 }
+
+/**
+ * The `it` of a list's pages: for each size, totalPages is ceil(totalElements / size) and a page
+ * holds at most `size`; a page past the end is empty, and so is the answer to `unmatched`.
+ */
+export function itPages(get: Get, list: string, total: number, sizes: readonly number[], unmatched: string): void {
+  it('totalPages is ceil(totalElements / size); a page past the end is empty', async () => {
+    const page = async (query: string) => expectOk<Record<string, unknown>>(await get(query));
+    for (const size of sizes) {
+      const data = await page(`?size=${size}`);
+      expect([data['totalPages'], data['totalElements'], (data[list] as unknown[]).length], `size ${size}`).to.deep.equal([
+        Math.ceil(total / size),
+        total,
+        Math.min(size, total),
+      ]);
+    }
+    const pages = Math.ceil(total / (sizes[1] ?? 1));
+    expect(await page(`?size=${sizes[1] ?? 1}&page=${pages}`)).to.deep.equal({ totalPages: pages, totalElements: total, [list]: [] });
+    expect(await page('?page=2147483647&size=1000')).to.deep.equal({ totalPages: 1, totalElements: total, [list]: [] });
+    expect(await page(unmatched)).to.deep.equal({ totalPages: 0, totalElements: 0, [list]: [] });
+  });
+}

@@ -195,19 +195,30 @@ function donePage(req: PageRequest, title: string, lines: Html): Outcome {
 
 const signUpStart: Handler<AccountPagesDeps> = async (req, deps) => emailPage(req, deps, SIGN_UP, req.query('email'));
 
-const signUpRequestCode: Handler<AccountPagesDeps> = async (req, deps) => {
-  const { t } = req;
-  const form = emailForm.parse(req.form);
-  try {
-    const sent = await deps.service.requestSignupCode(form.email, req.ctx.ip);
-    return redirect(withQuery(`${SIGN_UP}/verify`, { email: sent.email, return: returnOf(req, form.return) }), {
-      kind: 'ok',
-      text: t.accounts.sent(sent.email),
-    });
-  } catch (err) {
-    return refused(req, deps, err, 'email', (errors, status) => emailPage(req, deps, SIGN_UP, form.email, errors, status));
-  }
-};
+/**
+ * The email step posted (sign-up or a password reset): a code is mailed and the code step follows,
+ * or the email step again with the refusal.
+ */
+function requestCode(action: typeof SIGN_UP | typeof RESET): Handler<AccountPagesDeps> {
+  return async (req, deps) => {
+    const { t } = req;
+    const form = emailForm.parse(req.form);
+    try {
+      const sent =
+        action === SIGN_UP
+          ? await deps.service.requestSignupCode(form.email, req.ctx.ip)
+          : await deps.service.requestPasswordReset(form.email, req.ctx.ip);
+      return redirect(withQuery(`${action}/verify`, { email: sent.email, return: returnOf(req, form.return) }), {
+        kind: 'ok',
+        text: (action === SIGN_UP ? t.accounts.sent : t.accounts.resetSent)(sent.email),
+      });
+    } catch (err) {
+      return refused(req, deps, err, 'email', (errors, status) => emailPage(req, deps, action, form.email, errors, status));
+    }
+  };
+}
+
+const signUpRequestCode = requestCode(SIGN_UP);
 
 const signUpVerify: Handler<AccountPagesDeps> = async (req) => signUpVerifyPage(req, { email: req.query('email') });
 
@@ -241,19 +252,7 @@ const signUpDone: Handler<AccountPagesDeps> = async (req) =>
 
 const resetStart: Handler<AccountPagesDeps> = async (req, deps) => emailPage(req, deps, RESET, req.query('email'));
 
-const resetRequestCode: Handler<AccountPagesDeps> = async (req, deps) => {
-  const { t } = req;
-  const form = emailForm.parse(req.form);
-  try {
-    const sent = await deps.service.requestPasswordReset(form.email, req.ctx.ip);
-    return redirect(withQuery(`${RESET}/verify`, { email: sent.email, return: returnOf(req, form.return) }), {
-      kind: 'ok',
-      text: t.accounts.resetSent(sent.email),
-    });
-  } catch (err) {
-    return refused(req, deps, err, 'email', (errors, status) => emailPage(req, deps, RESET, form.email, errors, status));
-  }
-};
+const resetRequestCode = requestCode(RESET);
 
 const resetVerify: Handler<AccountPagesDeps> = async (req) => resetVerifyPage(req, { email: req.query('email') });
 
