@@ -90,6 +90,15 @@ export function pathParameters(endpoint: Pick<Endpoint, 'path'>): readonly strin
   return [...endpoint.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1] ?? '');
 }
 
+/**
+ * The pattern of a path with parameters (`/v1/public/projects/{id}`): each parameter one segment,
+ * captured in the order `pathParameters` names them; a trailing slash allowed.
+ */
+export function pathPattern(path: string): RegExp {
+  const literals = path.split(/\{\w+\}/).map((text) => text.replace(/[.*+?^$()|[\]\\]/g, '\\$&'));
+  return new RegExp(`^${literals.join('([^/]+)')}/?$`);
+}
+
 /** Types one row against its operation's generated types, then erases them for the table. */
 function endpoint<Q extends z.ZodObject, TVariables extends Record<string, unknown>, TData>(row: {
   path: `/v1/${string}`;

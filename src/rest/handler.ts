@@ -9,7 +9,7 @@ import { runOperation, type GraphQLServer } from '../graphql/server.js';
 import type { AppContext, AppMiddleware } from '../http/context.js';
 import { COMPRESS_MIN_BYTES, codedEtag, negotiateCoding, type ContentCoding } from '../http/compression.js';
 import { successEnvelope } from '../http/envelope.js';
-import { endpointScopes, isPublic, pathParameters, type Endpoint } from './endpoints.js';
+import { endpointScopes, isPublic, pathParameters, pathPattern, type Endpoint } from './endpoints.js';
 import { memoByQueryString, parseQuery } from './params.js';
 import { etagOf, matchesIfNoneMatch, type CachedAnswer, type ResponseCache } from './response-cache.js';
 
@@ -158,7 +158,7 @@ function variablesReader(endpoint: Endpoint, today: () => string): (query: objec
 function pathParameterReader(endpoint: Endpoint): (path: string) => Record<string, string> | undefined {
   const names = pathParameters(endpoint);
   if (names.length === 0) return () => undefined;
-  const pattern = new RegExp(`^${endpoint.path.replace(/\{\w+\}/g, '([^/]+)')}/?$`);
+  const pattern = pathPattern(endpoint.path);
   return (path) => {
     const values = pattern.exec(path)?.slice(1) ?? [];
     return Object.fromEntries(names.map((name, i) => [name, decodeURIComponent(values[i] ?? '')]));

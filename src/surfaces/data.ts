@@ -23,7 +23,7 @@ import { rolloverHealth } from '../data/operations/status.js';
 import { FailureLimiter, KeyRateLimiter, addressRateLimit, costCharge, rateLimit } from '../http/rate-limit.js';
 import { UsageRecorder } from '../http/usage.js';
 import { startNeisBackground } from '../neis/background.js';
-import { ENDPOINTS, endpointScopes, isPublic } from '../rest/endpoints.js';
+import { ENDPOINTS, endpointScopes, isPublic, pathPattern } from '../rest/endpoints.js';
 import { endpointSteps, type RestDeps } from '../rest/handler.js';
 import { buildOpenApiDocument } from '../rest/openapi.js';
 import { ResponseCache } from '../rest/response-cache.js';
@@ -161,7 +161,7 @@ class Routes {
     // Paths with parameters are matched by pattern (a parameter is one path segment).
     const patterns = [...methods.entries()]
       .filter(([path]) => path.includes('{'))
-      .map(([path, allowed]) => ({ pattern: new RegExp(`^${path.replace(/\{\w+\}/g, '[^/]+')}$`), allowed }));
+      .map(([path, allowed]) => ({ pattern: pathPattern(path), allowed }));
     const methodsOf = (path: string) => methods.get(path) ?? patterns.find((p) => p.pattern.test(path))?.allowed;
     const dispatch = this.router.routes();
     // The router's middleware types its context with the params it adds; ours is the same Koa context.

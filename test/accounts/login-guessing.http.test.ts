@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { createAccount, createClient, CookieJar, loginAttempts, pkcePair, REDIRECT_URI } from '../helpers/oauth.js';
+import { createAccount, createClient, loginAttempts, openLoginPage, type CookieJar } from '../helpers/oauth.js';
 import { TestMailServer } from '../helpers/smtp.js';
 
 /**
@@ -18,26 +18,11 @@ interface LoginForm {
   readonly action: string;
 }
 
+/** The login page of a fresh authorization (its form's address, CSRF token and cookies). */
 async function openLoginForm(t: TestApp, clientId: string): Promise<LoginForm> {
-  const jar = new CookieJar();
-  const params = new URLSearchParams({
-    client_id: clientId,
-    redirect_uri: REDIRECT_URI,
-    response_type: 'code',
-    state: 'g',
-    code_challenge: pkcePair().challenge,
-    code_challenge_method: 'S256',
-  });
-  const start = await t.request(`/v1/oauth/authorize?${params}`, { redirect: 'manual' });
-  jar.store(start);
-  const page = await fetch(new URL(start.headers.get('location') ?? '', t.url), { headers: { cookie: jar.header() } });
-  const html = await page.text();
-  expect(page.status, html).to.equal(200);
-  return {
-    jar,
-    csrf: /name="csrf" value="([^"]+)"/.exec(html)?.[1] ?? '',
-    action: new URL(/<form method="post" action="([^"]+)"/.exec(html)?.[1] ?? '/', t.url).href,
-  };
+  const page = await openLoginPage(t, clientId);
+  expect(page.res.status, page.html).to.equal(200);
+  return page;
 }
 
 /** Posts a form of the login page as a browser at `address` (through the trusted proxy 127.0.0.1). */

@@ -1,10 +1,10 @@
 import { ApiKeyService } from '../../src/data/keys/store.js';
 import { AppService } from '../../src/oauth/apps.js';
 import { expect } from 'chai';
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { launchChromium, screenshot, signIn, VIEWPORTS } from '../helpers/browser.js';
+import { launchChromium, startCallback, screenshot, signIn, VIEWPORTS } from '../helpers/browser.js';
 import { expectOAuthError } from '../helpers/expect.js';
 import { buildStudent, insertSchool } from '../helpers/factories.js';
 import { createAccount, pkcePair, postJson } from '../helpers/oauth.js';
@@ -33,10 +33,7 @@ describe('accounts and sign-in: self-service in a browser, from sign-up to conne
     t = await buildTestApp('self_service_browser', { env: { SMTP_URL: mail.url } });
     await insertSchool(t.db, { students: [buildStudent({ _id: 21, email: student.email, name: '한가람' })] });
     await createAccount(t.db, bob.email, bob.password);
-    callbackServer = createServer((_req, res) => res.end('callback reached'));
-    await new Promise<void>((done) => callbackServer.listen(0, '127.0.0.1', () => done()));
-    const address = callbackServer.address();
-    redirectUri = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/cb`;
+    ({ server: callbackServer, redirectUri } = await startCallback('/cb'));
     browser = await launchChromium();
     secrets.push(student.password, bob.password);
   });

@@ -1,8 +1,8 @@
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import { expect } from 'chai';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { launchChromium, screenshot, signIn, VIEWPORTS } from '../helpers/browser.js';
+import { launchChromium, startCallback, screenshot, signIn, VIEWPORTS } from '../helpers/browser.js';
 import { buildClub, buildStudent, insertSchool, issueKey } from '../helpers/factories.js';
 import { createClient, pkcePair } from '../helpers/oauth.js';
 import { AccountService } from '../../src/oauth/accounts.js';
@@ -34,10 +34,7 @@ describe('accounts and sign-in: my profile, data updates at sign-in, my sign-ins
 
   before(async () => {
     t = await buildTestApp('browser_student_self');
-    callback = createServer((_req, res) => res.end('callback reached'));
-    await new Promise<void>((done) => callback.listen(0, '127.0.0.1', () => done()));
-    const address = callback.address();
-    redirectUri = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/callback`;
+    ({ server: callback, redirectUri } = await startCallback());
     await insertSchool(t.db, {
       clubs: [
         buildClub({ _id: 1, name: '소프트웨어 개발 동아리', type: 'MAJOR_CLUB' }),

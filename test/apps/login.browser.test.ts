@@ -1,8 +1,9 @@
 import { expect } from 'chai';
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import * as oidc from 'openid-client';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { launchChromium, startCallback } from '../helpers/browser.js';
 import { buildStudent, insertSchool } from '../helpers/factories.js';
 import { createAccount, createClient } from '../helpers/oauth.js';
 
@@ -13,15 +14,6 @@ import { createAccount, createClient } from '../helpers/oauth.js';
  */
 
 const USER = { email: 'choi@school.test', password: 'choi browser pw' };
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 describe('OAuth apps: login in a browser with openid-client', function () {
   this.timeout(60000);
@@ -32,14 +24,10 @@ describe('OAuth apps: login in a browser with openid-client', function () {
 
   before(async () => {
     t = await buildTestApp('oauth_browser');
-    // The client application's callback: it only has to answer, the test reads the address.
-    callbackServer = createServer((_req, res) => res.end('callback reached'));
-    await new Promise<void>((done) => callbackServer.listen(0, '127.0.0.1', () => done()));
-    const address = callbackServer.address();
-    redirectUri = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/callback`;
+    ({ server: callbackServer, redirectUri } = await startCallback());
     await insertSchool(t.db, { students: [buildStudent({ _id: 11, email: USER.email, name: '최지우' })] });
     await createAccount(t.db, USER.email, USER.password);
-    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();

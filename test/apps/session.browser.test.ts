@@ -1,7 +1,8 @@
 import { expect } from 'chai';
-import { createServer, type Server } from 'node:http';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Server } from 'node:http';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { launchChromium, startCallback } from '../helpers/browser.js';
 import { buildStudent, insertSchool } from '../helpers/factories.js';
 import { createAccount, createClient, pkcePair } from '../helpers/oauth.js';
 
@@ -12,15 +13,6 @@ import { createAccount, createClient, pkcePair } from '../helpers/oauth.js';
  */
 
 const USER = { email: 'han@school.test', password: 'han browser pw' };
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const FOURTEEN_DAYS = 14 * 24 * 3600;
 
 describe('OAuth apps: the login session and logout in a browser', function () {
@@ -33,14 +25,11 @@ describe('OAuth apps: the login session and logout in a browser', function () {
 
   before(async () => {
     t = await buildTestApp('oauth_session_browser');
-    callbackServer = createServer((_req, res) => res.end('callback reached'));
-    await new Promise<void>((done) => callbackServer.listen(0, '127.0.0.1', () => done()));
-    const address = callbackServer.address();
-    redirectUri = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/callback`;
+    ({ server: callbackServer, redirectUri } = await startCallback());
     await insertSchool(t.db, { students: [buildStudent({ _id: 12, email: USER.email, name: '한서아' })] });
     await createAccount(t.db, USER.email, USER.password);
     clientId = (await createClient(t.db, { name: '동아리 출석부', redirectUris: [redirectUri] })).client.id;
-    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();

@@ -81,6 +81,13 @@ describe('OAuth apps: the token endpoint and the authorization flow', () => {
     return { code_challenge: pkcePair().challenge, code_challenge_method: 'S256' };
   }
 
+  /** Starts an authorization with these parameters; the address the client is sent back to (303). */
+  async function sentBack(params: Record<string, string>): Promise<URL> {
+    const res = await t.request(`/v1/oauth/authorize?${new URLSearchParams(params)}`, { redirect: 'manual' });
+    expect(res.status).to.equal(303);
+    return new URL(res.headers.get('location') ?? '');
+  }
+
   function refresh(refreshToken: string, extra: Record<string, unknown> = {}): Promise<Response> {
     return postJson(t, '/v1/oauth/token', {
       grant_type: 'refresh_token',
@@ -288,7 +295,7 @@ describe('OAuth apps: the token endpoint and the authorization flow', () => {
 
     it('errors about the request itself go back to the client with error, error_description and state', async () => {
       // prompt=none without a login session: the user would have to log in.
-      const query = new URLSearchParams({
+      const location = await sentBack({
         client_id: confidential.id,
         redirect_uri: REDIRECT_URI,
         response_type: 'code',
@@ -296,9 +303,6 @@ describe('OAuth apps: the token endpoint and the authorization flow', () => {
         prompt: 'none',
         ...challenge(),
       });
-      const res = await t.request(`/v1/oauth/authorize?${query}`, { redirect: 'manual' });
-      expect(res.status).to.equal(303);
-      const location = new URL(res.headers.get('location') ?? '');
       expect(`${location.origin}${location.pathname}`).to.equal(REDIRECT_URI);
       expect(location.searchParams.get('error')).to.equal('login_required');
       expect(location.searchParams.get('iss')).to.equal(t.url);
@@ -307,7 +311,7 @@ describe('OAuth apps: the token endpoint and the authorization flow', () => {
     });
 
     it('an unknown or disallowed scope is invalid_scope, sent back to the client', async () => {
-      const query = new URLSearchParams({
+      const location = await sentBack({
         client_id: confidential.id,
         redirect_uri: REDIRECT_URI,
         response_type: 'code',
@@ -315,9 +319,6 @@ describe('OAuth apps: the token endpoint and the authorization flow', () => {
         scope: 'self:read admin:write',
         ...challenge(),
       });
-      const res = await t.request(`/v1/oauth/authorize?${query}`, { redirect: 'manual' });
-      expect(res.status).to.equal(303);
-      const location = new URL(res.headers.get('location') ?? '');
       expect(location.searchParams.get('error')).to.equal('invalid_scope');
     });
   });
@@ -350,16 +351,13 @@ describe('OAuth apps: the token endpoint and the authorization flow', () => {
     });
 
     it('PKCE downgrade: a public client without code_challenge is refused', async () => {
-      const query = new URLSearchParams({ client_id: publicClient, redirect_uri: REDIRECT_URI, response_type: 'code', state: 'p' });
-      const res = await t.request(`/v1/oauth/authorize?${query}`, { redirect: 'manual' });
-      expect(res.status).to.equal(303);
-      const location = new URL(res.headers.get('location') ?? '');
+      const location = await sentBack({ client_id: publicClient, redirect_uri: REDIRECT_URI, response_type: 'code', state: 'p' });
       expect(location.searchParams.get('error')).to.equal('invalid_request');
       expect(location.searchParams.get('error_description')).to.include('PKCE');
     });
 
     it('PKCE downgrade: code_challenge_method=plain is refused', async () => {
-      const query = new URLSearchParams({
+      const location = await sentBack({
         client_id: publicClient,
         redirect_uri: REDIRECT_URI,
         response_type: 'code',
@@ -367,8 +365,6 @@ describe('OAuth apps: the token endpoint and the authorization flow', () => {
         code_challenge: 'a'.repeat(43),
         code_challenge_method: 'plain',
       });
-      const res = await t.request(`/v1/oauth/authorize?${query}`, { redirect: 'manual' });
-      const location = new URL(res.headers.get('location') ?? '');
       expect(location.searchParams.get('error')).to.equal('invalid_request');
       expect(location.searchParams.get('error_description')).to.include('code_challenge_method');
     });

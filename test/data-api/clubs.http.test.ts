@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { expectEnvelope, expectOk } from '../helpers/expect.js';
+import { describeDefaultPageSize, expectRefused, itChecksEnums, itChecksIntegers, itPages } from '../helpers/parameters.js';
+import { expectOk, expectPage } from '../helpers/expect.js';
 import { buildClub, buildStudent, insertSchool, issueKey } from '../helpers/factories.js';
 
 /** GET /v1/clubs over HTTP against a real database. */
@@ -172,11 +173,6 @@ describe('data API: GET /v1/clubs', () => {
   const ok = async (query = '') => expectOk<ClubPage>(await get(query));
   const ids = async (query = '') => (await ok(query)).clubs.map((c) => c.id);
   const byId = async (query = '') => new Map((await ok(query)).clubs.map((c) => [c.id, c]));
-  const expect400 = async (query: string, parameter: string, allowed: string) => {
-    const body = await expectEnvelope(await get(query), 400, 'BAD_REQUEST', `Invalid parameter '${parameter}': `);
-    expect(body.message, query).to.include(allowed);
-  };
-
   before(async () => {
     t = await buildTestApp('clubs', { surfaces: ['data'] });
     await insertSchool(t.db, { students, clubs });
@@ -187,33 +183,24 @@ describe('data API: GET /v1/clubs', () => {
   describe('envelope, record shape and leaders', () => {
     it('answers the exact envelope, wrapper and club record', async () => {
       const res = await get('?clubId=10');
-      const text = await res.text();
-      expect(res.status).to.equal(200);
-      const body = JSON.parse(text) as { data: ClubPage };
-      expect(Object.keys(body)).to.deep.equal(['status', 'code', 'message', 'data']);
-      expect(Object.keys(body.data)).to.deep.equal(['totalPages', 'totalElements', 'clubs']);
-      expect(body).to.deep.equal({
-        status: 'OK',
-        code: 200,
-        message: 'OK',
-        data: {
-          totalPages: 1,
-          totalElements: 1,
-          clubs: [
-            {
-              id: 10,
-              name: 'Robotics Lab',
-              type: 'MAJOR_CLUB',
-              leader: P[1],
-              participants: [P[2]],
-              foundedYear: 2019,
-              status: 'ACTIVE',
-              abolishedYear: null,
-            },
-          ],
-        },
+      const data = await expectPage<ClubPage>(res, 'clubs');
+      expect(data).to.deep.equal({
+        totalPages: 1,
+        totalElements: 1,
+        clubs: [
+          {
+            id: 10,
+            name: 'Robotics Lab',
+            type: 'MAJOR_CLUB',
+            leader: P[1],
+            participants: [P[2]],
+            foundedYear: 2019,
+            status: 'ACTIVE',
+            abolishedYear: null,
+          },
+        ],
       });
-      const club = body.data.clubs[0];
+      const club = data.clubs[0];
       expect(Object.keys(club ?? {})).to.deep.equal([
         'id',
         'name',
@@ -286,21 +273,7 @@ describe('data API: GET /v1/clubs', () => {
       expect(data.clubs.map((c) => c.id)).to.deep.equal(ALL_IDS);
     });
 
-    it('totalPages is ceil(totalElements / size); a page past the end is empty', async () => {
-      for (const [size, pages] of [
-        [1, 9],
-        [3, 3],
-        [8, 2],
-        [9, 1],
-        [1000, 1],
-      ] as const) {
-        const data = await ok(`?size=${size}`);
-        expect([data.totalPages, data.totalElements, data.clubs.length]).to.deep.equal([pages, 9, Math.min(size, 9)]);
-      }
-      expect(await ok('?size=3&page=3')).to.deep.equal({ totalPages: 3, totalElements: 9, clubs: [] });
-      expect(await ok('?page=2147483647&size=1000')).to.deep.equal({ totalPages: 1, totalElements: 9, clubs: [] });
-      expect(await ok('?clubName=nothing')).to.deep.equal({ totalPages: 0, totalElements: 0, clubs: [] });
-    });
+    itPages(get, 'clubs', 9, [1, 3, 8, 9, 1000], '?clubName=nothing');
   });
 
   describe('filters', () => {
@@ -356,86 +329,52 @@ describe('data API: GET /v1/clubs', () => {
   });
 
   describe('parameter validation', () => {
-    const statuses: [string, number][] = [
-      ['page=-1', 400],
-      ['page=0', 200],
-      ['page=2147483648', 400],
-      ['size=0', 400],
-      ['size=1', 200],
-      ['size=1000', 200],
-      ['size=1001', 400],
-      ['clubId=0', 400],
-      ['clubId=1', 200],
-      ['clubId=9007199254740991', 200],
-      ['clubId=99999999999999999999', 400],
-    ];
-    for (const [query, status] of statuses) {
-      it(`${query} -> ${status}`, async () => {
-        const res = await get(`?${query}`);
-        const name = query.split('=')[0] ?? '';
-        if (status === 200) await expectOk(res);
-        else
-          await expectEnvelope(
-            res,
-            400,
-            'BAD_REQUEST',
-            new RegExp(`^Invalid parameter '${name}': must be an integer from \\d+ to \\d+ \\(got '-?\\d+'\\)\\.$`),
-          );
-      });
-    }
-
-    for (const name of ['clubId', 'page', 'size']) {
-      for (const raw of ['abc', '1.5', '', ' ', '1,2']) {
-        it(`${name}='${raw}' -> 400`, () => expect400(`?${name}=${encodeURIComponent(raw)}`, name, 'must be an integer from'));
-      }
-      it(`${name} given twice -> 400`, () => expect400(`?${name}=1&${name}=1`, name, 'must be given only once'));
-    }
+    itChecksIntegers(
+      get,
+      [
+        ['page=-1', 400],
+        ['page=0', 200],
+        ['page=2147483648', 400],
+        ['size=0', 400],
+        ['size=1', 200],
+        ['size=1000', 200],
+        ['size=1001', 400],
+        ['clubId=0', 400],
+        ['clubId=1', 200],
+        ['clubId=9007199254740991', 200],
+        ['clubId=99999999999999999999', 400],
+      ],
+      ['abc', '1.5', '', ' ', '1,2'],
+    );
     for (const raw of ['yes', '1', '', 'null']) {
       it(`includeLeaderInParticipants='${raw}' -> 400`, () =>
-        expect400(`?includeLeaderInParticipants=${raw}`, 'includeLeaderInParticipants', 'must be true or false'));
+        expectRefused(get, `?includeLeaderInParticipants=${raw}`, 'includeLeaderInParticipants', 'must be true or false'));
     }
     it('includeLeaderInParticipants given twice -> 400', () =>
-      expect400(
+      expectRefused(
+        get,
         '?includeLeaderInParticipants=true&includeLeaderInParticipants=false',
         'includeLeaderInParticipants',
         'must be given only once',
       ));
 
-    const enums: [string, string, string[]][] = [
+    itChecksEnums(get, [
       ['clubType', 'MAJOR_CLUB, AUTONOMOUS_CLUB', ['major_club', 'MAJOR', 'JOB_CLUB', '']],
       ['clubStatus', 'ACTIVE, ABOLISHED', ['active', 'CLOSED']],
       ['sortBy', 'ID, NAME, TYPE', ['name', 'STUDENT_NUMBER', 'LEADER', '']],
       ['sortDirection', 'ASC, DESC', ['desc', 'Asc', '']],
-    ];
-    for (const [name, allowed, values] of enums) {
-      for (const raw of values) {
-        it(`${name}='${raw}' -> 400 listing ${allowed}`, async () => {
-          const body = await expectEnvelope(await get(`?${name}=${raw}`), 400, 'BAD_REQUEST');
-          expect(body.message).to.equal(`Invalid parameter '${name}': must be one of ${allowed} (got '${raw}').`);
-        });
-      }
-      it(`${name} given twice -> 400`, () => expect400(`?${name}=${values[0] ?? ''}&${name}=x`, name, 'must be given only once'));
-    }
+    ]);
     it('clubName over 100 characters -> 400; given twice -> 400', async () => {
-      await expect400(`?clubName=${'x'.repeat(101)}`, 'clubName', 'at most 100 characters');
-      await expect400('?clubName=a&clubName=b', 'clubName', 'must be given only once');
+      await expectRefused(get, `?clubName=${'x'.repeat(101)}`, 'clubName', 'at most 100 characters');
+      await expectRefused(get, '?clubName=a&clubName=b', 'clubName', 'must be given only once');
     });
   });
 });
 
-describe('data API: GET /v1/clubs default page size', () => {
-  let t: TestApp;
-  before(async () => {
-    t = await buildTestApp('clubs_default_size', { surfaces: ['data'] });
-    await insertSchool(t.db, { clubs: Array.from({ length: 101 }, (_, i) => buildClub({ _id: i + 1 })) });
-  });
-  after(() => t.close());
-
-  it('is 100', async () => {
-    const key = await issueKey(t.db, { scopes: ['CLUB_READ'] });
-    const get = (q: string) => t.request(`/v1/clubs${q}`, { headers: { 'X-API-KEY': key } });
-    const first = await expectOk<ClubPage>(await get(''));
-    expect([first.totalPages, first.totalElements, first.clubs.length, first.clubs[99]?.id]).to.deep.equal([2, 101, 100, 100]);
-    expect((await expectOk<ClubPage>(await get('?page=1'))).clubs.map((c) => c.id)).to.deep.equal([101]);
-  });
+describeDefaultPageSize({
+  path: '/v1/clubs',
+  list: 'clubs',
+  scope: 'CLUB_READ',
+  pageSize: 100,
+  insert: (db, count) => insertSchool(db, { clubs: Array.from({ length: count }, (_, i) => buildClub({ _id: i + 1 })) }),
 });

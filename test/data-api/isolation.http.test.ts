@@ -152,6 +152,18 @@ describe('data API: isolation by database operations per request and concurrent 
   });
   after(() => db.drop());
 
+  /**
+   * After a change, sends the heavy document and waits until it holds a GraphQL slot: its first
+   * read (the school loading) has reached the database. The heavy answer is still to come.
+   */
+  async function holdSlot(t: TestApp): Promise<{ heavy: Promise<Response> }> {
+    await db.versions.bump('data');
+    started.length = 0;
+    const heavy = postGraphql(t, key, HEAVY);
+    while (!started.includes('find students')) await new Promise((done) => setTimeout(done, 2));
+    return { heavy };
+  }
+
   it('a request needing more database operations than allowed is stopped with 400', async () => {
     const t = await buildTestApp('isolation_ops_app', { db, surfaces: ['data'], env: { DATA_MAX_DB_OPERATIONS: '4' } });
     try {
@@ -180,12 +192,7 @@ describe('data API: isolation by database operations per request and concurrent 
   it('GraphQL executions are bounded per process: past the slots and the waiting line, 503 with Retry-After', async () => {
     const t = await buildTestApp('isolation_gate', { db, surfaces: ['data'], env: { GRAPHQL_CONCURRENCY: '1', GRAPHQL_QUEUE: '0' } });
     try {
-      // After a change, the heavy document holds the slot while the school loads (its first read).
-      await db.versions.bump('data');
-      started.length = 0;
-      const heavy = postGraphql(t, key, HEAVY);
-      // Wait until the heavy document holds the slot: its first read has reached the database.
-      while (!started.includes('find students')) await new Promise((done) => setTimeout(done, 2));
+      const { heavy } = await holdSlot(t);
       const refused = await postGraphql(t, key, '{ viewerScopes }');
       await expectEnvelope(
         refused,
@@ -206,10 +213,7 @@ describe('data API: isolation by database operations per request and concurrent 
   it('a document waits in line for a slot while its time budget lasts', async () => {
     const t = await buildTestApp('isolation_line', { db, surfaces: ['data'], env: { GRAPHQL_CONCURRENCY: '1', GRAPHQL_QUEUE: '1' } });
     try {
-      await db.versions.bump('data');
-      started.length = 0;
-      const heavy = postGraphql(t, key, HEAVY);
-      while (!started.includes('find students')) await new Promise((done) => setTimeout(done, 2));
+      const { heavy } = await holdSlot(t);
       const waited = await postGraphql(t, key, '{ viewerScopes }');
       expect(waited.status).to.equal(200);
       expect((await heavy).status).to.equal(200);

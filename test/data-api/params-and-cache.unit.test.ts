@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { z } from 'zod';
 import { isCalendarDate as isLocalDate } from '../../src/calendar.js';
 import { BadRequestError } from '../../src/errors/index.js';
+import { pathParameters, pathPattern } from '../../src/rest/endpoints.js';
 import { boolParam, dateParam, enumParam, intParam, parseQuery, textParam } from '../../src/rest/params.js';
 import { ResponseCache, etagOf, matchesIfNoneMatch } from '../../src/rest/response-cache.js';
 
@@ -49,6 +50,18 @@ describe('data API: strict query parsing', () => {
   it('knows real calendar dates', () => {
     expect(['2024-02-29', '2026-12-31'].map(isLocalDate)).to.deep.equal([true, true]);
     expect(['2023-02-29', '2026-13-01', '2026-1-01', '20260101'].map(isLocalDate)).to.deep.equal([false, false, false, false]);
+  });
+});
+
+describe('data API: path parameters (src/rest/endpoints.ts)', () => {
+  it('a path template matches one segment per parameter, captured in the order they are named', () => {
+    const path = '/v1/clubs/{clubId}/projects/{id}';
+    expect(pathParameters({ path })).to.deep.equal(['clubId', 'id']);
+    expect(pathPattern(path).exec('/v1/clubs/7/projects/%ED%95%9C/')?.slice(1)).to.deep.equal(['7', '%ED%95%9C']);
+    for (const other of ['/v1/clubs/7/projects', '/v1/clubs/7/projects/1/2', '/v1/clubs//projects/1', 'x/v1/clubs/7/projects/1'])
+      expect(pathPattern(path).test(other), other).to.equal(false);
+    // The rest of the template is matched literally.
+    expect(pathPattern('/v1/a.b/{id}').test('/v1/aXb/1')).to.equal(false);
   });
 });
 

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { expectEnvelope, expectOk } from '../helpers/expect.js';
+import { describeDefaultPageSize, expectRefused, itChecksEnums, itChecksIntegers, itPages } from '../helpers/parameters.js';
+import { expectOk, expectPage } from '../helpers/expect.js';
 import { buildClub, buildProject, buildStudent, insertSchool, issueKey } from '../helpers/factories.js';
 
 /** GET /v1/projects over HTTP against a real database. */
@@ -118,11 +119,6 @@ describe('data API: GET /v1/projects', () => {
   const get = (query = '') => t.request(`/v1/projects${query}`, { headers: { 'X-API-KEY': key } });
   const ok = async (query = '') => expectOk<ProjectPage>(await get(query));
   const ids = async (query = '') => (await ok(query)).projects.map((p) => p.id);
-  const expect400 = async (query: string, parameter: string, allowed: string) => {
-    const body = await expectEnvelope(await get(query), 400, 'BAD_REQUEST', `Invalid parameter '${parameter}': `);
-    expect(body.message, query).to.include(allowed);
-  };
-
   before(async () => {
     t = await buildTestApp('projects', { surfaces: ['data'] });
     await insertSchool(t.db, { students, clubs, projects });
@@ -133,72 +129,64 @@ describe('data API: GET /v1/projects', () => {
   describe('envelope and records', () => {
     it('answers the exact envelope, wrapper and project records', async () => {
       const res = await get();
-      const body = (await res.json()) as { data: ProjectPage };
-      expect(res.status).to.equal(200);
-      expect(Object.keys(body)).to.deep.equal(['status', 'code', 'message', 'data']);
-      expect(Object.keys(body.data)).to.deep.equal(['totalPages', 'totalElements', 'projects']);
-      expect(body).to.deep.equal({
-        status: 'OK',
-        code: 200,
-        message: 'OK',
-        data: {
-          totalPages: 1,
-          totalElements: 5,
-          projects: [
-            {
-              id: 1,
-              name: 'Smart Farm',
-              description: 'Sensors in the school garden',
-              club: ROBOTICS,
-              participants: [P[1], P[2]],
-              startYear: 2025,
-              endYear: null,
-              status: 'ACTIVE',
-            },
-            {
-              id: 2,
-              name: 'Campus Map',
-              description: 'A map of the campus',
-              club: null,
-              participants: [],
-              startYear: null,
-              endYear: null,
-              status: 'ACTIVE',
-            },
-            {
-              id: 3,
-              name: 'Smart Farm',
-              description: 'The older farm',
-              club: { id: 20, name: 'Chess', type: 'AUTONOMOUS_CLUB' },
-              participants: [P[3]],
-              startYear: null,
-              endYear: null,
-              status: 'ACTIVE',
-            },
-            {
-              id: 4,
-              name: 'AI Tutor',
-              description: 'Homework help',
-              club: ROBOTICS,
-              participants: [P[4]],
-              startYear: null,
-              endYear: null,
-              status: 'ACTIVE',
-            },
-            {
-              id: 5,
-              name: 'Zeta Game',
-              description: 'A game',
-              club: null,
-              participants: [P[1]],
-              startYear: 2023,
-              endYear: 2024,
-              status: 'ENDED',
-            },
-          ],
-        },
+      const data = await expectPage<ProjectPage>(res, 'projects');
+      expect(data).to.deep.equal({
+        totalPages: 1,
+        totalElements: 5,
+        projects: [
+          {
+            id: 1,
+            name: 'Smart Farm',
+            description: 'Sensors in the school garden',
+            club: ROBOTICS,
+            participants: [P[1], P[2]],
+            startYear: 2025,
+            endYear: null,
+            status: 'ACTIVE',
+          },
+          {
+            id: 2,
+            name: 'Campus Map',
+            description: 'A map of the campus',
+            club: null,
+            participants: [],
+            startYear: null,
+            endYear: null,
+            status: 'ACTIVE',
+          },
+          {
+            id: 3,
+            name: 'Smart Farm',
+            description: 'The older farm',
+            club: { id: 20, name: 'Chess', type: 'AUTONOMOUS_CLUB' },
+            participants: [P[3]],
+            startYear: null,
+            endYear: null,
+            status: 'ACTIVE',
+          },
+          {
+            id: 4,
+            name: 'AI Tutor',
+            description: 'Homework help',
+            club: ROBOTICS,
+            participants: [P[4]],
+            startYear: null,
+            endYear: null,
+            status: 'ACTIVE',
+          },
+          {
+            id: 5,
+            name: 'Zeta Game',
+            description: 'A game',
+            club: null,
+            participants: [P[1]],
+            startYear: 2023,
+            endYear: 2024,
+            status: 'ENDED',
+          },
+        ],
       });
-      const [first] = body.data.projects;
+      const [first] = data.projects;
       expect(Object.keys(first ?? {})).to.deep.equal([
         'id',
         'name',
@@ -213,21 +201,7 @@ describe('data API: GET /v1/projects', () => {
       expect(Object.keys(first?.participants[0] ?? {})).to.deep.equal(['id', 'name', 'email', 'studentNumber', 'major', 'sex']);
     });
 
-    it('paging: totalPages = ceil(total / size); a page past the end is empty', async () => {
-      for (const [size, pages] of [
-        [1, 5],
-        [2, 3],
-        [4, 2],
-        [5, 1],
-        [1000, 1],
-      ] as const) {
-        const data = await ok(`?size=${size}`);
-        expect([data.totalPages, data.totalElements, data.projects.length]).to.deep.equal([pages, 5, Math.min(size, 5)]);
-      }
-      expect(await ok('?size=2&page=3')).to.deep.equal({ totalPages: 3, totalElements: 5, projects: [] });
-      expect(await ok('?page=2147483647&size=1000')).to.deep.equal({ totalPages: 1, totalElements: 5, projects: [] });
-      expect(await ok('?projectName=none')).to.deep.equal({ totalPages: 0, totalElements: 0, projects: [] });
-    });
+    itPages(get, 'projects', 5, [1, 2, 4, 5, 1000], '?projectName=none');
   });
 
   describe('filters', () => {
@@ -281,75 +255,41 @@ describe('data API: GET /v1/projects', () => {
   });
 
   describe('parameter validation', () => {
-    const statuses: [string, number][] = [
-      ['page=-1', 400],
-      ['page=0', 200],
-      ['size=0', 400],
-      ['size=1', 200],
-      ['size=1000', 200],
-      ['size=1001', 400],
-      ['projectId=0', 400],
-      ['projectId=1', 200],
-      ['projectId=9007199254740991', 200],
-      ['projectId=99999999999999999999', 400],
-      ['clubId=0', 400],
-      ['clubId=1', 200],
-      ['clubId=99999999999999999999', 400],
-    ];
-    for (const [query, status] of statuses) {
-      it(`${query} -> ${status}`, async () => {
-        const res = await get(`?${query}`);
-        const name = query.split('=')[0] ?? '';
-        if (status === 200) await expectOk(res);
-        else
-          await expectEnvelope(
-            res,
-            400,
-            'BAD_REQUEST',
-            new RegExp(`^Invalid parameter '${name}': must be an integer from \\d+ to \\d+ \\(got '-?\\d+'\\)\\.$`),
-          );
-      });
-    }
-    for (const name of ['projectId', 'clubId', 'page', 'size']) {
-      for (const raw of ['abc', '1.5', '', '-0.0', 'Infinity']) {
-        it(`${name}='${raw}' -> 400`, () => expect400(`?${name}=${raw}`, name, 'must be an integer from'));
-      }
-      it(`${name} given twice -> 400`, () => expect400(`?${name}=1&${name}=2`, name, 'must be given only once'));
-    }
-    const enums: [string, string, string[]][] = [
+    itChecksIntegers(
+      get,
+      [
+        ['page=-1', 400],
+        ['page=0', 200],
+        ['size=0', 400],
+        ['size=1', 200],
+        ['size=1000', 200],
+        ['size=1001', 400],
+        ['projectId=0', 400],
+        ['projectId=1', 200],
+        ['projectId=9007199254740991', 200],
+        ['projectId=99999999999999999999', 400],
+        ['clubId=0', 400],
+        ['clubId=1', 200],
+        ['clubId=99999999999999999999', 400],
+      ],
+      ['abc', '1.5', '', '-0.0', 'Infinity'],
+    );
+    itChecksEnums(get, [
       ['sortBy', 'ID, NAME', ['name', 'TYPE', 'CLUB', '']],
       ['sortDirection', 'ASC, DESC', ['desc', '']],
       ['status', 'ACTIVE, ENDED', ['ended', 'DONE']],
-    ];
-    for (const [name, allowed, values] of enums) {
-      for (const raw of values) {
-        it(`${name}='${raw}' -> 400 listing ${allowed}`, async () => {
-          const body = await expectEnvelope(await get(`?${name}=${raw}`), 400, 'BAD_REQUEST');
-          expect(body.message).to.equal(`Invalid parameter '${name}': must be one of ${allowed} (got '${raw}').`);
-        });
-      }
-      it(`${name} given twice -> 400`, () => expect400(`?${name}=ID&${name}=ID`, name, 'must be given only once'));
-    }
+    ]);
     it('projectName over 100 characters or given twice -> 400', async () => {
-      await expect400(`?projectName=${'p'.repeat(101)}`, 'projectName', 'at most 100 characters');
-      await expect400('?projectName=a&projectName=b', 'projectName', 'must be given only once');
+      await expectRefused(get, `?projectName=${'p'.repeat(101)}`, 'projectName', 'at most 100 characters');
+      await expectRefused(get, '?projectName=a&projectName=b', 'projectName', 'must be given only once');
     });
   });
 });
 
-describe('data API: GET /v1/projects default page size', () => {
-  let t: TestApp;
-  before(async () => {
-    t = await buildTestApp('projects_default_size', { surfaces: ['data'] });
-    await insertSchool(t.db, { projects: Array.from({ length: 101 }, (_, i) => buildProject({ _id: i + 1 })) });
-  });
-  after(() => t.close());
-
-  it('is 100', async () => {
-    const key = await issueKey(t.db, { scopes: ['PROJECT_READ'] });
-    const get = (q: string) => t.request(`/v1/projects${q}`, { headers: { 'X-API-KEY': key } });
-    const first = await expectOk<ProjectPage>(await get(''));
-    expect([first.totalPages, first.totalElements, first.projects.length, first.projects[99]?.id]).to.deep.equal([2, 101, 100, 100]);
-    expect((await expectOk<ProjectPage>(await get('?page=1'))).projects.map((p) => p.id)).to.deep.equal([101]);
-  });
+describeDefaultPageSize({
+  path: '/v1/projects',
+  list: 'projects',
+  scope: 'PROJECT_READ',
+  pageSize: 100,
+  insert: (db, count) => insertSchool(db, { projects: Array.from({ length: count }, (_, i) => buildProject({ _id: i + 1 })) }),
 });

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { expectEnvelope, expectOk } from '../helpers/expect.js';
-import { buildClub, buildStudent, insertSchool, issueKey } from '../helpers/factories.js';
+import { expectEnvelope, expectOk, expectPage } from '../helpers/expect.js';
+import { buildClub, buildStudent, insertSchool, issueKey, STUDENT_RECORD_FIELDS } from '../helpers/factories.js';
 
 /**
  * GET /v1/students over HTTP against a real database: every parameter (valid values, each
@@ -176,62 +176,34 @@ describe('data API: GET /v1/students', () => {
   describe('envelope and paging wrapper', () => {
     it('answers the exact envelope, wrapper and record shape', async () => {
       const res = await get('?studentId=1');
-      expect(res.status).to.equal(200);
-      expect(res.headers.get('content-type')).to.equal('application/json; charset=utf-8');
-      const text = await res.text();
-      const body = JSON.parse(text) as { status: string; code: number; message: string; data: StudentPage };
-      expect(Object.keys(body)).to.deep.equal(['status', 'code', 'message', 'data']);
-      expect(Object.keys(body.data)).to.deep.equal(['totalPages', 'totalElements', 'students']);
-      expect(body).to.deep.equal({
-        status: 'OK',
-        code: 200,
-        message: 'OK',
-        data: {
-          totalPages: 1,
-          totalElements: 1,
-          students: [
-            {
-              id: 1,
-              name: 'Kim Minsu',
-              sex: 'MAN',
-              email: 'delta@school.test',
-              grade: 2,
-              classNum: 1,
-              number: 5,
-              studentNumber: 2105,
-              major: 'SW_DEVELOPMENT',
-              role: 'GENERAL_STUDENT',
-              dormitoryFloor: 3,
-              dormitoryRoom: 301,
-              majorClub: { id: 10, name: 'Robotics', type: 'MAJOR_CLUB' },
-              autonomousClub: { id: 20, name: 'Band', type: 'AUTONOMOUS_CLUB' },
-              specialty: null,
-              githubId: null,
-              githubUrl: null,
-            },
-          ],
-        },
+      const data = await expectPage<StudentPage>(res, 'students');
+      expect(data).to.deep.equal({
+        totalPages: 1,
+        totalElements: 1,
+        students: [
+          {
+            id: 1,
+            name: 'Kim Minsu',
+            sex: 'MAN',
+            email: 'delta@school.test',
+            grade: 2,
+            classNum: 1,
+            number: 5,
+            studentNumber: 2105,
+            major: 'SW_DEVELOPMENT',
+            role: 'GENERAL_STUDENT',
+            dormitoryFloor: 3,
+            dormitoryRoom: 301,
+            majorClub: { id: 10, name: 'Robotics', type: 'MAJOR_CLUB' },
+            autonomousClub: { id: 20, name: 'Band', type: 'AUTONOMOUS_CLUB' },
+            specialty: null,
+            githubId: null,
+            githubUrl: null,
+          },
+        ],
       });
       // Field order of the record is that of the spec's StudentResDto, extras after.
-      expect(Object.keys(body.data.students[0] ?? {})).to.deep.equal([
-        'id',
-        'name',
-        'sex',
-        'email',
-        'grade',
-        'classNum',
-        'number',
-        'studentNumber',
-        'major',
-        'role',
-        'dormitoryFloor',
-        'dormitoryRoom',
-        'majorClub',
-        'autonomousClub',
-        'specialty',
-        'githubId',
-        'githubUrl',
-      ]);
+      expect(Object.keys(data.students[0] ?? {})).to.deep.equal(STUDENT_RECORD_FIELDS);
     });
 
     it('shows the optional extras when a student has them', async () => {

@@ -3,6 +3,7 @@ import { DEV_CALLBACK_PATH } from '../../src/surfaces/web/dev-callback.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { expectOk } from '../helpers/expect.js';
 import { authorize, createAccount, generateJwks, signInToConsole, type ConsoleSession } from '../helpers/oauth.js';
+import { PRODUCTION_ENV } from '../helpers/production.js';
 
 /**
  * The developer's first hour over HTTP: right after a key is made, a curl with that
@@ -143,18 +144,7 @@ describe("developer kit: the developer's first hour, snippets in the console and
 
   it('is not there in production', async () => {
     const production = await buildTestApp('first_hour_prod', {
-      env: {
-        NODE_ENV: 'production',
-        // The test's own database is passed in; production only insists that one is named.
-        MONGODB_URI: 'mongodb://unused.invalid/campus',
-        AUTH_URL: 'https://auth.school.test',
-        USERINFO_URL: 'https://me.school.test',
-        BASE_URL: 'https://api.school.test',
-        OAUTH_COOKIE_KEYS: 'a-production-cookie-key-of-32-characters',
-        OAUTH_JWKS: await generateJwks(),
-        SMTP_URL: 'smtp://127.0.0.1:2525',
-        TRUSTED_PROXIES: '127.0.0.1',
-      },
+      env: { ...PRODUCTION_ENV, OAUTH_JWKS: await generateJwks(), TRUSTED_PROXIES: '127.0.0.1' },
     });
     try {
       const res = await production.request(`${DEV_CALLBACK_PATH}?code=abc&state=x`, { headers: { 'X-Forwarded-Proto': 'https' } });

@@ -21,7 +21,7 @@ import { createLogger } from '../../src/logger.js';
 import { NeisClient } from '../../src/neis/client.js';
 import { startFakeNeis } from '../../src/neis/fake-server.js';
 import { NeisSync } from '../../src/neis/sync.js';
-import { buildStudent } from '../helpers/factories.js';
+import { buildStudent, STUDENT_RECORD_FIELDS } from '../helpers/factories.js';
 
 /**
  * The change feed's outbox (src/data/events/outbox.ts): every write path of school data
@@ -291,25 +291,7 @@ describe('events and webhooks: change events of school records (the outbox of th
     const left = found.find((e) => e.type === 'club.updated' && clubId(e) === from) as ChangeEvent;
     const joined = found.find((e) => e.type === 'club.updated' && clubId(e) === to) as ChangeEvent;
     const shape = moved.data as { before: { majorClub: { id: number } }; after: { majorClub: { id: number } } };
-    expect(Object.keys(shape.after)).to.deep.equal([
-      'id',
-      'name',
-      'sex',
-      'email',
-      'grade',
-      'classNum',
-      'number',
-      'studentNumber',
-      'major',
-      'role',
-      'dormitoryFloor',
-      'dormitoryRoom',
-      'majorClub',
-      'autonomousClub',
-      'specialty',
-      'githubId',
-      'githubUrl',
-    ]);
+    expect(Object.keys(shape.after)).to.deep.equal(STUDENT_RECORD_FIELDS);
     expect([shape.before.majorClub.id, shape.after.majorClub.id]).to.deep.equal([from, to]);
     const ids = (e: ChangeEvent, side: 'before' | 'after') =>
       (e.data as Record<string, { participants: { id: number }[] }>)[side]?.participants.map((p) => p.id) ?? [];

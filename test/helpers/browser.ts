@@ -1,4 +1,5 @@
 import { mkdirSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import axe from 'axe-core';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
@@ -17,6 +18,17 @@ export function launchChromium(): Promise<Browser> {
       '--disable-sync',
     ],
   });
+}
+
+/**
+ * A client application's callback on 127.0.0.1 that only answers (a test reads the address the
+ * browser lands on); its redirect URI ends in `path`.
+ */
+export async function startCallback(path = '/callback'): Promise<{ server: Server; redirectUri: string }> {
+  const server = createServer((_req, res) => res.end('callback reached'));
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', () => done()));
+  const address = server.address();
+  return { server, redirectUri: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}${path}` };
 }
 
 /** Phone and desktop viewports for screenshots. */

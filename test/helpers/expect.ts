@@ -28,6 +28,16 @@ export async function expectOk<T = unknown>(res: Response): Promise<T> {
   return body.data;
 }
 
+/**
+ * Asserts a 200 envelope of one page of `list` (`students`, `clubs`, ...), its keys in order (the
+ * envelope's four; then totalPages, totalElements and the list), and returns its data.
+ */
+export async function expectPage<T>(res: Response, list: string): Promise<T> {
+  const body = await expectEnvelope(res, 200, 'OK', /^OK$/);
+  expect(Object.keys(body.data as object)).to.deep.equal(['totalPages', 'totalElements', list]);
+  return body.data as T;
+}
+
 /** Asserts an OAuth error body `{error, error_description}` with an exact status. */
 export async function expectOAuthError(
   res: Response,

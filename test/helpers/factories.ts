@@ -6,6 +6,31 @@ import type { ClubDoc } from '../../src/data/models/club.model.js';
 import type { ProjectDoc } from '../../src/data/models/project.model.js';
 import { toStudentRecord, type StudentDoc, type StudentInput } from '../../src/data/models/student.model.js';
 
+/**
+ * The fields of a student record as the API shows it (GET /v1/students, the change feed), in the
+ * order of the spec's StudentResDto, the extras after. Written out here, not read from the code,
+ * so that a test of the order fails when the code's order changes.
+ */
+export const STUDENT_RECORD_FIELDS = [
+  'id',
+  'name',
+  'sex',
+  'email',
+  'grade',
+  'classNum',
+  'number',
+  'studentNumber',
+  'major',
+  'role',
+  'dormitoryFloor',
+  'dormitoryRoom',
+  'majorClub',
+  'autonomousClub',
+  'specialty',
+  'githubId',
+  'githubUrl',
+] as const;
+
 /** A valid enrolled student; override any field. */
 export function buildStudent(overrides: Partial<StudentInput> & { _id: number }): StudentDoc {
   return toStudentRecord({

@@ -255,7 +255,7 @@ export interface LoginPage {
 export async function openLoginPage(
   t: TestApp,
   clientId: string,
-  init: { headers?: Record<string, string>; query?: string } = {},
+  init: { headers?: Record<string, string>; query?: string; params?: Record<string, string>; cookie?: string } = {},
 ): Promise<LoginPage> {
   const jar = new CookieJar();
   const { challenge } = pkcePair();
@@ -266,12 +266,14 @@ export async function openLoginPage(
     state: 'st-1',
     code_challenge: challenge,
     code_challenge_method: 'S256',
+    ...init.params,
   });
   const start = await t.request(`/v1/oauth/authorize?${params}`, { redirect: 'manual' });
   jar.store(start);
   expect(start.status).to.equal(303);
   const url = new URL(start.headers.get('location') ?? '', t.url).href + (init.query ?? '');
-  const res = await fetch(url, { headers: { cookie: jar.header(), ...init.headers } });
+  const cookie = [jar.header(), init.cookie ?? ''].filter(Boolean).join('; ');
+  const res = await fetch(url, { headers: { cookie, ...init.headers } });
   // As a browser: a language chosen with ?lang= is remembered for the form's posts.
   jar.store(res);
   const html = await res.clone().text();

@@ -9,6 +9,7 @@ import { NeisSync } from '../../src/neis/sync.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { expectEnvelope, expectOk } from '../helpers/expect.js';
 import { issueKey } from '../helpers/factories.js';
+import { MEAL_FIELDS, SCHEDULE_FIELDS } from '../helpers/neis.js';
 
 /**
  * GET /v1/neis/{meals,schedules,timetables} over HTTP: data synced from the fake NEIS server
@@ -17,36 +18,6 @@ import { issueKey } from '../helpers/factories.js';
 
 const ANCHOR = '2026-03-16';
 const SCHOOL = fakeSchool('F10', '7380292');
-const MEAL_FIELDS = [
-  'mealId',
-  'schoolCode',
-  'schoolName',
-  'officeCode',
-  'officeName',
-  'mealDate',
-  'mealType',
-  'mealMenu',
-  'mealAllergyInfo',
-  'mealCalories',
-  'originInfo',
-  'nutritionInfo',
-  'mealServeCount',
-];
-const SCHEDULE_FIELDS = [
-  'scheduleId',
-  'schoolCode',
-  'schoolName',
-  'officeCode',
-  'officeName',
-  'scheduleDate',
-  'academicYear',
-  'eventName',
-  'eventContent',
-  'dayCategory',
-  'schoolCourseType',
-  'dayNightType',
-  'targetGrades',
-];
 const ENDPOINTS = [
   { name: 'meals', path: '/v1/neis/meals?' },
   { name: 'schedules', path: '/v1/neis/schedules?' },

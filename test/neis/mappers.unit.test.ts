@@ -11,6 +11,7 @@ import {
   toMeal,
 } from '../../src/neis/mappers.js';
 import type { NeisRow } from '../../src/neis/client.js';
+import { SCHEDULE_FIELDS } from '../helpers/neis.js';
 
 const SCHOOL = {
   ATPT_OFCDC_SC_CODE: 'F10',
@@ -182,21 +183,7 @@ describe('NEIS: mappers, schedules', () => {
   it('maps a row to the schedule record of docs/decisions.md', () => {
     const { records } = mapSchedules([scheduleRow({ EVENT_CNTNT: '강당 10:00' })]);
     const [record] = records;
-    expect(Object.keys(record ?? {})).to.deep.equal([
-      'scheduleId',
-      'schoolCode',
-      'schoolName',
-      'officeCode',
-      'officeName',
-      'scheduleDate',
-      'academicYear',
-      'eventName',
-      'eventContent',
-      'dayCategory',
-      'schoolCourseType',
-      'dayNightType',
-      'targetGrades',
-    ]);
+    expect(Object.keys(record ?? {})).to.deep.equal(SCHEDULE_FIELDS);
     expect(record).to.deep.include({
       schoolCode: '7380292',
       scheduleDate: '2026-03-02',

@@ -1,11 +1,8 @@
 import { expect } from 'chai';
-import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer, request as httpsRequest } from 'node:https';
-import { networkInterfaces, tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
+import { listenEverywhere, outsideAddress, PRODUCTION_ENV } from '../helpers/production.js';
+import { selfSignedCertificate } from '../helpers/tls.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { createTestDatabase } from '../helpers/database.js';
 import { expectEnvelope } from '../helpers/expect.js';
@@ -13,24 +10,6 @@ import { buildStudent, insertSchool, issueKey } from '../helpers/factories.js';
 import { generateJwks } from '../helpers/oauth.js';
 import { closeServer } from '../../src/app.js';
 import type { Database } from '../../src/data/database.js';
-
-/** A production environment that passes the start-up checks (as test/operations/probes.http.test.ts). */
-const PRODUCTION = {
-  NODE_ENV: 'production',
-  MONGODB_URI: 'mongodb://unused.invalid/campus',
-  AUTH_URL: 'https://auth.school.test',
-  USERINFO_URL: 'https://me.school.test',
-  BASE_URL: 'https://api.school.test',
-  OAUTH_COOKIE_KEYS: 'a-production-cookie-key-of-32-characters',
-  SMTP_URL: 'smtp://127.0.0.1:2525',
-};
-
-/** An IPv4 address of this machine that is not loopback (connections to it come from it). */
-function outsideAddress(): string | undefined {
-  return Object.values(networkInterfaces())
-    .flat()
-    .find((i) => i && i.family === 'IPv4' && !i.internal)?.address;
-}
 
 /** The value of the one sample line `name{labels}`, or undefined when it is absent. */
 function sample(text: string, series: string): number | undefined {
@@ -174,7 +153,7 @@ describe('operations: metrics, GET /metrics in Prometheus text (src/http/metrics
     });
 
     it('answers loopback over plain HTTP, like the probes', async () => {
-      const t = await buildTestApp('metrics_prod', { db, env: { ...PRODUCTION, OAUTH_JWKS: jwks, TRUSTED_PROXIES: '10.9.9.9' } });
+      const t = await buildTestApp('metrics_prod', { db, env: { ...PRODUCTION_ENV, OAUTH_JWKS: jwks, TRUSTED_PROXIES: '10.9.9.9' } });
       try {
         const res = await t.request('/metrics');
         expect(res.status).to.equal(200);
@@ -186,7 +165,7 @@ describe('operations: metrics, GET /metrics in Prometheus text (src/http/metrics
 
     it('through the proxy (a forwarded header) it is refused, unless it carries Authorization: Bearer <METRICS_TOKEN>', async () => {
       const token = 'm'.repeat(40);
-      const env = { ...PRODUCTION, OAUTH_JWKS: jwks, TRUSTED_PROXIES: '127.0.0.1' };
+      const env = { ...PRODUCTION_ENV, OAUTH_JWKS: jwks, TRUSTED_PROXIES: '127.0.0.1' };
       const withToken = await buildTestApp('metrics_proxy', { db, env: { ...env, METRICS_TOKEN: token } });
       const without = await buildTestApp('metrics_proxy_none', { db, env });
       try {
@@ -220,11 +199,11 @@ describe('operations: metrics, GET /metrics in Prometheus text (src/http/metrics
       if (!address) this.skip();
       const tls = await selfSignedCertificate();
       for (const trusted of ['', address]) {
-        const t = await buildTestApp('metrics_remote', { db, env: { ...PRODUCTION, OAUTH_JWKS: jwks, TRUSTED_PROXIES: trusted } });
+        const t = await buildTestApp('metrics_remote', { db, env: { ...PRODUCTION_ENV, OAUTH_JWKS: jwks, TRUSTED_PROXIES: trusted } });
         const plain = createHttpServer(t.app.callback());
         const secure = createHttpsServer({ key: tls.key, cert: tls.cert }, t.app.callback());
-        const plainPort = await listen(plain);
-        const securePort = await listen(secure);
+        const plainPort = await listenEverywhere(plain);
+        const securePort = await listenEverywhere(secure);
         try {
           const overHttp = await fetch(`http://${address}:${plainPort}/metrics`);
           const overTls = await httpsGet(`https://${address}:${securePort}/metrics`);
@@ -250,39 +229,6 @@ describe('operations: metrics, GET /metrics in Prometheus text (src/http/metrics
     });
   });
 });
-
-async function listen(server: Server | ReturnType<typeof createHttpsServer>): Promise<number> {
-  await new Promise<void>((done) => server.listen(0, '0.0.0.0', () => done()));
-  const address = server.address();
-  return typeof address === 'object' && address ? address.port : 0;
-}
-
-/** A throwaway certificate made by the openssl command (the test is skipped without it). */
-async function selfSignedCertificate(): Promise<{ key: Buffer; cert: Buffer }> {
-  const dir = mkdtempSync(join(tmpdir(), 'campus-metrics-tls-'));
-  try {
-    await promisify(execFile)('openssl', [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-days',
-      '1',
-      '-subj',
-      '/CN=campus-test',
-      '-keyout',
-      join(dir, 'key.pem'),
-      '-out',
-      join(dir, 'cert.pem'),
-    ]);
-    return { key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
 
 /** GET over TLS, accepting the throwaway certificate. */
 function httpsGet(url: string): Promise<{ status: number; body: string }> {

@@ -1,45 +1,18 @@
 import { expect } from 'chai';
 import { rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import { networkInterfaces } from 'node:os';
+import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { buildTestApp } from '../helpers/app.js';
 import { createTestDatabase } from '../helpers/database.js';
 import { expectEnvelope, expectOk } from '../helpers/expect.js';
 import { generateJwks } from '../helpers/oauth.js';
+import { listenEverywhere, outsideAddress, PRODUCTION_ENV } from '../helpers/production.js';
 import { closeServer } from '../../src/app.js';
 import { openDatabase, type Database } from '../../src/data/database.js';
 import { acquireEmbeddedDatabase, freePort } from '../../src/data/platform/embedded/index.js';
 import { isLoopback, STRICT_TRANSPORT_SECURITY } from '../../src/http/tls.js';
 import type { SurfaceName } from '../../src/surfaces/types.js';
-
-/** A production environment that passes the start-up checks. */
-const PRODUCTION = {
-  NODE_ENV: 'production',
-  MONGODB_URI: 'mongodb://unused.invalid/campus',
-  AUTH_URL: 'https://auth.school.test',
-  USERINFO_URL: 'https://me.school.test',
-  BASE_URL: 'https://api.school.test',
-  OAUTH_COOKIE_KEYS: 'a-production-cookie-key-of-32-characters',
-  // Production asks for a mail server; nothing here sends mail.
-  SMTP_URL: 'smtp://127.0.0.1:2525',
-};
-
-/** An IPv4 address of this machine that is not loopback (connections to it come from it). */
-function outsideAddress(): string | undefined {
-  return Object.values(networkInterfaces())
-    .flat()
-    .find((i) => i && i.family === 'IPv4' && !i.internal)?.address;
-}
-
-/** Listens on every interface with the app's request listener, so a non-loopback client can connect. */
-async function listenEverywhere(t: TestApp): Promise<{ server: Server; port: number }> {
-  const server = createServer(t.app.callback());
-  await new Promise<void>((done) => server.listen(0, '0.0.0.0', () => done()));
-  const address = server.address();
-  return { server, port: typeof address === 'object' && address ? address.port : 0 };
-}
 
 describe('operations: probes, GET /livez and GET /readyz (src/http/probes.ts)', function () {
   this.timeout(60000);
@@ -56,7 +29,7 @@ describe('operations: probes, GET /livez and GET /readyz (src/http/probes.ts)', 
 
   it('production, plain HTTP from loopback: both probes answer, without a key, no-store, saying nothing about the data', async () => {
     // TRUSTED_PROXIES names another address: loopback alone lets the probes through.
-    const t = await buildTestApp('probes', { db, env: { ...PRODUCTION, OAUTH_JWKS: jwks, TRUSTED_PROXIES: '10.9.9.9' } });
+    const t = await buildTestApp('probes', { db, env: { ...PRODUCTION_ENV, OAUTH_JWKS: jwks, TRUSTED_PROXIES: '10.9.9.9' } });
     try {
       const live = await t.request('/livez');
       expect(await expectOk(live)).to.deep.equal({ process: 'UP' });
@@ -82,7 +55,7 @@ describe('operations: probes, GET /livez and GET /readyz (src/http/probes.ts)', 
   });
 
   it('every surface answers them, whichever it serves alone', async () => {
-    const env = { ...PRODUCTION, OAUTH_JWKS: jwks };
+    const env = { ...PRODUCTION_ENV, OAUTH_JWKS: jwks };
     for (const surface of ['data', 'auth', 'userinfo'] as SurfaceName[]) {
       const t = await buildTestApp(`probes_${surface}`, { db, env, surfaces: [surface] });
       try {
@@ -98,10 +71,11 @@ describe('operations: probes, GET /livez and GET /readyz (src/http/probes.ts)', 
     const address = outsideAddress();
     // A machine with loopback only cannot make a connection from anywhere else.
     if (!address) this.skip();
-    const env = { ...PRODUCTION, OAUTH_JWKS: jwks };
+    const env = { ...PRODUCTION_ENV, OAUTH_JWKS: jwks };
     for (const trusted of ['', address]) {
       const t = await buildTestApp('probes_remote', { db, env: { ...env, TRUSTED_PROXIES: trusted } });
-      const { server, port } = await listenEverywhere(t);
+      const server = createServer(t.app.callback());
+      const port = await listenEverywhere(server);
       try {
         const at = (path: string) => fetch(`http://${address}:${port}${path}`);
         if (trusted) {

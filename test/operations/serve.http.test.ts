@@ -5,22 +5,13 @@ import { buildTestApp } from '../helpers/app.js';
 import { runCampus, startCampus } from '../helpers/cli.js';
 import { createTestDatabase, testDatabaseUri } from '../helpers/database.js';
 import { expectEnvelope } from '../helpers/expect.js';
+import { PRODUCTION_ENV } from '../helpers/production.js';
 import { freePort } from '../../src/data/platform/embedded/index.js';
 import { AppService } from '../../src/oauth/apps.js';
 import { generateJwks, pkcePair } from '../helpers/oauth.js';
 
 /** A production environment that passes start-up checks (only the data surface is built). */
-const PRODUCTION_ENV = {
-  NODE_ENV: 'production',
-  MONGODB_URI: 'mongodb://unused.invalid/campus',
-  AUTH_URL: 'https://auth.school.test',
-  USERINFO_URL: 'https://auth.school.test',
-  BASE_URL: 'https://api.school.test',
-  OAUTH_JWKS: '{"keys":[]}',
-  OAUTH_COOKIE_KEYS: 'a-production-cookie-key-of-32-characters',
-  // Production asks for a mail server; nothing here sends mail.
-  SMTP_URL: 'smtp://127.0.0.1:2525',
-};
+const PRODUCTION = { ...PRODUCTION_ENV, USERINFO_URL: 'https://auth.school.test', OAUTH_JWKS: '{"keys":[]}' };
 
 /** Starts `campus serve` as a real process and waits for its start-up line. */
 async function startServe(env: Record<string, string>): Promise<{ child: ChildProcessWithoutNullStreams; url: string }> {
@@ -64,7 +55,7 @@ describe('operations: campus serve stopping, behind TLS and refusing a bad envir
 
   it('production refuses plain HTTP, and accepts TLS reported by a trusted proxy', async () => {
     const db = await createTestDatabase('tls');
-    const env = { ...PRODUCTION_ENV, OAUTH_JWKS: await generateJwks(), TRUSTED_PROXIES: '127.0.0.1' };
+    const env = { ...PRODUCTION, OAUTH_JWKS: await generateJwks(), TRUSTED_PROXIES: '127.0.0.1' };
     const t = await buildTestApp('tls', { db, env, surfaces: ['data'] });
     try {
       await expectEnvelope(await t.request('/v1/health'), 403, 'FORBIDDEN', 'HTTPS is required');
@@ -79,7 +70,7 @@ describe('operations: campus serve stopping, behind TLS and refusing a bad envir
 
   it("production: Strict-Transport-Security on every answer (data API, oidc-provider's own, login page, userinfo)", async () => {
     const db = await createTestDatabase('hsts');
-    const env = { ...PRODUCTION_ENV, OAUTH_JWKS: await generateJwks(), TRUSTED_PROXIES: '127.0.0.1' };
+    const env = { ...PRODUCTION, OAUTH_JWKS: await generateJwks(), TRUSTED_PROXIES: '127.0.0.1' };
     const t = await buildTestApp('hsts', { db, env });
     const HSTS = 'max-age=31536000; includeSubDomains';
     const tls = { 'X-Forwarded-Proto': 'https' };
@@ -144,7 +135,7 @@ describe('operations: campus serve stopping, behind TLS and refusing a bad envir
 
   it('production ignores X-Forwarded-Proto from an untrusted address', async () => {
     const db = await createTestDatabase('tls2');
-    const env = { ...PRODUCTION_ENV, OAUTH_JWKS: await generateJwks(), TRUSTED_PROXIES: '10.9.9.9' };
+    const env = { ...PRODUCTION, OAUTH_JWKS: await generateJwks(), TRUSTED_PROXIES: '10.9.9.9' };
     const t = await buildTestApp('tls2', { db, env, surfaces: ['data'] });
     try {
       await expectEnvelope(await t.request('/v1/health', { headers: { 'X-Forwarded-Proto': 'https' } }), 403, 'FORBIDDEN');

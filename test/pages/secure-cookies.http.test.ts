@@ -1,13 +1,9 @@
-import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { Server } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { closeServer } from '../../src/app.js';
 import { freePort } from '../../src/data/platform/embedded/index.js';
+import { selfSignedCertificate } from '../helpers/tls.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { createAccount, signInToConsole, type ConsoleSession } from '../helpers/oauth.js';
 
@@ -105,30 +101,3 @@ describe('pages: cookies under https carry __Host- (or __Secure-) names', functi
     }
   });
 });
-
-/** A throwaway certificate made by the openssl command. */
-async function selfSignedCertificate(): Promise<{ key: Buffer; cert: Buffer }> {
-  const dir = mkdtempSync(join(tmpdir(), 'campus-cookies-tls-'));
-  try {
-    await promisify(execFile)('openssl', [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-days',
-      '1',
-      '-subj',
-      '/CN=campus-test',
-      '-keyout',
-      join(dir, 'key.pem'),
-      '-out',
-      join(dir, 'cert.pem'),
-    ]);
-    return { key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { expectEnvelope } from '../helpers/expect.js';
-import { CookieJar, createAccount, createClient, pkcePair, REDIRECT_URI, signInToConsole, type ConsoleSession } from '../helpers/oauth.js';
+import { CookieJar, createAccount, createClient, openLoginPage, signInToConsole, type ConsoleSession } from '../helpers/oauth.js';
 
 /**
  * The web layer over HTTP (src/surfaces/web/, docs/web.md): the front door, the HTML error
@@ -163,25 +163,8 @@ describe('pages: the web layer, one shell, one error boundary, one CSRF refusal'
   describe('one CSRF refusal for every form', () => {
     /** Opens the login page of a fresh authorization; its form's address, and its cookies. */
     async function loginForm(): Promise<{ action: string; jar: CookieJar; csrf: string }> {
-      const jar = new CookieJar();
-      const query = new URLSearchParams({
-        client_id: clientId,
-        redirect_uri: REDIRECT_URI,
-        response_type: 'code',
-        state: 's',
-        code_challenge: pkcePair().challenge,
-        code_challenge_method: 'S256',
-      });
-      const start = await t.request(`/v1/oauth/authorize?${query}`, { redirect: 'manual' });
-      jar.store(start);
-      const res = await fetch(new URL(start.headers.get('location') ?? '', t.url), { headers: { cookie: jar.header() } });
-      jar.store(res);
-      const html = await res.text();
-      return {
-        action: new URL(/<form method="post" action="([^"]+)"/.exec(html)?.[1] ?? '', t.url).pathname,
-        jar,
-        csrf: /name="csrf" value="([^"]+)"/.exec(html)?.[1] ?? '',
-      };
+      const page = await openLoginPage(t, clientId);
+      return { action: new URL(page.action).pathname, jar: page.jar, csrf: page.csrf };
     }
 
     /** The refusal of a forged post: its status, heading and message. */
@@ -249,20 +232,7 @@ describe('pages: the web layer, one shell, one error boundary, one CSRF refusal'
   describe('the login page in the app’s language', () => {
     /** The login page of an authorization request with `extra` parameters, from a browser holding `cookie`. */
     async function loginPage(extra: Record<string, string>, cookie = ''): Promise<string> {
-      const jar = new CookieJar();
-      const query = new URLSearchParams({
-        client_id: clientId,
-        redirect_uri: REDIRECT_URI,
-        response_type: 'code',
-        state: 's',
-        code_challenge: pkcePair().challenge,
-        code_challenge_method: 'S256',
-        ...extra,
-      });
-      const start = await t.request(`/v1/oauth/authorize?${query}`, { redirect: 'manual' });
-      jar.store(start);
-      const cookies = [jar.header(), cookie].filter(Boolean).join('; ');
-      return (await fetch(new URL(start.headers.get('location') ?? '', t.url), { headers: { cookie: cookies } })).text();
+      return (await openLoginPage(t, clientId, { params: extra, cookie })).html;
     }
 
     it('ui_locales=en, or lang=en, on the authorization request gives an English login page; a person’s own choice wins', async () => {

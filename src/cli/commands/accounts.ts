@@ -50,63 +50,56 @@ function registerAccounts(program: Command): void {
     },
   );
 
+  const decisions = {
+    approve:
+      "approve a teacher's sign-up, as the admin console does: the account becomes TEACHER (not ADMIN), is mailed, and the decision is in the access log",
+    refuse:
+      "refuse a teacher's sign-up, as the admin console does: the account keeps its role, is mailed, and the decision is in the access log",
+  };
   for (const decision of ['approve', 'refuse'] as const) {
-    jsonCommand(
-      accounts
-        .command(`${decision} <email>`)
-        .description(
-          decision === 'approve'
-            ? "approve a teacher's sign-up, as the admin console does: the account becomes TEACHER (not ADMIN), is mailed, and the decision is in the access log"
-            : "refuse a teacher's sign-up, as the admin console does: the account keeps its role, is mailed, and the decision is in the access log",
-        ),
-      {
-        json: 'the result',
-        writes: true,
-        run: async ({ config, db }, _options, [email]: [string]) => {
-          const service = new AccountService(await db());
-          const decided = await guard(() => service.decideTeacher('CLI', email, decision === 'approve'));
-          // The decision stands whether or not the mail goes out (as in the console).
-          const mailer = createMailer(config, cliLogger(config));
-          const mailed = await mailer
-            .send(approvalMail(decided.email, decision === 'approve', `${config.urls.auth}/console`))
-            .then(() => true)
-            .catch(() => false);
-          await mailer.close();
-          return { ...decided, mailed };
-        },
-        human: (decided) =>
-          [
-            `${decision === 'approve' ? 'Approved as a teacher' : 'Refused'}: ${describeAccount(decided)}`,
-            decided.mailed ? `Mailed ${decided.email}.` : `Could not mail ${decided.email}; tell them yourself.`,
-          ].join('\n'),
+    jsonCommand(accounts.command(`${decision} <email>`).description(decisions[decision]), {
+      json: 'the result',
+      writes: true,
+      run: async ({ config, db }, _options, [email]: [string]) => {
+        const service = new AccountService(await db());
+        const decided = await guard(() => service.decideTeacher('CLI', email, decision === 'approve'));
+        // The decision stands whether or not the mail goes out (as in the console).
+        const mailer = createMailer(config, cliLogger(config));
+        const mailed = await mailer
+          .send(approvalMail(decided.email, decision === 'approve', `${config.urls.auth}/console`))
+          .then(() => true)
+          .catch(() => false);
+        await mailer.close();
+        return { ...decided, mailed };
       },
-    );
+      human: (decided) =>
+        [
+          `${decision === 'approve' ? 'Approved as a teacher' : 'Refused'}: ${describeAccount(decided)}`,
+          decided.mailed ? `Mailed ${decided.email}.` : `Could not mail ${decided.email}; tell them yourself.`,
+        ].join('\n'),
+    });
   }
 
   // As the admin console's account page does, in the access log as the operator (CLI).
+  const actions = {
+    disable:
+      'disable an account: it cannot sign in, its sessions end, its tokens stop at userinfo and its API keys at the data API, at once (nothing is deleted)',
+    enable: 'enable a disabled account again: it signs in, and its tokens and API keys work again',
+  };
   for (const action of ['disable', 'enable'] as const) {
-    jsonCommand(
-      accounts
-        .command(`${action} <email>`)
-        .description(
-          action === 'disable'
-            ? 'disable an account: it cannot sign in, its sessions end, its tokens stop at userinfo and its API keys at the data API, at once (nothing is deleted)'
-            : 'enable a disabled account again: it signs in, and its tokens and API keys work again',
-        ),
-      {
-        json: 'the account (with `changed`: false when it already was)',
-        writes: true,
-        run: async ({ db }, _options, [email]: [string]) => {
-          const service = new AccountService(await db());
-          const done = await guard(() => service.setDisabled('CLI', email, action === 'disable'));
-          return { ...done.account, changed: done.changed };
-        },
-        human: (done) =>
-          done.changed
-            ? `${action === 'disable' ? 'Disabled' : 'Enabled'}: ${describeAccount(done)}`
-            : `Already ${action === 'disable' ? 'disabled' : 'enabled'}: ${describeAccount(done)}`,
+    jsonCommand(accounts.command(`${action} <email>`).description(actions[action]), {
+      json: 'the account (with `changed`: false when it already was)',
+      writes: true,
+      run: async ({ db }, _options, [email]: [string]) => {
+        const service = new AccountService(await db());
+        const done = await guard(() => service.setDisabled('CLI', email, action === 'disable'));
+        return { ...done.account, changed: done.changed };
       },
-    );
+      human: (done) =>
+        done.changed
+          ? `${action === 'disable' ? 'Disabled' : 'Enabled'}: ${describeAccount(done)}`
+          : `Already ${action === 'disable' ? 'disabled' : 'enabled'}: ${describeAccount(done)}`,
+    });
   }
 
   jsonCommand(accounts.command('list').description('list accounts (never their password hashes)'), {

@@ -41,35 +41,28 @@ export function registerKeys(program: Command): void {
     },
   );
 
+  const decisions = {
+    approve: "approve a key's scopes that await approval: the key works for them at once (written to the access log)",
+    refuse: "refuse a key's scopes that await approval: they stay refused, the key keeps its other scopes (written to the access log)",
+  };
   for (const decision of ['approve', 'refuse'] as const) {
-    jsonCommand(
-      keys
-        .command(`${decision} <id-or-prefix>`)
-        .description(
-          decision === 'approve'
-            ? "approve a key's scopes that await approval: the key works for them at once (written to the access log)"
-            : "refuse a key's scopes that await approval: they stay refused, the key keeps its other scopes (written to the access log)",
-        ),
-      {
-        json: 'the result',
-        writes: true,
-        run: async ({ config, db }, _options, [idOrPrefix]: [string]) => {
-          const database = await db();
-          const result = await new ApiKeyService(database, config.policy).decide(idOrPrefix, decision === 'approve', null);
-          const owner =
-            result.after.ownerAccountId === null ? null : await new AccountStore(database).findById(result.after.ownerAccountId);
-          await new AccessAudit(database).record(CLI_ACTOR, {
-            action: decision === 'approve' ? 'KEY_SCOPES_APPROVED' : 'KEY_SCOPES_REFUSED',
-            target: { kind: 'API_KEY', id: result.after.id, label: `${result.after.prefix}… (${owner?.email ?? 'CLI'})` },
-            detail: { scopes: result.decided, purpose: result.after.purpose, before: result.before.scopes, after: result.after.scopes },
-          });
-          return result;
-        },
-        human: (decided) =>
-          `${decision === 'approve' ? 'Approved' : 'Refused'} ${decided.decided.join(', ')}: ${describeKey(decided.after)}`,
-        data: (decided) => decided.after,
+    jsonCommand(keys.command(`${decision} <id-or-prefix>`).description(decisions[decision]), {
+      json: 'the result',
+      writes: true,
+      run: async ({ config, db }, _options, [idOrPrefix]: [string]) => {
+        const database = await db();
+        const result = await new ApiKeyService(database, config.policy).decide(idOrPrefix, decision === 'approve', null);
+        const owner = result.after.ownerAccountId === null ? null : await new AccountStore(database).findById(result.after.ownerAccountId);
+        await new AccessAudit(database).record(CLI_ACTOR, {
+          action: decision === 'approve' ? 'KEY_SCOPES_APPROVED' : 'KEY_SCOPES_REFUSED',
+          target: { kind: 'API_KEY', id: result.after.id, label: `${result.after.prefix}… (${owner?.email ?? 'CLI'})` },
+          detail: { scopes: result.decided, purpose: result.after.purpose, before: result.before.scopes, after: result.after.scopes },
+        });
+        return result;
       },
-    );
+      human: (decided) => `${decision === 'approve' ? 'Approved' : 'Refused'} ${decided.decided.join(', ')}: ${describeKey(decided.after)}`,
+      data: (decided) => decided.after,
+    });
   }
 
   jsonCommand(keys.command('list').description('list keys (prefix, scopes, state, expiry); values are never shown'), {

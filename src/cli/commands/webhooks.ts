@@ -180,22 +180,17 @@ export function registerWebhooks(program: Command): void {
     human: (rotated) => `New secret of ${rotated.id} (shown once, store it now): ${rotated.secret}`,
   });
 
+  const actions = {
+    pause: 'stop sending to a webhook; its events wait in the feed (kept 30 days)',
+    resume: 'send again to a paused or failing webhook, from the event it stopped at, in order',
+  };
   for (const action of ['pause', 'resume'] as const) {
-    jsonCommand(
-      webhooks
-        .command(`${action} <id>`)
-        .description(
-          action === 'pause'
-            ? 'stop sending to a webhook; its events wait in the feed (kept 30 days)'
-            : 'send again to a paused or failing webhook, from the event it stopped at, in order',
-        ),
-      {
-        json: 'the webhook',
-        writes: true,
-        run: async (ctx, _options, [id]: [string]) => (await storeOf(ctx)).setPaused(id, action === 'pause', 'OPERATOR'),
-        human: (changed) => `Webhook ${changed.id} is ${changed.state}.`,
-      },
-    );
+    jsonCommand(webhooks.command(`${action} <id>`).description(actions[action]), {
+      json: 'the webhook',
+      writes: true,
+      run: async (ctx, _options, [id]: [string]) => (await storeOf(ctx)).setPaused(id, action === 'pause', 'OPERATOR'),
+      human: (changed) => `Webhook ${changed.id} is ${changed.state}.`,
+    });
   }
 }
 

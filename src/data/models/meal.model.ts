@@ -1,5 +1,6 @@
 import { Schema, type Connection, type Model } from 'mongoose';
 import { defineModel } from './define.js';
+import { NEIS_RECORD_PATHS, type NeisSchoolFields } from './neis-record.js';
 
 /** The spec's MealType values, in serving order. */
 import { MealType } from '../__generated__/enums.js';
@@ -10,12 +11,8 @@ export type { MealType } from '../__generated__/enums.js';
 export const MEAL_TYPE_RANK: Readonly<Record<MealType, number>> = { BREAKFAST: 1, LUNCH: 2, DINNER: 3 };
 
 /** A meal exactly as the API shows it (the spec's Meal record). */
-export interface MealRecord {
+export interface MealRecord extends NeisSchoolFields {
   mealId: string;
-  schoolCode: string;
-  schoolName: string;
-  officeCode: string;
-  officeName: string;
   mealDate: string;
   mealType: MealType;
   mealMenu: string[];
@@ -34,12 +31,8 @@ export interface MealDoc extends MealRecord {
 
 const mealSchema = new Schema(
   {
-    generation: { type: String, required: true },
+    ...NEIS_RECORD_PATHS,
     mealId: { type: String, required: true },
-    schoolCode: { type: String, required: true },
-    schoolName: { type: String, required: true },
-    officeCode: { type: String, required: true },
-    officeName: { type: String, required: true },
     mealDate: { type: String, required: true },
     mealType: { type: String, enum: Object.values(MealType), required: true },
     // Numeric so that "by date, then breakfast, lunch, dinner" is a plain index sort.

@@ -1,13 +1,10 @@
 import { Schema, type Connection, type Model } from 'mongoose';
 import { defineModel } from './define.js';
+import { NEIS_RECORD_PATHS, type NeisSchoolFields } from './neis-record.js';
 
 /** A school calendar event as the API shows it (docs/decisions.md's schedule record). */
-export interface ScheduleRecord {
+export interface ScheduleRecord extends NeisSchoolFields {
   scheduleId: string;
-  schoolCode: string;
-  schoolName: string;
-  officeCode: string;
-  officeName: string;
   scheduleDate: string;
   academicYear: string;
   eventName: string;
@@ -26,12 +23,8 @@ export interface ScheduleDoc extends ScheduleRecord {
 
 const scheduleSchema = new Schema(
   {
-    generation: { type: String, required: true },
+    ...NEIS_RECORD_PATHS,
     scheduleId: { type: String, required: true },
-    schoolCode: { type: String, required: true },
-    schoolName: { type: String, required: true },
-    officeCode: { type: String, required: true },
-    officeName: { type: String, required: true },
     scheduleDate: { type: String, required: true },
     academicYear: { type: String, required: true },
     eventName: { type: String, required: true },

@@ -1,13 +1,10 @@
 import { Schema, type Connection, type Model } from 'mongoose';
 import { defineModel } from './define.js';
+import { NEIS_RECORD_PATHS, type NeisSchoolFields } from './neis-record.js';
 
 /** One period of one class on one day, as the API shows it. */
-export interface TimetableRecord {
+export interface TimetableRecord extends NeisSchoolFields {
   timetableId: string;
-  schoolCode: string;
-  schoolName: string;
-  officeCode: string;
-  officeName: string;
   timetableDate: string;
   academicYear: string;
   semester: string | null;
@@ -27,12 +24,8 @@ export interface TimetableDoc extends TimetableRecord {
 
 const timetableSchema = new Schema(
   {
-    generation: { type: String, required: true },
+    ...NEIS_RECORD_PATHS,
     timetableId: { type: String, required: true },
-    schoolCode: { type: String, required: true },
-    schoolName: { type: String, required: true },
-    officeCode: { type: String, required: true },
-    officeName: { type: String, required: true },
     timetableDate: { type: String, required: true },
     academicYear: { type: String, required: true },
     semester: { type: String, default: null },

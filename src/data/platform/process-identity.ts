@@ -63,6 +63,23 @@ export function hasExited(p: Pick<ProcessIdentity, 'pid' | 'pidSpace' | 'pidStar
   return stat === 'gone' || stat.start !== p.pidStart || stat.state === 'Z' || stat.state === 'X';
 }
 
+/**
+ * Whether a process with this pid runs on this machine now, judged from the pid alone (for files
+ * that record no more, as the embedded database's lock and state files do). A zombie counts as
+ * gone; without a /proc of this pid namespace, a signal 0 tells (EPERM: it runs, as another user).
+ */
+export function isAlive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  const stat = thisProcess().pidSpace === null ? null : readStat(pid);
+  if (stat !== null) return stat !== 'gone' && stat.state !== 'Z' && stat.state !== 'X';
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 /** A process's state letter and start time from /proc; 'gone' when there is no such process, null when unreadable. */
 function readStat(pid: number): { state: string; start: string } | 'gone' | null {
   let text: string;

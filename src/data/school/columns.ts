@@ -130,6 +130,29 @@ export function textColumn<P extends object, D>(
   };
 }
 
+/** A column holding one field that its text is read into (empty: null), or the problem with it. */
+function parsedColumn<P extends object, D, V>(
+  field: keyof P & string,
+  header: string,
+  aliases: string[],
+  parse: (text: string, ctx: ReadContext) => V | CellProblem,
+  write: (doc: D, state: SchoolState) => OutCell,
+): Column<P, D> {
+  return {
+    fields: [field],
+    header,
+    aliases,
+    exported: true,
+    read(text, draft, ctx) {
+      const value = text === null ? null : parse(text, ctx);
+      if (isProblem(value)) return value;
+      (draft.patch as Record<string, unknown>)[field] = value;
+      return undefined;
+    },
+    write,
+  };
+}
+
 export function integerColumn<P extends object, D>(
   field: keyof P & string,
   header: string,
@@ -137,23 +160,16 @@ export function integerColumn<P extends object, D>(
   write: (doc: D) => number | null,
   pattern: RegExp = /^(.*)$/,
 ): Column<P, D> {
-  return {
-    fields: [field],
+  return parsedColumn<P, D, number>(
+    field,
     header,
     aliases,
-    exported: true,
-    read(text, draft) {
-      if (text === null) {
-        (draft.patch as Record<string, unknown>)[field] = null;
-        return undefined;
-      }
+    (text) => {
       const n = integer(pattern.exec(text.trim())?.[1] ?? text);
-      if (isProblem(n)) return { code: 'NOT_INTEGER', params: { got: text } };
-      (draft.patch as Record<string, unknown>)[field] = n;
-      return undefined;
+      return isProblem(n) ? { code: 'NOT_INTEGER', params: { got: text } } : n;
     },
-    write: (doc) => write(doc),
-  };
+    write,
+  );
 }
 
 export function enumColumn<P extends object, D, T extends string>(
@@ -163,23 +179,7 @@ export function enumColumn<P extends object, D, T extends string>(
   parse: (text: string) => T | CellProblem,
   write: (doc: D) => string | null,
 ): Column<P, D> {
-  return {
-    fields: [field],
-    header,
-    aliases,
-    exported: true,
-    read(text, draft) {
-      if (text === null) {
-        (draft.patch as Record<string, unknown>)[field] = null;
-        return undefined;
-      }
-      const value = parse(text);
-      if (isProblem(value)) return value;
-      (draft.patch as Record<string, unknown>)[field] = value;
-      return undefined;
-    },
-    write: (doc) => write(doc),
-  };
+  return parsedColumn<P, D, T>(field, header, aliases, parse, write);
 }
 
 /** A list of student references (emails, student numbers, #ids) separated by commas, semicolons or lines. */
@@ -204,23 +204,7 @@ function clubColumn<P extends object, D>(
   aliases: string[],
   write: (doc: D, state: SchoolState) => string | null,
 ): Column<P, D> {
-  return {
-    fields: [field],
-    header,
-    aliases,
-    exported: true,
-    read(text, draft, ctx) {
-      if (text === null) {
-        (draft.patch as Record<string, unknown>)[field] = null;
-        return undefined;
-      }
-      const id = clubByName(ctx.state, text);
-      if (isProblem(id)) return id;
-      (draft.patch as Record<string, unknown>)[field] = id;
-      return undefined;
-    },
-    write,
-  };
+  return parsedColumn<P, D, number>(field, header, aliases, (text, ctx) => clubByName(ctx.state, text), write);
 }
 
 const clubName = (state: SchoolState, id: number | null | undefined): string | null =>

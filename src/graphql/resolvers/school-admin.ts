@@ -17,7 +17,7 @@ import {
 } from '../../data/school/audit.js';
 import { schoolCounts } from '../../data/school/counts.js';
 import { exportSchoolData } from '../../data/school/export.js';
-import { applyImport, previewImport } from '../../data/school/import.js';
+import { applyImport, previewImport, type ApplyProgress } from '../../data/school/import.js';
 import type { Lang } from '../../data/school/labels.js';
 import { issueMessage } from '../../data/school/messages.js';
 import { applyRollover, previewRollover } from '../../data/school/rollover.js';
@@ -84,6 +84,51 @@ function criteria(filter: AuditFilter | null | undefined): AuditCriteria {
 }
 
 /** A preview that could not start (the file itself is refused, or the kept upload is gone). */
+type UploadKind = 'IMPORT' | 'ROLLOVER';
+
+/** The staff member's previewed file of this kind, while it is kept (an hour), with who applies it and when. */
+async function keptUpload(ctx: GraphQLContext, uploadId: string, kind: UploadKind) {
+  const actor = staff(ctx);
+  const now = ctx.now();
+  const accountId = actor.kind === 'ACCOUNT' ? actor.accountId : null;
+  const upload = await findUpload(ctx.db, uploadId, accountId, now);
+  return upload?.kind === kind ? { actor, now, accountId, upload } : null;
+}
+
+type Kept = NonNullable<Awaited<ReturnType<typeof keptUpload>>>;
+
+/** Writes a kept import or rollover through the one write path; a file written whole is kept no longer. */
+async function apply(ctx: GraphQLContext, { actor, now, upload }: Kept, onProgress?: ApplyProgress): Promise<PreviewResult> {
+  const progress = onProgress ? { onProgress } : {};
+  const result =
+    upload.kind === 'IMPORT'
+      ? await applyImport(ctx.db, actor, upload.entity, upload.fileName, upload.content, {
+          removeMissing: upload.removeMissing ?? false,
+          timeZone: ctx.timeZone,
+          now,
+          ...progress,
+        })
+      : await applyRollover(ctx.db, actor, upload.fileName, upload.content, { now, ...progress });
+  if (result.applied) await dropUpload(ctx.db, upload._id);
+  return result;
+}
+
+/** Applies a kept file now; a file no longer kept is a refusal of the preview's shape. */
+async function applyKept(ctx: GraphQLContext, uploadId: string, kind: UploadKind): Promise<PreviewResult> {
+  const kept = await keptUpload(ctx, uploadId, kind);
+  return kept ? apply(ctx, kept) : refusedFile('STUDENT', '', { field: 'file', code: 'UPLOAD_GONE' });
+}
+
+/** Applies a kept file in the background (a job the console follows); a file no longer kept is a 400. */
+async function startApplying(ctx: GraphQLContext, uploadId: string, kind: UploadKind) {
+  const kept = await keptUpload(ctx, uploadId, kind);
+  if (!kept)
+    throw new BadRequestError(
+      `uploadId: no previewed ${kind === 'IMPORT' ? 'import' : 'rollover'} by that id (files are kept for an hour).`,
+    );
+  return startJob(ctx.db, { kind, accountId: kept.accountId, now: kept.now }, (onProgress) => apply(ctx, kept, onProgress));
+}
+
 function refusedFile(entity: SchoolEntity, fileName: string, issue: Issue): PreviewResult {
   return {
     uploadId: null,
@@ -170,19 +215,7 @@ export const schoolAdminResolvers: Resolvers = {
       });
       return { ...preview, uploadId };
     },
-    async applyImport(_p, { uploadId }, ctx) {
-      const actor = staff(ctx);
-      const now = ctx.now();
-      const upload = await findUpload(ctx.db, uploadId, actor.kind === 'ACCOUNT' ? actor.accountId : null, now);
-      if (!upload || upload.kind !== 'IMPORT') return refusedFile('STUDENT', '', { field: 'file', code: 'UPLOAD_GONE' });
-      const result = await applyImport(ctx.db, actor, upload.entity, upload.fileName, upload.content, {
-        removeMissing: upload.removeMissing ?? false,
-        timeZone: ctx.timeZone,
-        now,
-      });
-      if (result.applied) await dropUpload(ctx.db, uploadId);
-      return result;
-    },
+    applyImport: async (_p, { uploadId }, ctx) => applyKept(ctx, uploadId, 'IMPORT'),
     async previewRollover(_p, { input }, ctx) {
       const actor = staff(ctx);
       const bytes = decodeUpload(input.contentBase64);
@@ -201,46 +234,9 @@ export const schoolAdminResolvers: Resolvers = {
       });
       return { ...preview, uploadId };
     },
-    async applyRollover(_p, { uploadId }, ctx) {
-      const actor = staff(ctx);
-      const now = ctx.now();
-      const upload = await findUpload(ctx.db, uploadId, actor.kind === 'ACCOUNT' ? actor.accountId : null, now);
-      if (!upload || upload.kind !== 'ROLLOVER') return refusedFile('STUDENT', '', { field: 'file', code: 'UPLOAD_GONE' });
-      const result = await applyRollover(ctx.db, actor, upload.fileName, upload.content, { now });
-      if (result.applied) await dropUpload(ctx.db, uploadId);
-      return result;
-    },
-    async startApplyImport(_p, { uploadId }, ctx) {
-      const actor = staff(ctx);
-      const now = ctx.now();
-      const accountId = actor.kind === 'ACCOUNT' ? actor.accountId : null;
-      const upload = await findUpload(ctx.db, uploadId, accountId, now);
-      if (!upload || upload.kind !== 'IMPORT')
-        throw new BadRequestError('uploadId: no previewed import by that id (files are kept for an hour).');
-      return startJob(ctx.db, { kind: 'IMPORT', accountId, now }, async (onProgress) => {
-        const result = await applyImport(ctx.db, actor, upload.entity, upload.fileName, upload.content, {
-          removeMissing: upload.removeMissing ?? false,
-          timeZone: ctx.timeZone,
-          now,
-          onProgress,
-        });
-        if (result.applied) await dropUpload(ctx.db, uploadId);
-        return result;
-      });
-    },
-    async startApplyRollover(_p, { uploadId }, ctx) {
-      const actor = staff(ctx);
-      const now = ctx.now();
-      const accountId = actor.kind === 'ACCOUNT' ? actor.accountId : null;
-      const upload = await findUpload(ctx.db, uploadId, accountId, now);
-      if (!upload || upload.kind !== 'ROLLOVER')
-        throw new BadRequestError('uploadId: no previewed rollover by that id (files are kept for an hour).');
-      return startJob(ctx.db, { kind: 'ROLLOVER', accountId, now }, async (onProgress) => {
-        const result = await applyRollover(ctx.db, actor, upload.fileName, upload.content, { now, onProgress });
-        if (result.applied) await dropUpload(ctx.db, uploadId);
-        return result;
-      });
-    },
+    applyRollover: async (_p, { uploadId }, ctx) => applyKept(ctx, uploadId, 'ROLLOVER'),
+    startApplyImport: async (_p, { uploadId }, ctx) => startApplying(ctx, uploadId, 'IMPORT'),
+    startApplyRollover: async (_p, { uploadId }, ctx) => startApplying(ctx, uploadId, 'ROLLOVER'),
     async undoAuditBatch(_p, { batchId }, ctx) {
       const result = await undoBatch(ctx.db, staff(ctx), batchId, ctx.now());
       return { batchId: result.batchId, errors: result.issues };

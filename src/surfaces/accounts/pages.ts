@@ -78,6 +78,23 @@ function refused(
 }
 
 /** Step 1 of sign-up and of reset: the email a code goes to. */
+/** The email step of sign-up or of a password reset (`action`), in that flow's words. */
+function emailPage(
+  req: PageRequest,
+  deps: AccountPagesDeps,
+  action: typeof SIGN_UP | typeof RESET,
+  email: string,
+  errors: FieldError[] = [],
+  status?: number,
+): Outcome {
+  const { t } = req;
+  const words =
+    action === SIGN_UP
+      ? { title: t.accounts.signUpTitle, intro: t.accounts.signUpIntro(deps.domain), label: t.accounts.email }
+      : { title: t.accounts.resetTitle, intro: t.accounts.resetIntro, label: t.accounts.accountEmail };
+  return emailStep(req, { action, ...words, email, errors, ...(status === undefined ? {} : { status }) });
+}
+
 function emailStep(
   req: PageRequest,
   o: { action: string; intro: string; label: string; title: string; email: string; errors: FieldError[]; status?: number },
@@ -176,41 +193,32 @@ function donePage(req: PageRequest, title: string, lines: Html): Outcome {
   );
 }
 
-const signUpStart: Handler<AccountPagesDeps> = async (req, deps) => {
-  const { t } = req;
-  return emailStep(req, {
-    action: SIGN_UP,
-    title: t.accounts.signUpTitle,
-    intro: t.accounts.signUpIntro(deps.domain),
-    label: t.accounts.email,
-    email: req.query('email'),
-    errors: [],
-  });
-};
+const signUpStart: Handler<AccountPagesDeps> = async (req, deps) => emailPage(req, deps, SIGN_UP, req.query('email'));
 
-const signUpRequestCode: Handler<AccountPagesDeps> = async (req, deps) => {
-  const { t } = req;
-  const form = emailForm.parse(req.form);
-  try {
-    const sent = await deps.service.requestSignupCode(form.email, req.ctx.ip);
-    return redirect(withQuery(`${SIGN_UP}/verify`, { email: sent.email, return: returnOf(req, form.return) }), {
-      kind: 'ok',
-      text: t.accounts.sent(sent.email),
-    });
-  } catch (err) {
-    return refused(req, deps, err, 'email', (errors, status) =>
-      emailStep(req, {
-        action: SIGN_UP,
-        title: t.accounts.signUpTitle,
-        intro: t.accounts.signUpIntro(deps.domain),
-        label: t.accounts.email,
-        email: form.email,
-        errors,
-        status,
-      }),
-    );
-  }
-};
+/**
+ * The email step posted (sign-up or a password reset): a code is mailed and the code step follows,
+ * or the email step again with the refusal.
+ */
+function requestCode(action: typeof SIGN_UP | typeof RESET): Handler<AccountPagesDeps> {
+  return async (req, deps) => {
+    const { t } = req;
+    const form = emailForm.parse(req.form);
+    try {
+      const sent =
+        action === SIGN_UP
+          ? await deps.service.requestSignupCode(form.email, req.ctx.ip)
+          : await deps.service.requestPasswordReset(form.email, req.ctx.ip);
+      return redirect(withQuery(`${action}/verify`, { email: sent.email, return: returnOf(req, form.return) }), {
+        kind: 'ok',
+        text: (action === SIGN_UP ? t.accounts.sent : t.accounts.resetSent)(sent.email),
+      });
+    } catch (err) {
+      return refused(req, deps, err, 'email', (errors, status) => emailPage(req, deps, action, form.email, errors, status));
+    }
+  };
+}
+
+const signUpRequestCode = requestCode(SIGN_UP);
 
 const signUpVerify: Handler<AccountPagesDeps> = async (req) => signUpVerifyPage(req, { email: req.query('email') });
 
@@ -242,41 +250,9 @@ const signUpDone: Handler<AccountPagesDeps> = async (req) =>
       ${req.query('pending') ? html`<p>${req.t.accounts.donePending}</p>` : ''}`,
   );
 
-const resetStart: Handler<AccountPagesDeps> = async (req) => {
-  const { t } = req;
-  return emailStep(req, {
-    action: RESET,
-    title: t.accounts.resetTitle,
-    intro: t.accounts.resetIntro,
-    label: t.accounts.accountEmail,
-    email: req.query('email'),
-    errors: [],
-  });
-};
+const resetStart: Handler<AccountPagesDeps> = async (req, deps) => emailPage(req, deps, RESET, req.query('email'));
 
-const resetRequestCode: Handler<AccountPagesDeps> = async (req, deps) => {
-  const { t } = req;
-  const form = emailForm.parse(req.form);
-  try {
-    const sent = await deps.service.requestPasswordReset(form.email, req.ctx.ip);
-    return redirect(withQuery(`${RESET}/verify`, { email: sent.email, return: returnOf(req, form.return) }), {
-      kind: 'ok',
-      text: t.accounts.resetSent(sent.email),
-    });
-  } catch (err) {
-    return refused(req, deps, err, 'email', (errors, status) =>
-      emailStep(req, {
-        action: RESET,
-        title: t.accounts.resetTitle,
-        intro: t.accounts.resetIntro,
-        label: t.accounts.accountEmail,
-        email: form.email,
-        errors,
-        status,
-      }),
-    );
-  }
-};
+const resetRequestCode = requestCode(RESET);
 
 const resetVerify: Handler<AccountPagesDeps> = async (req) => resetVerifyPage(req, { email: req.query('email') });
 

@@ -1,37 +1,14 @@
 import { z } from 'zod';
 import { Major, Sex, StudentRole } from '../../data/__generated__/enums.js';
 import { CLUB_STATUS_LABELS, MAJOR_LABELS, ROLE_LABELS, SEX_LABELS, labelOf } from '../../data/school/labels.js';
-import { NotFoundError } from '../../errors/index.js';
-import { anyOption, csrfField, errorSummary, field, linkButton, listPage, select, table, type FieldError } from '../web/components.js';
+import { csrfField, field, linkButton, listPage, select, table } from '../web/components.js';
 import { oneOf, parseForm, textOrNull } from '../web/forms.js';
 import { html, type Html } from '../web/html.js';
 import type { Lang } from '../web/lang.js';
-import { page, redirect, type Handler, type Outcome, type PageRequest } from '../web/routes.js';
-import type {
-  AdminClubChoicesQuery,
-  AdminClubChoicesQueryVariables,
-  AdminStudentQuery,
-  AdminStudentQueryVariables,
-  AdminStudentsQuery,
-  AdminStudentsQueryVariables,
-  CreateStudentInput,
-  CreateStudentMutation,
-  CreateStudentMutationVariables,
-  DeleteStudentMutation,
-  DeleteStudentMutationVariables,
-  GraduateStudentMutation,
-  GraduateStudentMutationVariables,
-  ReactivateStudentMutation,
-  ReactivateStudentMutationVariables,
-  StudentFilter,
-  UpdateStudentMutation,
-  UpdateStudentMutationVariables,
-  WithdrawStudentMutation,
-  WithdrawStudentMutationVariables,
-} from './__generated__/operations.js';
+import { page, type Handler, type Outcome, type PageRequest } from '../web/routes.js';
+import type * as Op from './__generated__/operations.js';
 import type { AdminDeps } from './deps.js';
 import {
-  ADMIN_CLUB_CHOICES,
   ADMIN_STUDENT,
   ADMIN_STUDENTS,
   CREATE_STUDENT,
@@ -41,7 +18,8 @@ import {
   UPDATE_STUDENT,
   WITHDRAW_STUDENT,
 } from './operations/students.js';
-import { atInputs, formLabel, formValues, idParam, intField, language, queryInt, recordActions, unconfirmed } from './ui.js';
+import * as record from './records.js';
+import { enumOptions, filterSelect, formLabel, intField, queryInt } from './ui.js';
 
 const PAGE_SIZE = 50;
 const LIST = '/admin/students';
@@ -69,9 +47,8 @@ const INPUTS = [
 /** Where an error of the data layer is shown on the form. */
 const ERROR_INPUT: Readonly<Record<string, string>> = { studentNumber: 'number', id: 'name' };
 
-type Club = AdminStudentQuery['clubs']['clubs'][number];
-type Student = AdminStudentQuery['students']['students'][number];
-type Values = Readonly<Record<string, string>>;
+type Club = record.ClubChoice;
+type Student = Op.AdminStudentQuery['students']['students'][number];
 
 /**
  * The form as the mutation's input (zod): integers that are not integers are refused here (the
@@ -101,8 +78,8 @@ export function studentForm(lang: Lang, retired = false) {
 }
 
 /** The list's search: an email (has @), a student number (four digits), else a name. */
-export function studentFilter(q: string, status: Status, grade: number | null, classNum: number | null): StudentFilter {
-  const filter: StudentFilter = {};
+export function studentFilter(q: string, status: Status, grade: number | null, classNum: number | null): Op.StudentFilter {
+  const filter: Op.StudentFilter = {};
   if (/^\d{4}$/.test(q)) Object.assign(filter, { grade: Number(q[0]), classNum: Number(q[1]), number: Number(q.slice(2)) });
   else if (q.includes('@')) filter.email = q;
   else if (q) filter.name = q;
@@ -122,16 +99,12 @@ export const studentList: Handler<AdminDeps> = async (req, deps) => {
   const grade = queryInt(req, 'grade', 1, 3);
   const classNum = queryInt(req, 'classNum', 1, 4);
   const pageNumber = queryInt(req, 'page', 0, 100000) ?? 0;
-  const data = await deps.school.run<AdminStudentsQuery, AdminStudentsQueryVariables>(req, ADMIN_STUDENTS, {
+  const data = await deps.school.run<Op.AdminStudentsQuery, Op.AdminStudentsQueryVariables>(req, ADMIN_STUDENTS, {
     filter: studentFilter(q, status, grade, classNum),
     page: pageNumber,
     size: PAGE_SIZE,
   });
-  const numbers = (n: number) =>
-    anyOption(
-      t,
-      Array.from({ length: n }, (_, i) => ({ value: String(i + 1), label: String(i + 1) })),
-    );
+  const numbers = (n: number) => Array.from({ length: n }, (_, i) => ({ value: String(i + 1), label: String(i + 1) }));
   return page(
     s.title,
     listPage(t, {
@@ -142,8 +115,8 @@ export const studentList: Handler<AdminDeps> = async (req, deps) => {
       filters: [
         field({ name: 'q', label: s.search, value: q, type: 'search' }),
         select({ name: 'status', label: s.status, value: status, options: STATUSES.map((v) => ({ value: v, label: s.statuses[v] })) }),
-        select({ name: 'grade', label: s.grade, value: grade, options: numbers(3) }),
-        select({ name: 'classNum', label: s.classNum, value: classNum, options: numbers(4) }),
+        filterSelect(req, 'grade', grade, numbers(3), s.grade),
+        filterSelect(req, 'classNum', classNum, numbers(4), s.classNum),
       ],
       status: s.count(data.students.totalElements),
       table: studentTable(req, data.students.students),
@@ -154,145 +127,78 @@ export const studentList: Handler<AdminDeps> = async (req, deps) => {
   );
 };
 
-async function clubChoices(req: PageRequest, deps: AdminDeps): Promise<readonly Club[]> {
-  return (await deps.school.run<AdminClubChoicesQuery, AdminClubChoicesQueryVariables>(req, ADMIN_CLUB_CHOICES, {})).clubs.clubs;
-}
-
-export const newStudent: Handler<AdminDeps> = async (req, deps) =>
-  studentPage(req, { clubs: await clubChoices(req, deps), values: { role: 'GENERAL_STUDENT' }, errors: [], student: null });
-
-export const createStudent: Handler<AdminDeps> = async (req, deps) => {
-  const { t, lang } = req;
-  const values = formValues(req);
-  const form = parseForm(studentForm(lang), req.form);
-  let errors: FieldError[] = form.ok ? [] : form.errors;
-  if (form.ok) {
-    const input: CreateStudentInput = form.value;
-    const result = await deps.school.run<CreateStudentMutation, CreateStudentMutationVariables>(req, CREATE_STUDENT, {
-      input,
-      lang: language(lang),
-    });
-    const created = result.createStudent.student;
-    if (result.createStudent.errors.length === 0 && created)
-      return redirect(`/admin/students/${created.id}`, { kind: 'ok', text: t.admin.students.done.created });
-    errors = atInputs(result.createStudent.errors, ERROR_INPUT);
-  }
-  return studentPage(req, { clubs: await clubChoices(req, deps), values, errors, student: null }, 422);
+/** A student's page offers the clubs. */
+const pages: record.Pages<Student, readonly Club[], 'graduated' | 'withdrawn' | 'reactivated' | 'deleted'> = {
+  list: LIST,
+  done: (t) => t.admin.students.done,
+  defaults: { role: 'GENERAL_STUDENT' },
+  aliases: ERROR_INPUT,
+  choices: record.clubChoices,
+  load: record.load(ADMIN_STUDENT, (data: Op.AdminStudentQuery) => ({ record: data.students.students[0], choices: data.clubs.clubs })),
+  values: valuesOf,
+  show: studentPage,
 };
 
-async function loadStudent(req: PageRequest, deps: AdminDeps): Promise<{ student: Student; clubs: readonly Club[] }> {
-  const data = await deps.school.run<AdminStudentQuery, AdminStudentQueryVariables>(req, ADMIN_STUDENT, { id: idParam(req) });
-  const [student] = data.students.students;
-  if (!student) throw new NotFoundError('No such student.');
-  return { student, clubs: data.clubs.clubs };
-}
+const forms = record.forms(pages, {
+  form: (req, student) => studentForm(req.lang, isRetired(student?.role ?? null)),
+  create: async (req, deps, input: Op.CreateStudentInput) => {
+    const { createStudent: created } = await record.mutate<Op.CreateStudentMutation, Op.CreateStudentMutationVariables>(
+      req,
+      deps,
+      CREATE_STUDENT,
+      {
+        input,
+      },
+    );
+    return { errors: created.errors, id: created.student?.id ?? null };
+  },
+  update: async (req, deps, student, input) =>
+    (
+      await record.mutate<Op.UpdateStudentMutation, Op.UpdateStudentMutationVariables>(req, deps, UPDATE_STUDENT, {
+        id: student.id,
+        input,
+      })
+    ).updateStudent,
+});
+export const { detail: studentDetail, blank: newStudent, create: createStudent, update: updateStudent } = forms;
 
-export const studentDetail: Handler<AdminDeps> = async (req, deps) => {
-  const { student, clubs } = await loadStudent(req, deps);
-  return studentPage(req, { clubs, values: valuesOf(student), errors: [], student });
-};
+export const graduateStudent = record.action(
+  pages,
+  'graduated',
+  record.byId<Op.GraduateStudentMutation>(GRADUATE_STUDENT, 'graduateStudent'),
+);
 
-export const updateStudent: Handler<AdminDeps> = async (req, deps) => {
-  const { t, lang } = req;
-  const { student, clubs } = await loadStudent(req, deps);
-  const values = formValues(req);
-  const form = parseForm(studentForm(lang, isRetired(student.role)), req.form);
-  let errors: FieldError[] = form.ok ? [] : form.errors;
-  if (form.ok) {
-    const result = await deps.school.run<UpdateStudentMutation, UpdateStudentMutationVariables>(req, UPDATE_STUDENT, {
-      id: student.id,
+export const withdrawStudent = record.action(
+  pages,
+  'withdrawn',
+  record.byId<Op.WithdrawStudentMutation>(WITHDRAW_STUDENT, 'withdrawStudent'),
+);
+
+export const reactivateStudent = record.action(pages, 'reactivated', async (req, deps, id) => {
+  const schema = z.object({
+    grade: intField(req.lang, 'grade'),
+    classNum: intField(req.lang, 'classNum'),
+    number: intField(req.lang, 'number'),
+  });
+  const form = parseForm(schema, req.form);
+  if (!form.ok) return { errors: form.errors };
+  return (
+    await record.mutate<Op.ReactivateStudentMutation, Op.ReactivateStudentMutationVariables>(req, deps, REACTIVATE_STUDENT, {
+      id,
       input: form.value,
-      lang: language(lang),
-    });
-    if (result.updateStudent.errors.length === 0)
-      return redirect(`/admin/students/${student.id}`, {
-        kind: 'ok',
-        text: result.updateStudent.batchId ? t.admin.students.done.updated : t.admin.students.done.unchanged,
-      });
-    errors = atInputs(result.updateStudent.errors, ERROR_INPUT);
-  }
-  return studentPage(req, { clubs, values, errors, student }, 422);
-};
+    })
+  ).reactivateStudent;
+});
 
-/**
- * A status action of a student's page (graduate, withdraw, reactivate, delete): the mutation,
- * then the record (or the list, after a delete) with a flash; its refusals on the record's page.
- */
-function studentAction(
-  run: (req: PageRequest, deps: AdminDeps, id: number) => Promise<{ errors: readonly FieldError[] }>,
-  done: (t: PageRequest['t']) => string,
-  options: { after?: 'record' | 'list'; keepsForm?: boolean } = {},
-): Handler<AdminDeps> {
-  return async (req, deps) => {
-    const { student, clubs } = await loadStudent(req, deps);
-    const result = await run(req, deps, student.id);
-    if (result.errors.length === 0)
-      return redirect(options.after === 'list' ? LIST : `/admin/students/${student.id}`, { kind: 'ok', text: done(req.t) });
-    const values = options.keepsForm ? { ...valuesOf(student), ...formValues(req) } : valuesOf(student);
-    return studentPage(req, { clubs, values, errors: atInputs(result.errors, ERROR_INPUT), student }, 422);
-  };
-}
-
-export const graduateStudent = studentAction(
-  async (req, deps, id) =>
-    (
-      await deps.school.run<GraduateStudentMutation, GraduateStudentMutationVariables>(req, GRADUATE_STUDENT, {
-        id,
-        lang: language(req.lang),
-      })
-    ).graduateStudent,
-  (t) => t.admin.students.done.graduated,
-);
-
-export const withdrawStudent = studentAction(
-  async (req, deps, id) =>
-    (
-      await deps.school.run<WithdrawStudentMutation, WithdrawStudentMutationVariables>(req, WITHDRAW_STUDENT, {
-        id,
-        lang: language(req.lang),
-      })
-    ).withdrawStudent,
-  (t) => t.admin.students.done.withdrawn,
-);
-
-export const reactivateStudent = studentAction(
-  async (req, deps, id) => {
-    const schema = z.object({
-      grade: intField(req.lang, 'grade'),
-      classNum: intField(req.lang, 'classNum'),
-      number: intField(req.lang, 'number'),
-    });
-    const form = parseForm(schema, req.form);
-    if (!form.ok) return { errors: form.errors };
-    return (
-      await deps.school.run<ReactivateStudentMutation, ReactivateStudentMutationVariables>(req, REACTIVATE_STUDENT, {
-        id,
-        input: form.value,
-        lang: language(req.lang),
-      })
-    ).reactivateStudent;
-  },
-  (t) => t.admin.students.done.reactivated,
-  { keepsForm: true },
-);
-
-export const deleteStudent = studentAction(
-  async (req, deps, id) => {
-    const errors = unconfirmed(req.t, req);
-    if (errors.length > 0) return { errors };
-    return (
-      await deps.school.run<DeleteStudentMutation, DeleteStudentMutationVariables>(req, DELETE_STUDENT, { id, lang: language(req.lang) })
-    ).deleteStudent;
-  },
-  (t) => t.admin.students.done.deleted,
-  { after: 'list' },
-);
+export const deleteStudent = record.action(pages, 'deleted', record.byId<Op.DeleteStudentMutation>(DELETE_STUDENT, 'deleteStudent'), {
+  deletes: true,
+});
 
 function isRetired(role: string | null): boolean {
   return role === 'GRADUATE' || role === 'WITHDRAWN';
 }
 
-function valuesOf(s: Student): Values {
+function valuesOf(s: Student): record.Values {
   const text = (v: string | number | null | undefined) => (v == null ? '' : String(v));
   return {
     name: s.name,
@@ -311,7 +217,7 @@ function valuesOf(s: Student): Values {
   };
 }
 
-function studentTable(req: PageRequest, students: AdminStudentsQuery['students']['students']): Html {
+function studentTable(req: PageRequest, students: Op.AdminStudentsQuery['students']['students']): Html {
   const { t, lang } = req;
   return table(t, {
     columns: t.admin.students.columns,
@@ -329,13 +235,6 @@ function studentTable(req: PageRequest, students: AdminStudentsQuery['students']
   });
 }
 
-interface FormState {
-  readonly clubs: readonly Club[];
-  readonly values: Values;
-  readonly errors: readonly FieldError[];
-  readonly student: Student | null;
-}
-
 function clubOptions(req: PageRequest, clubs: readonly Club[], type: Club['type'], current: string | undefined) {
   return [
     { value: '', label: req.t.admin.students.none },
@@ -349,17 +248,20 @@ function clubOptions(req: PageRequest, clubs: readonly Club[], type: Club['type'
 }
 
 /** A student's page (or the new student's): the form, and the status actions of a saved student. */
-function studentPage(req: PageRequest, form: FormState, status = 200): Outcome {
-  const { t, lang } = req;
-  const s = t.admin.students;
-  const v = form.values;
-  const errors = form.errors;
-  const student = form.student;
+function studentPage(
+  req: PageRequest,
+  { record: student, choices: clubs }: record.Shown<Student, readonly Club[]>,
+  form: record.FormState,
+  status?: number,
+): Outcome {
+  const { lang } = req;
+  const s = req.t.admin.students;
+  const { values: v, errors } = form;
   const retired = isRetired(student?.role ?? null);
   const label = (name: string) => formLabel(name, lang);
   const options = <T extends string>(values: readonly T[], labels: Readonly<Record<T, { ko: string; en: string }>>, empty?: string) => [
     ...(empty !== undefined ? [{ value: '', label: empty }] : []),
-    ...values.map((value) => ({ value, label: labels[value][lang] })),
+    ...enumOptions(values, labels, lang),
   ];
   const enrolment = retired
     ? html`<p class="hint">${s.retired(labelOf(ROLE_LABELS, student?.role ?? '', lang))}</p>`
@@ -372,23 +274,25 @@ function studentPage(req: PageRequest, form: FormState, status = 200): Outcome {
         ${select({ name: 'major', label: label('major'), value: v['major'], errors, options: options(Object.values(Major), MAJOR_LABELS, s.majorAuto) })}
         ${select({ name: 'role', label: label('role'), value: v['role'], errors, options: options(ENROLLED_ROLES, ROLE_LABELS) })}
         ${field({ name: 'dormitoryRoom', label: label('dormitoryRoom'), value: v['dormitoryRoom'], errors, type: 'number', inputmode: 'numeric', min: 201, max: 518, hint: s.roomHint })}
-        ${select({ name: 'majorClubId', label: label('majorClubId'), value: v['majorClubId'], errors, options: clubOptions(req, form.clubs, 'MAJOR_CLUB', v['majorClubId']) })}
-        ${select({ name: 'autonomousClubId', label: label('autonomousClubId'), value: v['autonomousClubId'], errors, options: clubOptions(req, form.clubs, 'AUTONOMOUS_CLUB', v['autonomousClubId']) })}`;
-  const mainForm = html`<form method="post" action="${student ? `/admin/students/${student.id}` : LIST}" class="card" novalidate>
-    ${csrfField(req.csrf)} ${field({ name: 'name', label: label('name'), value: v['name'], errors, required: true })}
-    ${field({ name: 'email', label: label('email'), value: v['email'], errors, required: true, type: 'email' })}
-    ${select({ name: 'sex', label: label('sex'), value: v['sex'], errors, required: true, options: options(Object.values(Sex), SEX_LABELS, s.choose) })}
-    ${enrolment} ${field({ name: 'specialty', label: label('specialty'), value: v['specialty'], errors })}
-    ${field({ name: 'githubId', label: label('githubId'), value: v['githubId'], errors, hint: s.githubHint })}
-    <div class="actions"><button type="submit">${student ? s.save : s.create}</button></div>
-  </form>`;
-  const states = student
-    ? recordActions(req, {
-        path: `/admin/students/${student.id}`,
-        entity: 'STUDENT',
-        recordId: student.id,
-        heading: s.actions,
-        body: retired
+        ${select({ name: 'majorClubId', label: label('majorClubId'), value: v['majorClubId'], errors, options: clubOptions(req, clubs, 'MAJOR_CLUB', v['majorClubId']) })}
+        ${select({ name: 'autonomousClubId', label: label('autonomousClubId'), value: v['autonomousClubId'], errors, options: clubOptions(req, clubs, 'AUTONOMOUS_CLUB', v['autonomousClubId']) })}`;
+  return record.layout(
+    req,
+    {
+      list: LIST,
+      entity: 'STUDENT',
+      texts: s,
+      record: student,
+      errors,
+      inputs: INPUTS,
+      fields: html`${field({ name: 'name', label: label('name'), value: v['name'], errors, required: true })}
+      ${field({ name: 'email', label: label('email'), value: v['email'], errors, required: true, type: 'email' })}
+      ${select({ name: 'sex', label: label('sex'), value: v['sex'], errors, required: true, options: options(Object.values(Sex), SEX_LABELS, s.choose) })}
+      ${enrolment} ${field({ name: 'specialty', label: label('specialty'), value: v['specialty'], errors })}
+      ${field({ name: 'githubId', label: label('githubId'), value: v['githubId'], errors, hint: s.githubHint })}`,
+      actions: !student
+        ? html``
+        : retired
           ? html`<form method="post" action="/admin/students/${student.id}/reactivate" novalidate>
               ${csrfField(req.csrf)}
               <p class="hint">${s.reactivateHint}</p>
@@ -414,15 +318,7 @@ function studentPage(req: PageRequest, form: FormState, status = 200): Outcome {
                   ${csrfField(req.csrf)}<button type="submit" class="secondary">${s.withdraw}</button>
                 </form>
               </div>`,
-        deleteLabel: s.delete,
-        deleteHint: s.deleteHint,
-        history: s.history,
-      })
-    : '';
-  return page(
-    student ? s.editTitle(student.name) : s.newTitle,
-    html`<p><a href="${LIST}">← ${s.back}</a></p>
-      ${errorSummary(t, errors, INPUTS)} ${mainForm} ${states}`,
+    },
     status,
   );
 }

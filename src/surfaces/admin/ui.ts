@@ -12,7 +12,7 @@ import {
 import { issueMessage } from '../../data/school/messages.js';
 import type { SchoolEntity } from '../../data/school/types.js';
 import { NotFoundError } from '../../errors/index.js';
-import { csrfField, withQuery, type FieldError } from '../web/components.js';
+import { anyOption, select, type FieldError, type Option } from '../web/components.js';
 import { integerOrNull } from '../web/forms.js';
 import { html, type Html } from '../web/html.js';
 import type { Lang } from '../web/lang.js';
@@ -22,7 +22,8 @@ import type { Texts } from '../web/texts/index.js';
 /*
  * What the admin console's pages add to the kit (src/surfaces/web/components.ts): the section,
  * the language of the operations' messages, integer fields, record ids, changes as people read
- * them, a record's actions, the spreadsheet field. Every page works without JavaScript.
+ * them, the lists' filters, the spreadsheet field (a school record's pages: ./records.ts). Every page
+ * works without JavaScript.
  */
 
 /** The GraphQL Language of a page's language (for the messages operations answer in). */
@@ -33,6 +34,26 @@ export function language(lang: Lang): 'KO' | 'EN' {
 /** Errors of the data layer under the input that shows them (`aliases`: the data layer's field → the form's input). */
 export function atInputs(errors: readonly FieldError[], aliases: Readonly<Record<string, string>> = {}): FieldError[] {
   return errors.map((e) => ({ field: aliases[e.field] ?? e.field, message: e.message }));
+}
+
+/** The options of an enum, each by its label in the page's language. */
+export function enumOptions<T extends string>(
+  values: readonly T[],
+  labels: Readonly<Record<T, { ko: string; en: string }>>,
+  lang: Lang,
+): Option[] {
+  return values.map((value) => ({ value, label: labels[value][lang] }));
+}
+
+/** A filter of a list: a select whose first choice is "all", labelled as the field is in forms unless told. */
+export function filterSelect(
+  req: PageRequest,
+  name: string,
+  value: string | number | null,
+  options: readonly Option[],
+  label = formLabel(name, req.lang),
+): Html {
+  return select({ name, label, value, options: anyOption(req.t, options) });
 }
 
 /** A query parameter as an integer within [min, max], else null. */
@@ -119,42 +140,6 @@ export function actionLabel(lang: Lang, action: string): string {
 /** Why a delete form is refused when its confirmation box is not ticked (none when it is). */
 export function unconfirmed(t: Texts, req: PageRequest): FieldError[] {
   return req.form['confirm'] === 'yes' ? [] : [{ field: 'confirm', message: t.kit.confirmMissing }];
-}
-
-export interface RecordActions {
-  /** The record's page (/admin/clubs/7): the delete form posts to `${path}/delete`. */
-  readonly path: string;
-  readonly entity: SchoolEntity;
-  readonly recordId: number;
-  readonly heading: string;
-  /** The forms that change the record's status. */
-  readonly body: Html;
-  readonly deleteLabel: string;
-  readonly deleteHint: string;
-  readonly history: string;
-}
-
-/**
- * The box under a record's form: its status actions, the delete form (a fieldset whose box must
- * be ticked, with what deleting does) and the link to the record's changes in the audit log.
- */
-export function recordActions(req: PageRequest, o: RecordActions): Html {
-  return html`<section aria-labelledby="record-actions" class="card">
-    <h2 id="record-actions">${o.heading}</h2>
-    ${o.body}
-    <form method="post" action="${o.path}/delete">
-      ${csrfField(req.csrf)}
-      <fieldset>
-        <legend>${o.deleteLabel}</legend>
-        <p class="hint" id="delete-hint">${o.deleteHint}</p>
-        <label class="check"
-          ><input type="checkbox" name="confirm" value="yes" required aria-describedby="delete-hint" /> ${req.t.kit.confirm}</label
-        >
-        <div class="actions"><button type="submit" class="danger">${o.deleteLabel}</button></div>
-      </fieldset>
-    </form>
-    <p><a href="${withQuery('/admin/audit', { entity: o.entity, recordId: o.recordId })}">${o.history}</a></p>
-  </section>`;
 }
 
 /**

@@ -9,7 +9,19 @@ import {
   type UpdateRequestSummary,
 } from '../../data/school/update-requests.js';
 import { NotFoundError } from '../../errors/index.js';
-import { choices, csrfField, errorSummary, facts, field, select, table, textArea, when, type FieldError } from '../web/components.js';
+import {
+  actionCard,
+  choices,
+  csrfField,
+  errorSummary,
+  facts,
+  field,
+  select,
+  table,
+  textArea,
+  when,
+  type FieldError,
+} from '../web/components.js';
 import { list, text } from '../web/forms.js';
 import { html } from '../web/html.js';
 import { page, redirect, type Handler, type Outcome, type PageRequest } from '../web/routes.js';
@@ -175,14 +187,14 @@ export const requestDetail: Handler<AdminDeps> = async (req, deps) => {
       })}
       ${
         q.status === 'OPEN'
-          ? html`<section class="card" aria-labelledby="withdraw">
-              <h2 id="withdraw">${r.withdraw}</h2>
-              <p class="hint">${r.withdrawHint}</p>
-              <form method="post" action="${LIST}/${q.id}/withdraw">
-                ${csrfField(req.csrf)}
-                <button type="submit" class="danger">${r.withdraw}</button>
-              </form>
-            </section>`
+          ? actionCard({
+              id: 'withdraw',
+              title: r.withdraw,
+              hint: r.withdrawHint,
+              action: `${LIST}/${q.id}/withdraw`,
+              csrf: req.csrf,
+              kind: 'danger',
+            })
           : ''
       }`,
   );

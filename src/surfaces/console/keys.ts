@@ -12,7 +12,7 @@ import {
   type ApiKeySummary,
 } from '../../data/keys/store.js';
 import { NotFoundError } from '../../errors/index.js';
-import { choices, csrfField, errorSummary, facts, field, type FieldError, table, when } from '../web/components.js';
+import { actionCard, choices, csrfField, errorSummary, facts, field, type FieldError, table, when } from '../web/components.js';
 import { list, parseForm, text } from '../web/forms.js';
 import { html, type Html } from '../web/html.js';
 import { page, redirect, type Handler, type Outcome, type PageRequest } from '../web/routes.js';
@@ -181,31 +181,28 @@ async function detailPage(
     key.state === 'revoked'
       ? html`<p class="hint">${k.inactive}</p>`
       : html`${errorSummary(t, errors)}
-          <section class="card" aria-labelledby="renew">
-            <h2 id="renew">${k.renew}</h2>
-            <p class="hint">${k.renewHint}</p>
-            <form method="post" action="${base}/renew">
-              ${csrfField(req.csrf)}
-              <button type="submit" class="secondary">${k.renew}</button>
-            </form>
-          </section>
-          <section class="card" aria-labelledby="rotate">
-            <h2 id="rotate">${k.rotate}</h2>
-            <p class="hint">${k.rotateHint}</p>
-            <form method="post" action="${base}/rotate" novalidate>
-              ${csrfField(req.csrf)}
-              ${field({ name: 'graceHours', label: k.grace, type: 'number', value: grace, min: 0, max: MAX_GRACE_HOURS, required: true, inputmode: 'numeric', hint: k.graceHint, errors })}
-              <div class="actions"><button type="submit">${k.rotate}</button></div>
-            </form>
-          </section>
-          <section class="card" aria-labelledby="revoke">
-            <h2 id="revoke">${k.revoke}</h2>
-            <p class="hint">${k.revokeHint}</p>
-            <form method="post" action="${base}/revoke">
-              ${csrfField(req.csrf)}
-              <button type="submit" class="danger">${k.revoke}</button>
-            </form>
-          </section>`;
+        ${actionCard({ id: 'renew', title: k.renew, hint: k.renewHint, action: `${base}/renew`, csrf: req.csrf, kind: 'secondary' })}
+        ${actionCard({
+          id: 'rotate',
+          title: k.rotate,
+          hint: k.rotateHint,
+          action: `${base}/rotate`,
+          csrf: req.csrf,
+          kind: 'primary',
+          fields: field({
+            name: 'graceHours',
+            label: k.grace,
+            type: 'number',
+            value: grace,
+            min: 0,
+            max: MAX_GRACE_HOURS,
+            required: true,
+            inputmode: 'numeric',
+            hint: k.graceHint,
+            errors,
+          }),
+        })}
+        ${actionCard({ id: 'revoke', title: k.revoke, hint: k.revokeHint, action: `${base}/revoke`, csrf: req.csrf, kind: 'danger' })}`;
   return page(
     k.keyTitle(key.label ?? k.unnamed),
     html`<p><a href="/console/keys">← ${k.back}</a></p>

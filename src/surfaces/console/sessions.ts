@@ -1,6 +1,6 @@
 import { providerCookieNames } from '../../oauth/constants.js';
 import type { SignIn } from '../../oauth/sign-ins.js';
-import { csrfField, table, when } from '../web/components.js';
+import { actionCard, csrfField, table, when } from '../web/components.js';
 import { html } from '../web/html.js';
 import { page, redirect, type Handler, type PageRequest } from '../web/routes.js';
 import { WEB_PATHS } from '../web/web.js';
@@ -51,14 +51,14 @@ export const signInList: Handler<ConsoleDeps> = async (req, deps) => {
       })}
       ${
         others > 0
-          ? html`<section class="card" aria-labelledby="end-others">
-              <h2 id="end-others">${m.endOthers}</h2>
-              <p class="hint">${m.endOthersHint}</p>
-              <form method="post" action="${LIST}/end-others">
-                ${csrfField(req.csrf)}
-                <button type="submit" class="secondary">${m.endOthers}</button>
-              </form>
-            </section>`
+          ? actionCard({
+              id: 'end-others',
+              title: m.endOthers,
+              hint: m.endOthersHint,
+              action: `${LIST}/end-others`,
+              csrf: req.csrf,
+              kind: 'secondary',
+            })
           : ''
       }`,
   );

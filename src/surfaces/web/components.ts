@@ -272,6 +272,35 @@ export function snippet(t: Texts, id: string, label: string, code: string): Html
   </div>`;
 }
 
+/**
+ * A card that does one thing to what the page shows: its heading, what doing it means, and a form
+ * with one button named as the heading (the fields it asks for, if any, before the button).
+ */
+export function actionCard(o: {
+  readonly id: string;
+  readonly title: string;
+  readonly hint: string;
+  readonly action: string;
+  readonly csrf: string;
+  readonly kind: 'primary' | 'secondary' | 'danger';
+  readonly fields?: Html;
+}): Html {
+  const button = html`<button type="submit" ${o.kind === 'primary' ? '' : html` class="${o.kind}"`}>${o.title}</button>`;
+  return html`<section class="card" aria-labelledby="${o.id}">
+    <h2 id="${o.id}">${o.title}</h2>
+    <p class="hint">${o.hint}</p>
+    <form method="post" action="${o.action}" ${o.fields ? html` novalidate` : ''}>
+      ${csrfField(o.csrf)}
+      ${
+        o.fields
+          ? html`${o.fields}
+              <div class="actions">${button}</div>`
+          : button
+      }
+    </form>
+  </section>`;
+}
+
 /** A link that looks like a button. */
 export function linkButton(href: string, label: string, kind: 'primary' | 'secondary' = 'primary'): Html {
   return html`<a class="button${kind === 'secondary' ? ' secondary' : ''}" href="${href}">${label}</a>`;

@@ -7,6 +7,7 @@ import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { MisconfiguredError } from '../../../errors/index.js';
+import { isAlive } from '../process-identity.js';
 
 /**
  * The embedded MongoDB-compatible database for development and tests: FerretDB over SQLite,
@@ -174,17 +175,6 @@ async function takeStartLock(lockFile: string, timeoutMs = 10 * 60 * 1000): Prom
     }
     if (Date.now() > deadline) throw new EmbeddedDatabaseError(`another command holds ${lockFile} for too long`);
     await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
-function isAlive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    // EPERM: it exists but belongs to someone else.
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

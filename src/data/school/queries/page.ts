@@ -165,6 +165,37 @@ export function sortRule<T extends { _id: number }>(key: string, direction: 1 | 
   return { key: `${key}:${direction}`, compare };
 }
 
+/** Per criterion of a kind's queries, the test a given value makes; null for one applied apart. */
+export type CriterionTests<C, T> = { readonly [K in keyof C]-?: ((value: NonNullable<C[K]>) => (record: T) => boolean) | null };
+
+/**
+ * A kind's list queries from the table of its criteria and its orders: a query's test (each
+ * criterion given, omitted ones not applied, and `also`), its key (criteriaKey: the table names
+ * every criterion, the type refuses one that misses any) and its order per sort name.
+ */
+export function listQueries<C extends object, T extends { _id: number }, S extends string>(o: {
+  readonly tests: CriterionTests<C, T>;
+  readonly orders: (direction: 1 | -1) => Readonly<Record<S, Compare<T>[]>>;
+  readonly defaultOrder: S;
+}) {
+  const fields = Object.keys(o.tests) as (keyof C)[];
+  return {
+    matcher(c: C, also: readonly ((record: T) => boolean)[] = []): (record: T) => boolean {
+      const given = fields.flatMap((field) => {
+        const value = c[field];
+        const test = o.tests[field];
+        return value == null || test === null ? [] : [test(value as NonNullable<C[typeof field]>)];
+      });
+      return allOf([...given, ...also]);
+    },
+    key: (c: C): string => criteriaKey(c, fields),
+    sort(sortBy: S | null | undefined, direction: 1 | -1): SortRule<T> {
+      const key = sortBy ?? o.defaultOrder;
+      return sortRule(key, direction, ...o.orders(direction)[key]);
+    },
+  };
+}
+
 /** A MongoDB filter of a case-insensitive substring match, with the user's text taken literally. */
 export function containsInsensitive(text: string): { $regex: string; $options: string } {
   return { $regex: text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), $options: 'i' };
