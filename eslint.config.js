@@ -102,9 +102,20 @@ export default tseslint.config(
     languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } },
   },
   {
-    // The consoles' script runs in the browser.
+    // The pages' scripts run in the browser.
     files: ['web/**/*.js'],
-    languageOptions: { globals: { document: 'readonly', navigator: 'readonly', window: 'readonly', Element: 'readonly' } },
+    languageOptions: {
+      globals: {
+        document: 'readonly',
+        navigator: 'readonly',
+        window: 'readonly',
+        Element: 'readonly',
+        fetch: 'readonly',
+        URLSearchParams: 'readonly',
+        setTimeout: 'readonly',
+        clearTimeout: 'readonly',
+      },
+    },
   },
   prettier,
 );

@@ -17,18 +17,24 @@ import { buildOpenApiDocument, type JsonSchema, type OpenApiDocument, type Param
  *   `<!-- event-types -->` and `<!-- /event-types -->`, from their table (src/data/events/types.ts);
  * - docs/configuration.md: every environment variable, between `<!-- configuration -->` and
  *   `<!-- /configuration -->`, with its default, values and description from the config schema
- *   (src/config/index.ts).
+ *   (src/config/index.ts);
+ * - docs/operations.md: the nginx site configuration, between `<!-- nginx-site -->` and
+ *   `<!-- /nginx-site -->`, copied from deploy/nginx/campus.conf (the file the restart test runs).
  * Unit tests (test/data-api/docs-tables.unit.test.ts,
- * test/operations/configuration-doc.unit.test.ts) fail when a page differs from what this writes.
+ * test/operations/configuration-doc.unit.test.ts, test/operations/nginx-doc.unit.test.ts) fail
+ * when a page differs from what this writes.
  * (The file keeps its first name: package.json's `docs` script and src/rest/openapi.ts cite it.)
  */
 
 const DATA_API = fileURLToPath(new URL('../docs/data-api.md', import.meta.url));
 const CONFIGURATION = fileURLToPath(new URL('../docs/configuration.md', import.meta.url));
+const OPERATIONS = fileURLToPath(new URL('../docs/operations.md', import.meta.url));
+export const NGINX_SITE = fileURLToPath(new URL('../deploy/nginx/campus.conf', import.meta.url));
 const TABLE = /(<!-- endpoint-table:(\S+) -->\n)[\s\S]*?(<!-- \/endpoint-table -->)/g;
 const EVENTS = /(<!-- event-types -->\n)[\s\S]*?(<!-- \/event-types -->)/g;
 const NEW_ENDPOINTS = /(<!-- new-endpoints -->\n)[\s\S]*?(<!-- \/new-endpoints -->)/g;
 const VARIABLES = /(<!-- configuration -->\n)[\s\S]*?(<!-- \/configuration -->)/g;
+const NGINX = /(<!-- nginx-site -->\n)[\s\S]*?(<!-- \/nginx-site -->)/g;
 
 /** docs/data-api.md with every endpoint table and the event-type table rewritten; throws when a row has no table or a table no row. */
 export function renderDataApi(
@@ -97,6 +103,14 @@ export function renderConfiguration(page: string, shape: Readonly<Record<string,
     throw new Error('docs/configuration.md needs exactly one table of variables: <!-- configuration --> and <!-- /configuration -->');
   }
   return page.replace(VARIABLES, (_whole, open: string, close: string) => `${open}${configurationTable(shape)}${close}`);
+}
+
+/** docs/operations.md with the nginx site configuration copied in as a code block; throws unless the page has exactly one place for it. */
+export function renderOperations(page: string, site: string = readFileSync(NGINX_SITE, 'utf8')): string {
+  if ((page.match(NGINX) ?? []).length !== 1) {
+    throw new Error('docs/operations.md needs exactly one place for the nginx configuration: <!-- nginx-site --> and <!-- /nginx-site -->');
+  }
+  return page.replace(NGINX, (_whole, open: string, close: string) => `${open}\`\`\`nginx\n${site}\`\`\`\n${close}`);
 }
 
 /** A Markdown table of the environment variables, in the schema's order: name, default, values, description. */
@@ -188,6 +202,12 @@ const PAGES = [
     name: 'docs/configuration.md',
     render: (page: string) => renderConfiguration(page),
     holds: `${Object.keys(envSchema.shape).length} variables`,
+  },
+  {
+    file: OPERATIONS,
+    name: 'docs/operations.md',
+    render: (page: string) => renderOperations(page),
+    holds: 'the nginx configuration of deploy/nginx/campus.conf',
   },
 ] as const;
 

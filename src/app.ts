@@ -4,12 +4,14 @@ import { NotFoundError } from './errors/index.js';
 import { requestFrame, type RequestState } from './http/context.js';
 import { AppMetrics } from './http/metrics.js';
 import { OAUTH_PATHS } from './oauth/constants.js';
+import type { DrainState } from './http/drain.js';
 import { probes } from './http/probes.js';
 import { requireTls, trustForwardingFrom } from './http/tls.js';
 import { createAuthSurface } from './surfaces/auth.js';
 import { createDataSurface } from './surfaces/data.js';
 import { createUserinfoSurface } from './surfaces/userinfo.js';
-import { SURFACE_NAMES, type AppDeps, type PageRoute, type Surface, type SurfaceName } from './surfaces/types.js';
+import { SURFACE_NAMES, type AppDeps, type PageRoute, type Surface, type SurfaceDeps, type SurfaceName } from './surfaces/types.js';
+import { StatusBoard, StatusRecorder } from './data/operations/status.js';
 
 export type { AppDeps } from './surfaces/types.js';
 
@@ -26,6 +28,10 @@ export interface App {
 export interface AppOptions {
   /** Which surfaces this process serves; all three by default (`campus serve --only ...`). */
   surfaces?: readonly SurfaceName[];
+  /** Whether the process is stopping (`campus serve`: src/http/drain.ts); `/readyz` reads it. */
+  drain?: DrainState;
+  /** Record the status page's checks every minute (`campus serve`: StatusRecorder), until the app closes. */
+  recordStatus?: boolean;
 }
 
 /**
@@ -44,7 +50,17 @@ export async function createApp(appDeps: AppDeps, options: AppOptions = {}): Pro
     paths: Object.values(OAUTH_PATHS).filter((path) => path !== OAUTH_PATHS.interaction),
     prefixes: [OAUTH_PATHS.interaction, '/v1/oauth'],
   });
-  const deps: AppDeps = { ...appDeps, metrics };
+  // One status board for every surface: the page, /v1/status and /v1/health show the same checks.
+  const status =
+    appDeps.status ??
+    new StatusBoard({
+      db: appDeps.db,
+      redis: appDeps.redis,
+      config: appDeps.config,
+      now: appDeps.now ?? (() => new Date()),
+      logger: appDeps.logger,
+    });
+  const deps: SurfaceDeps = { ...appDeps, metrics, status };
   const koa = new Koa<RequestState>();
   // X-Forwarded-* is honoured only from TRUSTED_PROXIES (stripped from anyone else below).
   koa.proxy = deps.config.trustedProxies.length > 0;
@@ -65,7 +81,7 @@ export async function createApp(appDeps: AppDeps, options: AppOptions = {}): Pro
   // Errors of requests for pages become pages (the web layer); the rest reach the envelope above.
   for (const surface of surfaces) if (surface.boundary) koa.use(surface.boundary);
   if (deps.config.isProduction) koa.use(requireTls(deps.config.trustedProxies));
-  koa.use(probes({ db: deps.db, redis: deps.redis }));
+  koa.use(probes({ db: deps.db, redis: deps.redis, drain: options.drain }));
   koa.use(
     metrics.endpoint({
       isProduction: deps.config.isProduction,
@@ -77,12 +93,14 @@ export async function createApp(appDeps: AppDeps, options: AppOptions = {}): Pro
   koa.use(async () => {
     throw new NotFoundError();
   });
+  const recorder = options.recordStatus ? new StatusRecorder(status).start() : undefined;
 
   return {
     koa,
     callback: () => koa.callback(),
     pages: surfaces.flatMap((surface) => surface.pages ?? []),
     close: async () => {
+      await recorder?.stop();
       for (const surface of surfaces) await surface.close();
       metrics.close();
     },

@@ -48,3 +48,17 @@ export const PROFILE_SAVE_LIMIT = { points: 10, durationSeconds: 60 } as const;
 
 /** Webhook test events and redeliveries sent from the console per account (src/surfaces/console/webhooks.ts). */
 export const WEBHOOK_SEND_LIMIT = { points: 10, durationSeconds: 60 } as const;
+
+/**
+ * A school batch that writes at least this many records is announced in the change feed before it
+ * applies, like every school-year rollover (src/data/events/announcements.ts; docs/decisions.md,
+ * "The school-year signal"): more than two classes' worth, so that a class's edit is not.
+ */
+export const ANNOUNCED_BATCH_RECORDS = 50;
+
+/**
+ * NEIS data whose last successful sync is older than this is stale: the service syncs it again at
+ * start-up (src/neis/scheduler.ts), and the status page shows its dataset as degraded. A day and a
+ * little: the daily sync may run late.
+ */
+export const NEIS_STALE_AFTER_MS = 26 * 3_600_000;

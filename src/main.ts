@@ -4,6 +4,7 @@ import { closeServer, createApp, type App } from './app.js';
 import type { Config } from './config/index.js';
 import { BackupScheduler } from './data/operations/backup-schedule.js';
 import type { Database } from './data/database.js';
+import { Drain, KEEP_ALIVE_TIMEOUT_MS } from './http/drain.js';
 import { migrate } from './data/migrations.js';
 import { SchoolUnsettledError, settleSchool, watchForInterrupted } from './data/school/engine.js';
 import { joinVersionBus, type VersionBus } from './data/platform/version-bus.js';
@@ -12,6 +13,9 @@ import type { SurfaceName } from './surfaces/types.js';
 import type { Logger } from './logger.js';
 import { refuseDemoCredentials } from './oauth/seed.js';
 import { WebhookDelivery } from './events/delivery.js';
+import { LogoutDelivery } from './events/logout-delivery.js';
+import { LogoutNoticeStore } from './data/events/logout-notices.js';
+import { logoutToken } from './oauth/backchannel-logout.js';
 import { WebhookStore, WEBHOOK_SECRET_PURPOSE } from './data/events/webhooks.js';
 import { loadOAuthKeys } from './oauth/signing-keys.js';
 import { createMailer } from './oauth/mail.js';
@@ -38,14 +42,19 @@ export function openRedis(url: string, logger: Logger): Redis {
 export interface RunningService {
   readonly server: Server;
   readonly url: string;
+  /** Drains, then stops (see startService); called again, it hurries: no more drain, idle connections closed at once. */
   stop(): Promise<void>;
 }
 
 /**
  * The composition root: connect, migrate the schema (one instance migrates under the lock, the
  * others wait; a database newer than the code stops the start-up), build the app, listen, start
- * the optional daily backup; SIGTERM/SIGINT stop accepting, finish requests in flight, then
- * close every connection.
+ * the optional daily backup. Stopping (SIGTERM/SIGINT: src/cli/commands/serve.ts) takes a process
+ * out of its pool without losing a request (src/http/drain.ts): for SHUTDOWN_DRAIN_SECONDS
+ * `/readyz` answers 503 while every request is still served; then it stops accepting, lets each
+ * connection end after its answer (for SHUTDOWN_TIMEOUT_SECONDS at most), and stops the workers
+ * (webhook delivery, the NEIS scheduler, the backup schedule, each releasing its leases) before
+ * closing the database.
  */
 export async function startService(
   config: Config,
@@ -70,7 +79,8 @@ export async function startService(
         key: config.backupKey,
       })
     : undefined;
-  const server = createServer();
+  const drain = new Drain();
+  const server = createServer({ ServerResponse: drain.responseClass() });
   let stopWatching = () => {};
   let bus: VersionBus | undefined;
   let webhooks: { delivery: WebhookDelivery; close(): Promise<void> } | undefined;
@@ -90,9 +100,13 @@ export async function startService(
     // Processes sharing the database hear each other's data changes and revocations at once
     // through Redis (src/data/platform/version-bus.ts); without Redis, within the clock's second.
     if (redis) bus = await joinVersionBus(runtime.db.versions, redis, runtime.db.name, logger);
-    app = await createApp({ config, db: runtime.db, logger, ...(redis ? { redis } : {}) }, surfaces ? { surfaces } : {});
+    // Every `campus serve` records the status page's checks each minute (src/data/operations/status.ts).
+    app = await createApp(
+      { config, db: runtime.db, logger, ...(redis ? { redis } : {}) },
+      { drain, ...(surfaces ? { surfaces } : {}), recordStatus: true },
+    );
     server.on('request', app.callback());
-    server.keepAliveTimeout = 5000;
+    server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
     await new Promise<void>((done, fail) => {
       server.once('error', fail);
       server.listen(config.port, config.host, () => done());
@@ -119,10 +133,22 @@ export async function startService(
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
 
   let stopping: Promise<void> | undefined;
-  const stop = () =>
-    (stopping ??= (async () => {
+  const stop = (): Promise<void> => {
+    if (stopping) {
+      drain.hurry();
+      return stopping;
+    }
+    return (stopping = (async () => {
+      const { drainMs, timeoutMs } = config.shutdown;
+      drain.start();
+      if (drainMs > 0) {
+        progress(
+          `stopping: /readyz answers 503 while this process serves ${drainMs / 1000} s more; a second Ctrl+C or SIGTERM ends the wait`,
+        );
+      }
+      await drain.wait(drainMs);
       logger.info('stopping: no new connections; finishing requests in flight');
-      await closeServer(server);
+      await drain.close(server, timeoutMs);
       stopWatching();
       await webhooks?.close();
       await backups?.stop();
@@ -132,12 +158,14 @@ export async function startService(
       await runtime.close();
       logger.info('stopped');
     })());
+  };
   return { server, url, stop };
 }
 
 /**
  * Webhook delivery (src/events/delivery.ts): every `campus serve` runs it; leases share the
- * webhooks among the processes. Its mailer tells owners of failing webhooks.
+ * webhooks among the processes. Its mailer tells owners of failing webhooks. The same worker sends
+ * apps their back-channel logout tokens (src/events/logout-delivery.ts), signed with the ID tokens' key.
  */
 async function startWebhookDelivery(
   config: Config,
@@ -146,11 +174,22 @@ async function startWebhookDelivery(
 ): Promise<{ delivery: WebhookDelivery; close(): Promise<void> }> {
   const keys = await loadOAuthKeys(config, db);
   const mailer = createMailer(config, logger);
+  const policy = { production: config.isProduction, allowPrivate: config.webhooks.allowPrivate };
+  const logoutNotices = new LogoutNoticeStore(db);
+  void logoutNotices.ensureIndexes().catch(() => {});
   const delivery = new WebhookDelivery({
     db,
     store: new WebhookStore(db, new CookieSealer(keys.cookieKeys, WEBHOOK_SECRET_PURPOSE), config.policy),
-    policy: { production: config.isProduction, allowPrivate: config.webhooks.allowPrivate },
+    policy,
     retryScheduleMs: config.webhooks.retryScheduleMs,
+    logouts: new LogoutDelivery({
+      db,
+      store: logoutNotices,
+      policy,
+      retryScheduleMs: config.webhooks.retryScheduleMs,
+      logger,
+      sign: (notice, at) => logoutToken(keys, config.urls.auth, notice, at),
+    }),
     logger,
     sendMail: (mail) => mailer.send(mail),
     consoleUrl: `${config.urls.auth}/console/webhooks`,

@@ -26,17 +26,26 @@ export interface AccountStanding {
   readonly disabled: boolean;
   /** An active second factor is enrolled (a TOTP app). */
   readonly secondFactor: boolean;
+  /** At least one passkey that signs in (none flagged as cloned); absent: none. */
+  readonly passkey?: boolean;
 }
 
 /** The settings the rules read (src/config/index.ts). */
 export interface PolicySettings {
   /** Which data-API scopes each role gets at once, and which on approval (KEY_SCOPE_POLICY). */
   readonly scopePolicy: ScopePolicy;
-  /** ADMIN_MFA: `required` (production): staff privilege needs a second factor. */
-  readonly staffSecondFactor: 'required' | 'optional';
+  /**
+   * ADMIN_MFA: `required` (production): staff privilege needs a second factor (a TOTP app or a
+   * passkey); `passkey`: it needs a passkey (a TOTP code can be relayed by a fake login page).
+   */
+  readonly staffSecondFactor: StaffSecondFactor;
   /** TEACHER_KEYS_MFA: a TEACHER's keys get what the TEACHER row grants at once only with a second factor. */
   readonly teacherSecondFactor: boolean;
 }
+
+/** ADMIN_MFA's values (src/config/index.ts). */
+export const STAFF_SECOND_FACTORS = ['required', 'passkey', 'optional'] as const;
+export type StaffSecondFactor = (typeof STAFF_SECOND_FACTORS)[number];
 
 /** True for ADMIN and ROOT. */
 export function isStaffRole(role: AccountRole): boolean {
@@ -48,8 +57,35 @@ export function isStaffRole(role: AccountRole): boolean {
  * ADMIN_MFA=required; a TEACHER (whose keys read every student at once) when TEACHER_KEYS_MFA is on.
  */
 export function needsSecondFactor(role: AccountRole, settings: PolicySettings): boolean {
-  if (isStaffRole(role)) return settings.staffSecondFactor === 'required';
+  if (isStaffRole(role)) return settings.staffSecondFactor !== 'optional';
   return role === 'TEACHER' && settings.teacherSecondFactor;
+}
+
+/** Whether the only second factor a role's privilege accepts is a passkey (staff under ADMIN_MFA=passkey). */
+export function needsPasskey(role: AccountRole, settings: PolicySettings): boolean {
+  return isStaffRole(role) && settings.staffSecondFactor === 'passkey';
+}
+
+/**
+ * Whether the account has enrolled a second factor its role's privilege accepts: a passkey, or a
+ * TOTP app unless the role needs a passkey. An enrolled one is asked at every password sign-in
+ * (secondStep), so a password alone never reaches what the factor guards.
+ */
+export function hasAcceptedFactor(account: AccountStanding, settings: PolicySettings): boolean {
+  if (account.passkey === true) return true;
+  return account.secondFactor && !needsPasskey(account.role, settings);
+}
+
+/**
+ * What a sign-in by password must add before it ends: the TOTP app's code when one is enrolled,
+ * and the account's passkey as another way (or the only one, for a role that needs a second
+ * factor and has only passkeys). A passkey is not asked of other accounts after their password: a
+ * student who made one on a phone still signs in on a school computer with the password alone.
+ */
+export function secondStep(account: AccountStanding, settings: PolicySettings): { totp: boolean; passkey: boolean } | null {
+  const passkey = account.passkey === true;
+  if (account.secondFactor) return { totp: true, passkey };
+  return passkey && needsSecondFactor(account.role, settings) ? { totp: false, passkey } : null;
 }
 
 /**
@@ -58,7 +94,7 @@ export function needsSecondFactor(role: AccountRole, settings: PolicySettings): 
  * an admin's approval, as a USER's would, instead of being granted on a password alone).
  */
 export function keyPolicyRole(owner: AccountStanding, settings: PolicySettings): PolicyRole {
-  if (needsSecondFactor(owner.role, settings) && !owner.secondFactor) return 'USER';
+  if (needsSecondFactor(owner.role, settings) && !hasAcceptedFactor(owner, settings)) return 'USER';
   return owner.role;
 }
 
@@ -108,6 +144,16 @@ export function keyScopes(key: KeyScopeRecord, owner: AccountStanding | null, se
 }
 
 /**
+ * An app's data scopes for its machine tokens (client_credentials) now: the rule of its owner's
+ * keys, one policy for both (keyScopes). What the app asked for counts as far as its owner's role
+ * grants it now or an admin approved it, never once refused; an operator's app (no owner) reads
+ * what it was given; an app whose owner is disabled reads nothing.
+ */
+export function appScopes(app: KeyScopeRecord, owner: AccountStanding | null, settings: PolicySettings): KeyScopes {
+  return keyScopes(app, owner, settings);
+}
+
+/**
  * How an account's request for a new key splits under its role now: granted at once, waiting for
  * approval, or not open to the role (refused with 400).
  */
@@ -137,20 +183,24 @@ export function belongsToOperators(holder: { readonly ownerAccountId: number | n
 
 /** What a signed-in person proved at their sign-in (the pages' session, src/surfaces/web/session.ts). */
 export interface SignInProof {
-  /** The sign-in used a second factor. */
+  /** The sign-in used a second factor (a TOTP or recovery code, or a passkey). */
   readonly secondFactor: boolean;
+  /** The sign-in used a passkey (alone, or after the password); absent: it did not. */
+  readonly passkey?: boolean;
   /** When the password (or factor) was last typed, in ms; undefined when unknown. */
   readonly authTime: number | undefined;
 }
 
 /**
  * Whether a signed-in person holds staff privilege on our pages and through GraphQL: a staff role
- * and, where the settings ask for it, a sign-in made with a second factor the account still has.
+ * and, where the settings ask for it, a sign-in made with a second factor the account still has
+ * and the settings accept (under ADMIN_MFA=passkey, only a passkey).
  */
 export function holdsStaffPrivilege(account: AccountStanding, proof: SignInProof, settings: PolicySettings): boolean {
   if (!isStaffRole(account.role) || account.disabled) return false;
   if (!needsSecondFactor(account.role, settings)) return true;
-  return account.secondFactor && proof.secondFactor;
+  if (proof.passkey === true) return account.passkey === true;
+  return proof.secondFactor && account.secondFactor && !needsPasskey(account.role, settings);
 }
 
 /**
@@ -188,7 +238,8 @@ export function pageRefusal(
   if (rule === 'account') return null;
   const { account, proof } = viewer;
   if (!isStaffRole(account.role)) return 'role';
-  if (!holdsStaffPrivilege(account, proof, settings)) return account.secondFactor ? 'second-factor-again' : 'second-factor-missing';
+  if (!holdsStaffPrivilege(account, proof, settings))
+    return hasAcceptedFactor(account, settings) ? 'second-factor-again' : 'second-factor-missing';
   if (rule === 'staff-fresh' && (proof.authTime === undefined || now - proof.authTime > FRESH_SIGN_IN_SECONDS * 1000)) return 'stale';
   return null;
 }
@@ -197,7 +248,8 @@ export function pageRefusal(
 export type AccountActorStanding = { readonly id: number; readonly role: AccountRole } | 'CLI';
 
 /** What an actor does to an account (the access log's verbs). */
-export type AccountAction = 'change-role' | 'decide-sign-up' | 'disable' | 'enable' | 'delete' | 'reset-password' | 'remove-factor';
+export type AccountAction =
+  'change-role' | 'decide-sign-up' | 'disable' | 'enable' | 'delete' | 'reset-password' | 'remove-factor' | 'remove-passkeys';
 
 /** Why an account change is refused. */
 export type AccountRefusal = 'own_account' | 'root_only';

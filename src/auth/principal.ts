@@ -9,11 +9,17 @@ import { holdsStaffPrivilege, isStaffRole, STAFF_ROLES, type AccountStanding, ty
  */
 export type Principal = ApiKeyPrincipal | AccountPrincipal;
 
-/** A data API key: read-only, by scope (docs/decisions.md, "API keys"). */
+/**
+ * A data API key: read-only, by scope (docs/decisions.md, "API keys"). An app's machine token
+ * (client_credentials, src/oauth/machine-tokens.ts) reads exactly as a key with its scopes would,
+ * so it is this principal too, with `machineApp` set.
+ */
 export interface ApiKeyPrincipal {
   readonly kind: 'apiKey';
-  /** The key's record id (rate-limit budgets are kept per key). */
+  /** The key's record id, or `app:<client id>` for a machine token (rate-limit budgets and usage are kept per key and per app). */
   readonly id: string;
+  /** The app (client id) of a machine token; absent for an API key. */
+  readonly machineApp?: string;
   readonly scopes: ReadonlySet<ApiScope>;
   /** Scopes the key asked for that await an admin's approval: refused with their own message. */
   readonly pendingScopes?: ReadonlySet<ApiScope>;
@@ -64,9 +70,10 @@ export function assertScope(principal: Principal | undefined, scope: ApiScope): 
   if (!principal) throw new UnauthorizedError('Missing API key: send it in the X-API-KEY header.');
   if (principal.kind === 'account')
     throw new ForbiddenError(`Reading ${scope} data needs staff privilege: an ADMIN or ROOT account signed in with its second factor.`);
+  const holder = principal.machineApp === undefined ? 'This API key' : 'This app';
   if (principal.pendingScopes?.has(scope))
-    throw new ForbiddenError(`This API key's ${scope} scope awaits an administrator's approval; it works for its other scopes meanwhile.`);
-  throw new ForbiddenError(`This API key lacks the ${scope} scope that this endpoint requires.`);
+    throw new ForbiddenError(`${holder}'s ${scope} scope awaits an administrator's approval; it works for its other scopes meanwhile.`);
+  throw new ForbiddenError(`${holder} lacks the ${scope} scope that this endpoint requires.`);
 }
 
 /** Whether `principal` may read data of `scope`: an account with staff privilege, or a key holding the scope. */
@@ -93,5 +100,6 @@ export function assertAnyScope(principal: Principal | undefined, scopes: readonl
   const [first, ...others] = scopes;
   if (others.length === 0 || !principal) return assertScope(principal, first);
   if (scopes.some((scope) => holdsScope(principal, scope))) return;
-  throw new ForbiddenError(`This API key holds none of the scopes this ${what} takes (any of ${scopes.join(', ')}).`);
+  const holder = principal.kind === 'apiKey' && principal.machineApp !== undefined ? 'This app' : 'This API key';
+  throw new ForbiddenError(`${holder} holds none of the scopes this ${what} takes (any of ${scopes.join(', ')}).`);
 }

@@ -30,6 +30,7 @@ export const COMMAND_MODULES: Readonly<Record<string, () => Promise<Register>>> 
   students: async () => (await import('./commands/students.js')).registerStudents,
   webhooks: async () => (await import('./commands/webhooks.js')).registerWebhooks,
   projects: async () => (await import('./commands/projects.js')).registerProjects,
+  status: async () => (await import('./commands/status.js')).registerStatus,
 };
 
 /**

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { PolicySettings } from '../auth/policy.js';
+import { STAFF_SECOND_FACTORS, type PolicySettings } from '../auth/policy.js';
 import { scopePolicySpec } from './scope-policy.js';
 import { MisconfiguredError } from '../errors/index.js';
 
@@ -61,6 +61,26 @@ export const envSchema = z.object({
     ),
   HOST: z.string().min(1).default('127.0.0.1').describe('The address `campus serve` listens on.'),
   PORT: port.default(8080).describe('The port `campus serve` listens on.'),
+  // How `campus serve` stops on SIGTERM or SIGINT (src/main.ts; docs/operations.md, "11. Restarts
+  // and rolling upgrades"): the drain outlasts the proxy's passive checks.
+  SHUTDOWN_DRAIN_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(300)
+    .default(5)
+    .describe(
+      "On SIGTERM or SIGINT, `campus serve` answers `/readyz` with 503 and goes on serving for this long, so that a load balancer takes it out and a proxy (deploy/nginx/campus.conf) takes the other processes back first; then it stops accepting. Longer than the proxy's `fail_timeout`; a second signal ends the wait; `0`: no wait, and idle connections are closed at once.",
+    ),
+  SHUTDOWN_TIMEOUT_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(3600)
+    .default(10)
+    .describe(
+      'After the drain, how long the open connections may take to end (each after its answer; an idle one when the proxy or the 5 s keep-alive timeout closes it) before the rest are closed and `campus serve` exits.',
+    ),
   // Unset: the commands print no logs (`--verbose` is LOG_LEVEL=info); `campus serve` in production logs at info.
   LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
@@ -177,7 +197,9 @@ export const envSchema = z.object({
   // Requests per client address to the endpoints without a key (docs/decisions.md, "Projects without a key").
   PUBLIC_RATE_LIMIT: rateLimitSpec
     .prefault('60/60')
-    .describe('Requests per client address to the endpoints without a key (`GET /v1/public/projects`), `<requests>/<seconds>`.'),
+    .describe(
+      'Requests per client address to the endpoints without a key (`GET /v1/public/projects`, `GET /v1/status`), `<requests>/<seconds>`.',
+    ),
   SCHOOL_TIMEZONE: z
     .string()
     .default('Asia/Seoul')
@@ -340,12 +362,13 @@ export const envSchema = z.object({
     .describe(
       'At least 32 characters: a request for `/metrics` that came through the proxy is served only with `Authorization: Bearer <METRICS_TOKEN>`. Unset: never served through the proxy.',
     ),
-  // Whether ADMIN and ROOT accounts need a second factor before /admin opens; unset: required in production.
+  // Whether ADMIN and ROOT accounts need a second factor before /admin opens, and which
+  // (src/auth/policy.ts, holdsStaffPrivilege); unset: required in production.
   ADMIN_MFA: z
-    .enum(['required', 'optional'])
+    .enum(STAFF_SECOND_FACTORS)
     .optional()
     .describe(
-      "`required`: `ADMIN` and `ROOT` accounts hold staff privilege only with a second factor (`/admin` and the staff GraphQL fields need a sign-in made with it, and their keys are judged as a USER's until one is enrolled). Unset: `required` in production, else `optional`.",
+      "`required`: `ADMIN` and `ROOT` accounts hold staff privilege only with a second factor, a TOTP app or a passkey (`/admin` and the staff GraphQL fields need a sign-in made with it, and their keys are judged as a USER's until one is enrolled). `passkey`: the same, and only a passkey counts (a TOTP code can be relayed by a fake login page). Unset: `required` in production, else `optional`.",
     ),
   // Whether a TEACHER's keys get STUDENT_READ (and the rest of the TEACHER row) at once only with a
   // second factor; unset: on in production (src/auth/policy.ts, keyPolicyRole).
@@ -414,6 +437,8 @@ export interface Config {
   readonly isProduction: boolean;
   readonly host: string;
   readonly port: number;
+  /** How `campus serve` stops (src/main.ts): readiness off and serving on for `drainMs`, then requests in flight get `timeoutMs`. */
+  readonly shutdown: { readonly drainMs: number; readonly timeoutMs: number };
   /** LOG_LEVEL; undefined when unset (each command decides: src/cli/runtime.ts `logLevelOf`). */
   readonly logLevel: Env['LOG_LEVEL'];
   readonly mongodbUri: string | undefined;
@@ -525,6 +550,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     isProduction: e.NODE_ENV === 'production',
     host: e.HOST,
     port: e.PORT,
+    shutdown: { drainMs: e.SHUTDOWN_DRAIN_SECONDS * 1000, timeoutMs: e.SHUTDOWN_TIMEOUT_SECONDS * 1000 },
     logLevel: e.LOG_LEVEL,
     mongodbUri: e.MONGODB_URI,
     dataDir: e.DATA_DIR,

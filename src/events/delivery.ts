@@ -18,6 +18,7 @@ import { AppError } from '../errors/index.js';
 import type { Logger } from '../logger.js';
 import type { Mail } from '../oauth/mail.js';
 import { failingMail } from './mail.js';
+import type { LogoutDelivery } from './logout-delivery.js';
 import { sendMessage } from './send.js';
 import type { TargetPolicy } from './targets.js';
 
@@ -54,6 +55,8 @@ export interface DeliveryDeps {
   readonly sendMail: (mail: Mail) => Promise<void>;
   /** Where the owner manages webhooks (the developer console). */
   readonly consoleUrl: string;
+  /** Back-channel logout tokens, sent at each round of this worker too (src/events/logout-delivery.ts). */
+  readonly logouts?: LogoutDelivery;
   readonly now?: () => Date;
 }
 
@@ -95,6 +98,7 @@ export class WebhookDelivery {
   }
 
   private async tick(): Promise<void> {
+    await this.deps.logouts?.deliverDue();
     try {
       for (const webhook of await this.deps.store.due(this.now())) {
         if (this.stopped || this.busy.size >= PARALLEL) return;

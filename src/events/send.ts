@@ -34,6 +34,34 @@ export async function sendMessage(
   now: () => Date = () => new Date(),
 ): Promise<Attempt> {
   const at = now();
+  return sendRequest(
+    {
+      url: message.url,
+      headers: {
+        'content-type': 'application/json',
+        'user-agent': 'campus-data-service-webhooks',
+        ...signedHeaders(message.secret, message.id, message.body, at),
+      },
+      body: message.body,
+    },
+    policy,
+    manual,
+    at,
+  );
+}
+
+/** A POST to a receiver: its address, headers and body. */
+export interface Delivery {
+  readonly url: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: string;
+}
+
+/**
+ * Sends one POST, under the rules of sendMessage (which signs webhooks; a back-channel logout
+ * token is its own signature: src/events/logout-delivery.ts), and says how it went at `at`.
+ */
+export async function sendRequest(delivery: Delivery, policy: TargetPolicy, manual: boolean, at: Date): Promise<Attempt> {
   const started = performance.now();
   const attempt = (status: number | null, response: string): Attempt => ({
     at,
@@ -44,8 +72,8 @@ export async function sendMessage(
     manual,
   });
   try {
-    const url = checkTargetUrl(message.url, policy);
-    const { status, body } = await post(url, message, at, policy);
+    const url = checkTargetUrl(delivery.url, policy);
+    const { status, body } = await post(url, delivery, policy);
     return attempt(status, body);
   } catch (err) {
     return attempt(null, describeFailure(err));
@@ -59,7 +87,7 @@ function describeFailure(err: unknown): string {
   return `no answer: ${code || (err instanceof Error ? err.message : String(err))}`;
 }
 
-function post(url: URL, message: Message, at: Date, policy: TargetPolicy): Promise<{ status: number; body: string }> {
+function post(url: URL, delivery: Delivery, policy: TargetPolicy): Promise<{ status: number; body: string }> {
   const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((done, fail) => {
     const req = request(
@@ -70,18 +98,14 @@ function post(url: URL, message: Message, at: Date, policy: TargetPolicy): Promi
         ...(isIP(hostOf(url)) ? {} : { lookup: safeLookup(policy) as never }),
         agent: false,
         signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS),
-        headers: {
-          'content-type': 'application/json',
-          'user-agent': 'campus-data-service-webhooks',
-          ...signedHeaders(message.secret, message.id, message.body, at),
-        },
+        headers: delivery.headers,
       },
       (res) => {
         readCapped(res).then((body) => done({ status: res.statusCode ?? 0, body }), fail);
       },
     );
     req.on('error', fail);
-    req.end(message.body);
+    req.end(delivery.body);
   });
 }
 

@@ -7,7 +7,7 @@ import type { Database } from '../data/database.js';
 import { findStanding } from '../data/accounts/standing.js';
 import { cacheTarget, type TargetedCache } from '../data/platform/versions.js';
 import { UnauthorizedError } from '../errors/index.js';
-import type { AppMiddleware } from './context.js';
+import type { AppContext, AppMiddleware } from './context.js';
 import type { FailureLimiter } from './rate-limit.js';
 import { statusOf, type UsageRecorder } from './usage.js';
 
@@ -152,7 +152,14 @@ function toEntry({ doc, previous }: KeyMatch, owner: AccountStanding | null, set
 }
 
 /**
- * Authenticates the caller by API key; 401 when that fails. Only failures are limited: each
+ * Who a data request is: its credentials read into a principal, or a 401 (or a 400) saying why;
+ * synchronous when the answer is remembered. The API key of X-API-KEY (ApiKeyAuthenticator), or
+ * that or an app's machine token (src/http/bearer.ts).
+ */
+export type CredentialReader = (ctx: AppContext) => ApiKeyPrincipal | Promise<ApiKeyPrincipal>;
+
+/**
+ * Authenticates the caller by API key (or what `credentials` reads); 401 when that fails. Only failures are limited: each
  * counts against the client address (`failures`), and an address out of failures has its
  * further failing requests answered 429 instead of 401, while a valid, active key is served
  * whatever its address has sent (hundreds of students share a school's public address; one
@@ -165,14 +172,16 @@ function toEntry({ doc, previous }: KeyMatch, owner: AccountStanding | null, set
  * (docs/benchmarks.md, "A warm answer's fixed cost").
  */
 export function apiKey(
-  authenticator: ApiKeyAuthenticator,
+  credentials: ApiKeyAuthenticator | CredentialReader,
   options: { failures?: FailureLimiter; usage?: UsageRecorder } = {},
 ): AppMiddleware {
   const { failures, usage } = options;
+  const read: CredentialReader =
+    credentials instanceof ApiKeyAuthenticator ? (ctx) => credentials.authenticate(ctx.get('X-API-KEY').trim()) : credentials;
   return async (ctx, next) => {
     let principal: ApiKeyPrincipal;
     try {
-      const found = authenticator.authenticate(ctx.get('X-API-KEY').trim());
+      const found = read(ctx);
       principal = found instanceof Promise ? await found : found;
     } catch (err) {
       if (err instanceof UnauthorizedError && failures) {

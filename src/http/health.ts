@@ -17,9 +17,9 @@ export function healthHandler(db: Database, contributors: readonly HealthContrib
       () => ({ status: 'DOWN', latencyMs: Date.now() - started }),
     );
     const report: Record<string, unknown> = { database };
-    for (const contribute of contributors) {
-      Object.assign(report, await contribute().catch(() => ({})));
-    }
+    // Side by side: while the database is away each waits for it to time out.
+    const sections = await Promise.all(contributors.map((contribute) => contribute().catch(() => ({}))));
+    for (const section of sections) Object.assign(report, section);
     ctx.set('Cache-Control', 'no-store');
     if (database.status === 'UP') {
       ctx.body = successEnvelope(report);

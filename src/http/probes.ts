@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import type { Database } from '../data/database.js';
 import { MethodNotAllowedError } from '../errors/index.js';
 import type { AppContext, AppMiddleware } from './context.js';
+import type { DrainState } from './drain.js';
 import { errorEnvelope, successEnvelope } from './envelope.js';
 
 /** The probe paths; src/http/tls.ts lets them through over plain HTTP from loopback and TRUSTED_PROXIES. */
@@ -22,6 +23,8 @@ export interface ProbeDeps {
   readonly db: Database;
   /** Checked only when configured (REDIS_URL). */
   readonly redis?: Redis | undefined;
+  /** Set by `campus serve` (src/main.ts): a process that is stopping is not ready, whatever it reaches. */
+  readonly drain?: DrainState | undefined;
 }
 
 /**
@@ -30,7 +33,8 @@ export interface ProbeDeps {
  * - `GET /livez`: the process answers (200); nothing is checked, so a database outage never
  *   gets a healthy process restarted.
  * - `GET /readyz`: the database answers a ping and, when REDIS_URL is set, Redis does (200);
- *   otherwise 503, so traffic goes elsewhere until they return.
+ *   otherwise 503, so traffic goes elsewhere until they return. From SIGTERM on, 503 at once
+ *   without a check (src/http/drain.ts), while the process goes on serving for its drain.
  * No key, `Cache-Control: no-store`, and nothing about the data: no counts, versions or sync
  * state (/v1/health keeps those, under the TLS rule like any data path).
  */
@@ -40,6 +44,11 @@ export function probes(deps: ProbeDeps): AppMiddleware {
     ctx.set('Cache-Control', 'no-store');
     if (ctx.path === PROBE_PATHS.live) {
       ctx.body = successEnvelope({ process: 'UP' });
+      return;
+    }
+    if (deps.drain?.draining) {
+      ctx.status = 503;
+      ctx.body = errorEnvelope(503, 'Not ready: this process is stopping.');
       return;
     }
     const checks = await readiness(deps);

@@ -2,6 +2,7 @@ import { academicYearWindow, nextDailyRun, todayIn } from '../calendar.js';
 import type { NeisStateDoc } from '../data/models/neis-state.model.js';
 import type { NeisStore } from '../data/neis/store.js';
 import { covers } from '../data/neis/segments.js';
+import { NEIS_STALE_AFTER_MS } from '../limits.js';
 import type { Logger } from '../logger.js';
 import type { NeisSync, SyncResult, SyncTrigger } from './sync.js';
 
@@ -81,7 +82,7 @@ export class NeisScheduler {
     let failed = false;
     try {
       const state = await store.state();
-      const reason = staleReason(state, school, todayIn(schoolTimeZone, now()), now(), this.options.staleAfterMs ?? 26 * 3_600_000);
+      const reason = staleReason(state, school, todayIn(schoolTimeZone, now()), now(), this.options.staleAfterMs ?? NEIS_STALE_AFTER_MS);
       if (reason) {
         logger.info({ reason }, 'NEIS start-up sync');
         failed = isFailure(await this.runSync('startup'));

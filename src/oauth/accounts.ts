@@ -14,9 +14,11 @@ import { AppStore } from '../data/apps/store.js';
 import { AccessAudit, CLI_ACTOR, type AccessActor } from '../data/accounts/access-log.js';
 import type { Database } from '../data/database.js';
 import { EmailCodeStore } from '../data/accounts/email-codes.js';
+import { PasskeyStore } from '../data/accounts/passkeys.js';
 import { OAuthStore } from '../data/accounts/oauth-records.js';
 import { deleteWebhooksOwnedBy } from '../data/events/webhooks.js';
 import { hashPassword, verifyPassword } from './secrets.js';
+import { LogoutNotices } from './backchannel-logout.js';
 import { BadRequestError, ForbiddenError } from '../errors/index.js';
 
 export { DuplicateAccountError } from '../data/accounts/store.js';
@@ -121,7 +123,7 @@ export class AccountService {
   /**
    * Deletes an account (by id or email) with everything that is its own: its API keys (and their
    * usage), its webhooks (and their deliveries), the apps it registered (and every grant and token
-   * of those apps, whoever gave them), its grants, tokens and sessions, and its email codes. The account goes last, so an
+   * of those apps, whoever gave them), its grants, tokens and sessions, its email codes and its passkeys. The account goes last, so an
    * interrupted deletion can simply be run again.
    */
   async delete(idOrEmail: string, actor: AccessActor = CLI_ACTOR): Promise<DeletedAccount> {
@@ -140,6 +142,7 @@ export class AccountService {
     }
     revoked += await oauth.revokeAllOf({ accountId: String(doc._id) });
     await new EmailCodeStore(this.db).deleteFor(doc.email);
+    await new PasskeyStore(this.db).removeAll(doc._id);
     await this.store.delete(doc._id);
     // A sign-in that completed while the above ran holds a grant of an account that no longer exists.
     revoked += await oauth.revokeAllOf({ accountId: String(doc._id) });
@@ -189,6 +192,8 @@ export class AccountService {
     // Its keys read its standing (src/http/api-key.ts): a repeat tells every process again, so a
     // change whose news was lost (a crash between the write and the announcement) is mended.
     if (!changed) await this.db.versions.bumpAccount(doc._id);
+    // Its apps are told (back-channel logout) before its sign-ins end, while they still name them.
+    if (disabled && changed) await new LogoutNotices(this.db).accessEnded(doc._id, 'account_disabled');
     if (disabled) await new OAuthStore(this.db).revokeKindOf('Session', String(doc._id));
     if (changed) {
       await new AccessAudit(this.db).record(accessActor(actor), {
@@ -321,6 +326,7 @@ const ACTION_WORDS: Record<AccountAction, string> = {
   delete: 'delete',
   'reset-password': 'send a password reset to',
   'remove-factor': 'remove the second factor of',
+  'remove-passkeys': 'remove the passkeys of',
 };
 
 /** The rule's judgement on an actor, from the pages' principal or the operator's command. */

@@ -1,6 +1,7 @@
 import { AppStore } from '../data/apps/store.js';
 import type { Database } from '../data/database.js';
 import { OAuthStore, type OAuthRecord } from '../data/accounts/oauth-records.js';
+import { LogoutNotices } from './backchannel-logout.js';
 
 /** An app that holds a grant to an account: what the "connected apps" page lists. */
 export interface ConnectedApp {
@@ -55,6 +56,8 @@ export async function connectedApps(db: Database, accountId: number, hidden: rea
 export async function disconnectApp(db: Database, accountId: number, clientId: string): Promise<number> {
   const store = new OAuthStore(db);
   const grants = (await store.listOf('Grant', { accountId: String(accountId) })).filter((g) => clientOf(g) === clientId);
+  // An app with a back-channel logout address is told (src/oauth/backchannel-logout.ts).
+  if (grants.length > 0) await new LogoutNotices(db).accessEnded(accountId, 'app_revoked', [clientId]);
   for (const grant of grants) await store.revokeGrant(grant.id);
   return grants.length;
 }

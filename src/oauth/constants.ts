@@ -11,6 +11,10 @@ export const OAUTH_PATHS = {
   discovery: '/.well-known/openid-configuration',
   authorizationServerMetadata: '/.well-known/oauth-authorization-server',
   userinfo: '/userinfo',
+  /** RFC 8628: a device asks for a user code here (device_authorization_endpoint)... */
+  deviceAuthorization: '/v1/oauth/device/auth',
+  /** ...and shows this short address, where a person types the code (verification_uri; `/<uid>` resumes after the login). */
+  device: '/device',
 } as const;
 
 export {
@@ -46,6 +50,8 @@ export const LIFETIMES = {
   // unused, is a retry of a refresh whose answer was lost: answered with a new pair, not treated
   // as reuse (src/data/accounts/oauth-records.ts, rotate; docs/oauth.md, "6. Refresh").
   refreshRetryGrace: 60,
+  // A device's user code (and its device code): typed on a phone within minutes of being shown (RFC 8628 suggests about this).
+  deviceCode: 10 * 60,
 } as const;
 
 /** The first-party client of our own pages (the consoles' sign-in, src/surfaces/web/signin.ts). */

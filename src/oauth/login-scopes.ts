@@ -24,6 +24,12 @@ export interface LoginScope {
   readonly title: { readonly ko: string; readonly en: string };
   /** What the consent page lists: every field the app receives, nested records' fields included. */
   readonly shown: readonly FieldWords[];
+  /**
+   * An OpenID Connect standard scope (Core 1.0, section 5.4): its fields are standard claims, so
+   * the ID token carries them too (src/oauth/provider.ts), and libraries that ask for it by
+   * default read them where they expect them.
+   */
+  readonly standard?: true;
 }
 
 /** The account's own fields (account:read). */
@@ -131,6 +137,15 @@ export const USERINFO_FIELDS = {
     items: record({ id: INTEGER, name: TEXT, status: { enum: Object.values(ProjectStatus) } }),
     description: 'The projects the person takes part in.',
   },
+  email_verified: {
+    type: 'boolean',
+    description: 'Whether the email was proven: always true (a sign-up proves it with a mailed code; an operator makes the others).',
+  },
+  name: {
+    ...nullable(TEXT),
+    description: "The person's name: the student record's, or a teacher's; null when the school has none.",
+  },
+  preferred_username: { ...TEXT, description: "The account's email before the @ (a short name; not unique across schools)." },
 } satisfies Record<string, JsonSchema>;
 
 /** A top-level key of the userinfo answer. */
@@ -145,6 +160,8 @@ export const ACCOUNT_READ = 'account:read';
 export const STUDENT_READ = 'student:read';
 export const CLUB_READ = 'club:read';
 export const PROJECT_READ = 'project:read';
+export const PROFILE = 'profile';
+export const EMAIL = 'email';
 
 /** Every login scope, in the order pages list them. */
 export const LOGIN_SCOPES: readonly LoginScope[] = [
@@ -183,6 +200,26 @@ export const LOGIN_SCOPES: readonly LoginScope[] = [
     ],
   },
   {
+    name: PROFILE,
+    fields: ['name', 'preferred_username'],
+    title: { ko: '내 이름 읽기 (profile)', en: 'Read your name (profile)' },
+    shown: [
+      { key: 'name', ko: '이름', en: 'name' },
+      { key: 'preferred_username', ko: '사용자 이름 (이메일의 @ 앞부분)', en: 'user name (the email before the @)' },
+    ],
+    standard: true,
+  },
+  {
+    name: EMAIL,
+    fields: ['email', 'email_verified'],
+    title: { ko: '내 이메일 읽기 (email)', en: 'Read your email (email)' },
+    shown: [
+      { key: 'email', ko: '이메일', en: 'email' },
+      { key: 'email_verified', ko: '이메일 확인 여부', en: 'whether the email is verified' },
+    ],
+    standard: true,
+  },
+  {
     name: OPENID,
     fields: [],
     title: { ko: '로그인 확인 (ID 토큰)', en: 'Confirm who you are (an ID token)' },
@@ -196,6 +233,15 @@ export type OAuthScope = string;
 
 /** The scopes of the userinfo resource (every one but openid, which oidc-provider handles). */
 export const RESOURCE_SCOPES: readonly string[] = OAUTH_SCOPES.filter((s) => s !== OPENID);
+
+/**
+ * The standard scopes and the claims each puts in the ID token as well as in userinfo
+ * (oidc-provider's `claims`: `openid` gives `sub`).
+ */
+export const ID_TOKEN_CLAIMS: Readonly<Record<string, readonly string[]>> = Object.fromEntries([
+  [OPENID, ['sub']],
+  ...LOGIN_SCOPES.filter((s) => s.standard).map((s) => [s.name, s.fields]),
+]);
 
 /** The scope's row, or undefined for an unknown name. */
 export function loginScope(name: string): LoginScope | undefined {

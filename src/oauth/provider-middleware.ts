@@ -8,6 +8,8 @@ import type { OAuthStore } from '../data/accounts/oauth-records.js';
 import type { Logger } from '../logger.js';
 import { AccessTokenRejected, looksLikeJwt, type AccessTokenVerifier, type VerifiedAccessToken } from './access-token.js';
 import { COOKIE_NAMES, OAUTH_PATHS, OAUTH_SCOPES, SELF_READ } from './constants.js';
+import { API_SCOPES } from '../data/keys/store.js';
+import type { MachineTokens, SignedMachineToken } from './machine-tokens.js';
 
 /** Middleware of the provider's own Koa app (its context carries `oidc`). */
 type ProviderMiddleware = Middleware<KoaContextWithOIDC['state'], KoaContextWithOIDC>;
@@ -21,6 +23,8 @@ export interface ProviderMiddlewareDeps {
   readonly verifier: AccessTokenVerifier;
   readonly store: OAuthStore;
   readonly logger: Logger;
+  /** Machine tokens (src/oauth/machine-tokens.ts): read, and revoked all at once per app. */
+  readonly machine: { readonly tokens: MachineTokens; revokeAll(clientId: string): Promise<unknown> };
 }
 
 /**
@@ -32,7 +36,7 @@ export function installProviderMiddleware(provider: Provider, deps: ProviderMidd
   provider.use(acceptJsonBodies);
   provider.use(defaultScope);
   provider.use(metadataAliases);
-  provider.use(structuredAccessTokens(deps.verifier, deps.store));
+  provider.use(structuredAccessTokens(deps.verifier, deps.store, deps.machine));
   provider.use(describeGrantErrors);
   provider.use(sessionCookieMaxAge);
   logProviderEvents(provider, deps.logger);
@@ -187,24 +191,43 @@ const defaultScope: ProviderMiddleware = async (ctx, next) => {
 
 /**
  * /.well-known/oauth-authorization-server (RFC 8414) serves the same metadata as the OpenID
- * discovery document; both list every scope, including the resource scope `self:read`.
+ * discovery document; both list every scope: the login scopes (the resource scope `self:read`
+ * included), then the data scopes of machine tokens.
  */
 const metadataAliases: ProviderMiddleware = async (ctx, next) => {
   if (ctx.path === OAUTH_PATHS.authorizationServerMetadata) ctx.path = OAUTH_PATHS.discovery;
   await next();
   if (ctx.path === OAUTH_PATHS.discovery && ctx.status === 200 && isRecord(ctx.body)) {
-    ctx.body = { ...ctx.body, scopes_supported: [...OAUTH_SCOPES] };
+    ctx.body = { ...ctx.body, scopes_supported: [...OAUTH_SCOPES, ...API_SCOPES], ...suppliedClaims(ctx.body) };
   }
 };
 
 /**
- * The provider refuses JWT access tokens at revocation and introspection ("structured tokens").
- * After it has authenticated the client, such a token is handled here: revoking it revokes its
- * grant (a JWT cannot be revoked alone; RFC 7009 allows revoking the related tokens too), and
- * introspection answers from the verified claims. Only the client the token was issued to may
- * do either; anyone else learns nothing (`active: false`, or a silent 200).
+ * oidc-provider lists `sid` among the claims it supports whatever its features; an ID token
+ * carries it only for an app that asked for sessions in a logout it is told of (front- or
+ * back-channel). Without such a logout, `sid` is never supplied, and is not advertised.
  */
-function structuredAccessTokens(verifier: AccessTokenVerifier, store: OAuthStore): ProviderMiddleware {
+function suppliedClaims(body: Record<string, unknown>): { claims_supported?: unknown[] } {
+  const claims = body['claims_supported'];
+  if (!Array.isArray(claims)) return {};
+  const sessions = body['backchannel_logout_session_supported'] === true || body['frontchannel_logout_session_supported'] === true;
+  return { claims_supported: sessions ? claims : claims.filter((claim) => claim !== 'sid') };
+}
+
+/**
+ * The provider refuses JWT access tokens at revocation and introspection ("structured tokens").
+ * After it has authenticated the client, such a token is handled here: revoking a person's token
+ * revokes its grant, revoking a machine token revokes every machine token of the app (a JWT
+ * cannot be revoked alone; RFC 7009 allows revoking the related tokens too), and introspection
+ * answers from the verified claims (a machine token is active while the data API would take it).
+ * Only the client the token was issued to may do either; anyone else learns nothing (`active:
+ * false`, or a silent 200).
+ */
+function structuredAccessTokens(
+  verifier: AccessTokenVerifier,
+  store: OAuthStore,
+  machine: ProviderMiddlewareDeps['machine'],
+): ProviderMiddleware {
   return async (ctx, next) => {
     await next();
     const oidc = ctx.oidc;
@@ -218,14 +241,41 @@ function structuredAccessTokens(verifier: AccessTokenVerifier, store: OAuthStore
       throw err;
     });
     const own = verified?.clientId === client.clientId ? verified : undefined;
+    const signed = verified ? undefined : await machine.tokens.verifySigned(token).catch(() => undefined);
+    const ownMachine = signed?.clientId === client.clientId ? signed : undefined;
     ctx.status = 200;
     ctx.set('Cache-Control', 'no-store');
     if (oidc.route === 'revocation') {
       if (own) await store.revokeGrant(own.grantId);
+      if (ownMachine) await machine.revokeAll(ownMachine.clientId);
       ctx.body = '';
+    } else if (own) {
+      ctx.body = introspection(own);
     } else {
-      ctx.body = own ? introspection(own) : { active: false };
+      const active =
+        ownMachine &&
+        (await machine.tokens.principal(token).then(
+          () => true,
+          () => false,
+        ));
+      ctx.body = ownMachine && active ? machineIntrospection(ownMachine) : { active: false };
     }
+  };
+}
+
+function machineIntrospection(token: SignedMachineToken): Record<string, unknown> {
+  const { claims } = token;
+  return {
+    active: true,
+    client_id: token.clientId,
+    sub: claims.sub,
+    scope: token.scopes.join(' '),
+    iss: claims.iss,
+    aud: claims.aud,
+    exp: claims.exp,
+    iat: claims.iat,
+    jti: claims.jti,
+    token_type: 'Bearer',
   };
 }
 

@@ -30,8 +30,20 @@ import {
   WEB_CLIENT_ID,
 } from './constants.js';
 import type { OAuthKeys, SigningAlg } from './signing-keys.js';
+import { ID_TOKEN_CLAIMS } from './login-scopes.js';
+import type { LogoutNotices } from './backchannel-logout.js';
 import { clientSecretMatches } from './secrets.js';
 import { appAdmits } from '../auth/policy.js';
+import { standingOf } from '../data/accounts/standing.js';
+import {
+  dataApiResource,
+  isMachineGrant,
+  machineResourceServer,
+  machineTokenClaims,
+  namesDataApi,
+  type MachineIssuing,
+} from './machine-tokens.js';
+import { protectedResourceIds } from './protected-resources.js';
 
 export interface ProviderDeps {
   readonly config: Config;
@@ -44,6 +56,10 @@ export interface ProviderDeps {
   readonly pages: ProviderPages;
   /** Data updates the school asks of students at sign-in (src/data/school/update-requests.ts). */
   readonly dataUpdates: { pendingForAccount(accountId: number): Promise<unknown> };
+  /** The standard claims of the ID token for the granted scopes (src/oauth/userinfo.ts, idTokenClaims); undefined: no such account. */
+  readonly idTokenClaims: (accountId: number, scopes: readonly string[]) => Promise<Record<string, unknown> | undefined>;
+  /** Tells apps with a back-channel logout address that a sign-in ended (src/oauth/backchannel-logout.ts). */
+  readonly notices: Pick<LogoutNotices, 'tell'>;
 }
 
 /** The interaction prompt of a data update asked at sign-in (src/surfaces/web/login.ts shows its page). */
@@ -56,6 +72,10 @@ export interface ProviderPages {
   logout(ctx: KoaContextWithOIDC, form: string): Promise<void>;
   signedOut(ctx: KoaContextWithOIDC): Promise<void>;
   error(ctx: KoaContextWithOIDC, out: ErrorOut): Promise<void>;
+  /** Device sign-in (RFC 8628) at /device: the code's form (again with the refusal `err`), the app to confirm, the end. */
+  deviceCode(ctx: KoaContextWithOIDC, out: ErrorOut | undefined, err: Error | undefined): Promise<void>;
+  deviceConfirm(ctx: KoaContextWithOIDC, client: Client, deviceInfo: Record<string, unknown>, userCode: string): Promise<void>;
+  deviceDone(ctx: KoaContextWithOIDC): Promise<void>;
 }
 
 /**
@@ -70,11 +90,13 @@ export function buildProvider(deps: ProviderDeps): Provider {
   // X-Forwarded-* is trusted exactly when the host app trusts it (TRUSTED_PROXIES).
   provider.proxy = deps.config.trustedProxies.length > 0;
   compareHashedClientSecrets(provider);
+  tellAppsThroughNotices(provider, deps.notices);
   return provider;
 }
 
 function configuration(deps: ProviderDeps, audience: string): Configuration {
   const { keys } = deps;
+  const machine = machineIssuing(deps);
   return {
     adapter: createAdapterFactory(deps.store, deps.clients),
     jwks: { keys: keys.privateJwks.keys.map((k) => ({ ...k })) },
@@ -93,10 +115,15 @@ function configuration(deps: ProviderDeps, audience: string): Configuration {
       revocation: OAUTH_PATHS.revoke,
       introspection: OAUTH_PATHS.introspect,
       end_session: OAUTH_PATHS.logout,
+      device_authorization: OAUTH_PATHS.deviceAuthorization,
+      code_verification: OAUTH_PATHS.device,
     },
     responseTypes: ['code'],
     scopes: [OPENID],
-    claims: { openid: ['sub'] },
+    // The standard scopes of the login-scope table (profile, email) and their claims, which the ID
+    // token carries as well as userinfo, as libraries expect (the provider's own userinfo being off,
+    // it puts them in the ID token: conformIdTokenClaims governs only that built-in one).
+    claims: { ...ID_TOKEN_CLAIMS },
     // Hashed secrets rule out client_secret_jwt (it needs the secret itself).
     clientAuthMethods: ['client_secret_basic', 'client_secret_post', 'none'],
     clientDefaults: {
@@ -117,15 +144,21 @@ function configuration(deps: ProviderDeps, audience: string): Configuration {
     issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
     ttl: {
       AccessToken: LIFETIMES.accessToken,
+      ClientCredentials: LIFETIMES.accessToken,
       AuthorizationCode: LIFETIMES.authorizationCode,
       RefreshToken: LIFETIMES.refreshToken,
       Grant: LIFETIMES.grant,
       IdToken: LIFETIMES.idToken,
       Interaction: LIFETIMES.interaction,
+      DeviceCode: LIFETIMES.deviceCode,
       Session: (_ctx, session) => sessionTtl(session, Math.floor(Date.now() / 1000)),
     },
     // The userinfo server checks that the grant behind an access token is still alive.
-    extraTokenClaims: async (ctx, token) => ({ ...accessTokenGrantClaim(token), ...signInClaims(ctx, token) }),
+    extraTokenClaims: async (ctx, token) => ({
+      ...accessTokenGrantClaim(token),
+      ...signInClaims(ctx, token),
+      ...(await machineTokenClaims(token, deps.clients)),
+    }),
     findAccount: accountFinder(deps),
     loadExistingGrant: (ctx) => loadExistingGrant(ctx),
     clientBasedCORS: (_ctx, origin, client) => browserClientOrigin(client, origin),
@@ -136,7 +169,7 @@ function configuration(deps: ProviderDeps, audience: string): Configuration {
     renderError: async (ctx, out) => deps.pages.error(ctx, out),
     // `lang` on the authorization request, beside OpenID Connect's ui_locales, picks the login pages' language.
     extraParams: ['lang'],
-    discovery: { userinfo_endpoint: audience },
+    discovery: { userinfo_endpoint: audience, protected_resources: protectedResourceIds(deps.config) },
     features: {
       devInteractions: { enabled: false },
       // Our userinfo server verifies JWTs itself; the built-in one takes only opaque tokens.
@@ -150,13 +183,35 @@ function configuration(deps: ProviderDeps, audience: string): Configuration {
         logoutSource: (ctx, form) => deps.pages.logout(ctx, form),
         postLogoutSuccessSource: (ctx) => deps.pages.signedOut(ctx),
       },
+      // RFC 8628 device sign-in: a device shows a user code and /device, where a person types it
+      // on a phone, then signs in and consents on our pages; every page is the web layer's
+      // (src/surfaces/web/provider-pages.ts). Codes live LIFETIMES.deviceCode, are used once, and
+      // guesses are limited (src/oauth/device-codes.ts).
+      deviceFlow: {
+        enabled: true,
+        charset: 'base-20',
+        mask: '****-****',
+        userCodeInputSource: (ctx, _form, out, err) => deps.pages.deviceCode(ctx, out, err),
+        userCodeConfirmSource: (ctx, _form, client, deviceInfo, userCode) => deps.pages.deviceConfirm(ctx, client, deviceInfo, userCode),
+        successSource: (ctx) => deps.pages.deviceDone(ctx),
+      },
+      // OpenID Connect Back-Channel Logout: an app that registered an address gets a signed logout
+      // token when a sign-in it holds ends; `sid` goes into its ID tokens (src/oauth/apps.ts). The
+      // provider's own sending at the end_session endpoint becomes a notice (tellAppsThroughNotices).
+      backchannelLogout: { enabled: true },
       revocation: { enabled: true, allowedPolicy: async (_ctx, client, token) => token.clientId === client.clientId },
       introspection: { enabled: true, allowedPolicy: async (_ctx, client, token) => token.clientId === client.clientId },
+      // Machine tokens for the data API (src/oauth/machine-tokens.ts): an app's server, no person.
+      clientCredentials: { enabled: true },
       resourceIndicators: {
         enabled: true,
-        defaultResource: async () => audience,
+        // A person's tokens are for userinfo; machine tokens for the data API.
+        defaultResource: async (ctx) => (isMachineGrant(ctx) ? machine.resource : audience),
         useGrantedResource: async () => true,
-        getResourceServerInfo: async (ctx, resource, client) => resourceServer(ctx, resource, client, audience, keys.signingAlg),
+        getResourceServerInfo: async (ctx, resource, client) =>
+          namesDataApi(resource, machine.resource)
+            ? machineResourceServer(ctx, client.clientId, machine)
+            : resourceServer(ctx, resource, client, audience, keys.signingAlg),
       },
     },
   };
@@ -171,6 +226,7 @@ function configuration(deps: ProviderDeps, audience: string): Configuration {
  */
 function resourceServer(ctx: KoaContextWithOIDC, resource: string, client: Client, audience: string, alg: SigningAlg): ResourceServer {
   if (resource !== audience) throw new errors.InvalidTarget();
+  if (isMachineGrant(ctx)) throw new errors.InvalidTarget('userinfo takes the tokens of a person; machine tokens are for the data API');
   const allowed = allowedScopes(client);
   const requested = ctx.oidc?.params?.['scope'];
   for (const scope of typeof requested === 'string' ? requested.split(' ').filter(Boolean) : []) {
@@ -183,6 +239,20 @@ function resourceServer(ctx: KoaContextWithOIDC, resource: string, client: Clien
     accessTokenTTL: LIFETIMES.accessToken,
     accessTokenFormat: 'jwt' as const,
     jwt: { sign: { alg } },
+  };
+}
+
+/** What issuing a machine token reads: the app's registration, its owner's standing, the scope policy. */
+function machineIssuing(deps: ProviderDeps): MachineIssuing {
+  return {
+    apps: deps.clients,
+    policy: deps.config.policy,
+    standing: async (id) => {
+      const known = await deps.accounts.known(id);
+      return known ? standingOf(known.doc, known) : null;
+    },
+    resource: dataApiResource(deps.config.urls.base),
+    alg: deps.keys.signingAlg,
   };
 }
 
@@ -260,7 +330,10 @@ function accountFinder(deps: ProviderDeps): (ctx: unknown, sub: string) => Promi
   return async (_ctx, sub) => {
     const account = /^\d+$/.test(sub) ? await deps.accounts.known(Number(sub)) : null;
     if (!account || account.doc.disabledAt) return undefined;
-    return { accountId: sub, claims: () => ({ sub }) };
+    return {
+      accountId: sub,
+      claims: async (_use, scope) => ({ ...(await deps.idTokenClaims(Number(sub), scope.split(' '))), sub }),
+    };
   };
 }
 
@@ -315,6 +388,18 @@ function validateExtraMetadata(_ctx: unknown, key: string, value: unknown): void
   if (key === SERVICE_NAME && value !== undefined && typeof value !== 'string') {
     throw new errors.InvalidClientMetadata(`${SERVICE_NAME} must be a string`);
   }
+}
+
+/**
+ * The end_session endpoint tells each app of the ending session that registered a back-channel
+ * logout address through `Client.prototype.backchannelLogout`, which would POST the logout token
+ * there and then, inside the person's request, once. It makes a notice instead, which the webhook
+ * worker signs, sends to a safe target and retries like every other (src/oauth/backchannel-logout.ts).
+ */
+function tellAppsThroughNotices(provider: Provider, notices: ProviderDeps['notices']): void {
+  provider.Client.prototype.backchannelLogout = async function notice(this: Client, sub: string, sid: string): Promise<void> {
+    await notices.tell([{ clientId: this.clientId, sub, sid }], 'signed_out');
+  };
 }
 
 /**

@@ -4,6 +4,8 @@ import type { Config } from '../config/index.js';
 import { AccountStore, DuplicateAccountError, type AccountDoc } from '../data/accounts/store.js';
 import type { Database } from '../data/database.js';
 import type { EmailCodePurpose } from '../data/accounts/email-codes.js';
+import type { LogoutCause } from '../data/events/logout-notices.js';
+import { LogoutNotices } from './backchannel-logout.js';
 import { OAuthStore } from '../data/accounts/oauth-records.js';
 import type { ErrorCode } from '../errors/index.js';
 import { OAuthError } from '../http/errors.js';
@@ -277,6 +279,7 @@ export class SelfService {
     const account = await this.store.findByEmail(email);
     if (!account) throw invalidCode();
     await this.store.updatePassword(account._id, passwordHash);
+    await new LogoutNotices(this.deps.db).accessEnded(account._id, 'session_ended');
     const revoked = await this.oauth.revokeAllOf({ accountId: String(account._id) });
     this.deps.logger.info(
       { event: 'account.password_reset', accountId: account._id, revoked },
@@ -297,13 +300,13 @@ export class SelfService {
     const account = await this.confirmPassword(accountId, input.currentPassword);
     await this.checkPassword(input.newPassword, account.email);
     await this.store.updatePassword(account._id, await this.hash(input.newPassword));
-    await this.endSignIns(account._id, web.clientId, web.keepGrantId);
+    await this.endSignIns(account._id, web.clientId, 'session_ended', web.keepGrantId);
     this.deps.logger.info({ event: 'account.password_changed', accountId }, 'password changed; other sign-ins ended');
   }
 
   /** My account: ends every login session and every console sign-in (this one too); apps keep their access. */
   async signOutEverywhere(accountId: number, webClientId: string): Promise<void> {
-    await this.endSignIns(accountId, webClientId);
+    await this.endSignIns(accountId, webClientId, 'signed_out');
     this.deps.logger.info({ event: 'account.signed_out_everywhere', accountId }, 'every sign-in ended');
   }
 
@@ -337,7 +340,10 @@ export class SelfService {
     return this.deps.codes.sweepExpired();
   }
 
-  private async endSignIns(accountId: number, webClientId: string, keepGrantId?: string): Promise<void> {
+  /** Ends every login session of the account (the apps they signed in to are told, `cause`) and its console sign-ins but `keepGrantId`. */
+  private async endSignIns(accountId: number, webClientId: string, cause: LogoutCause, keepGrantId?: string): Promise<void> {
+    const sessions = await this.oauth.listOf('Session', { accountId: String(accountId) });
+    await new LogoutNotices(this.deps.db).sessionsEnded(sessions, cause);
     await this.oauth.revokeKindOf('Session', String(accountId));
     const grants = await this.oauth.listOf('Grant', { accountId: String(accountId) });
     for (const grant of grants) {

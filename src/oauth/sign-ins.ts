@@ -1,5 +1,6 @@
 import Bowser from 'bowser';
 import type { OAuthRecord, OAuthStore } from '../data/accounts/oauth-records.js';
+import type { LogoutNotices } from './backchannel-logout.js';
 import { SESSION_DEVICE, WEB_CLIENT_ID } from './constants.js';
 
 /** One login session of a person at the authorization server, as "My sign-ins" shows it. */
@@ -27,10 +28,15 @@ export interface SignIn {
  * (src/oauth/adapter.ts, withDevice), and ending them. Ending one deletes it, so that browser's
  * next authorization finds no session and asks for the password; the consoles' sign-in made in
  * that session (its grant of our own pages' client) ends with it, as with "sign out everywhere"
- * (src/oauth/self-service.ts). Other apps keep the access they were given.
+ * (src/oauth/self-service.ts). Other apps keep the access they were given; those that registered a
+ * back-channel logout address are told the sign-in ended.
  */
 export class SignIns {
-  constructor(private readonly store: OAuthStore) {}
+  constructor(
+    private readonly store: OAuthStore,
+    /** Apps with a back-channel logout address are told that the sign-in ended (src/oauth/backchannel-logout.ts). */
+    private readonly notices: LogoutNotices,
+  ) {}
 
   /** The account's live sessions, the asking browser's first, then by last use; `currentCookie` is the asking browser's session cookie (its `jti`). */
   async list(accountId: number, currentCookie?: string): Promise<SignIn[]> {
@@ -58,6 +64,7 @@ export class SignIns {
   }
 
   private async endRecord(record: OAuthRecord): Promise<void> {
+    await this.notices.sessionsEnded([record], 'session_ended');
     await this.store.destroy('Session', record.id);
     const webGrant = consoleGrantOf(record.payload);
     if (webGrant) await this.store.revokeGrant(webGrant);

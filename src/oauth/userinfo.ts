@@ -6,7 +6,7 @@ import { OAuthError, renderOAuthError } from '../http/errors.js';
 import type { AppContext, AppMiddleware } from '../http/context.js';
 import { AccessTokenRejected, type AccessTokenVerifier } from './access-token.js';
 import { OAUTH_PATHS, RESOURCE_SCOPES } from './constants.js';
-import { releasedFields, type UserinfoKey } from './login-scopes.js';
+import { ID_TOKEN_CLAIMS, releasedFields, type UserinfoKey } from './login-scopes.js';
 import { clubSummary, type ClubSummary } from '../data/school/shapes.js';
 import { studentRecord } from '../data/school/student-record.js';
 import type { AccountRole, ProjectStatus } from '../data/__generated__/enums.js';
@@ -29,6 +29,10 @@ export interface UserinfoResponse {
   clubs: ClubSummary[];
   /** The projects the person takes part in, as summaries. */
   projects: { id: number; name: string; status: ProjectStatus }[];
+  /** OpenID Connect's standard claims (the `email` and `profile` scopes). */
+  email_verified: boolean;
+  name: string | null;
+  preferred_username: string;
 }
 
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
@@ -44,6 +48,8 @@ export interface UserinfoDeps {
   db: Database;
   verifier: AccessTokenVerifier;
   realm: string;
+  /** The address of userinfo's protected resource metadata (RFC 9728), named in every 401. */
+  resourceMetadata?: string;
   /** Whether the app a token was issued to may still read (a disabled app's tokens stop here at once). */
   clientActive?: (clientId: string) => Promise<boolean>;
 }
@@ -69,22 +75,22 @@ export function userinfoRoutes(deps: UserinfoDeps): AppMiddleware {
 
 async function answer(ctx: AppContext, deps: UserinfoDeps, accounts: AccountStore): Promise<void> {
   const token = BEARER.exec(ctx.get('authorization'))?.[1];
-  if (!token) throw invalidToken(deps.realm, 'missing bearer access token in the Authorization header');
+  const refused = (description: string) => invalidToken(deps, description);
+  if (!token) throw refused('missing bearer access token in the Authorization header');
   const verified = await deps.verifier.verify(token).catch((err: unknown) => {
-    throw err instanceof AccessTokenRejected ? invalidToken(deps.realm, err.message) : err;
+    throw err instanceof AccessTokenRejected ? refused(err.message) : err;
   });
   if (!RESOURCE_SCOPES.some((scope) => verified.scopes.has(scope))) {
     throw new OAuthError('FORBIDDEN', 'insufficient_scope', `the access token has none of the scopes ${RESOURCE_SCOPES.join(', ')}`, {
       'WWW-Authenticate': `Bearer realm="${deps.realm}", error="insufficient_scope", scope="${RESOURCE_SCOPES.join(' ')}"`,
     });
   }
-  if (deps.clientActive && !(await deps.clientActive(verified.clientId)))
-    throw invalidToken(deps.realm, 'the app of the access token is disabled');
+  if (deps.clientActive && !(await deps.clientActive(verified.clientId))) throw refused('the app of the access token is disabled');
   // Remembered until a change names the account (src/data/accounts/store.ts, known): a repeated call reads no account.
   const account = /^\d+$/.test(verified.sub) ? (await accounts.known(Number(verified.sub)))?.doc : undefined;
-  if (!account) throw invalidToken(deps.realm, 'the account of the access token no longer exists');
+  if (!account) throw refused('the account of the access token no longer exists');
   // A disabled account's tokens stop here at once (the account moved the `oauth` version).
-  if (account.disabledAt) throw invalidToken(deps.realm, 'the account of the access token is disabled');
+  if (account.disabledAt) throw refused('the account of the access token is disabled');
   ctx.set('Cache-Control', 'no-store');
   ctx.body = released(userinfoOf(account, await deps.db.school.snapshot()), verified.scopes);
 }
@@ -124,13 +130,36 @@ export function userinfoOf(account: ShownAccount, school: SchoolSnapshot): Useri
           .filter((p) => (p.participantIds ?? []).includes(student._id))
           .map((p) => ({ id: p._id, name: p.name, status: p.status ?? 'ACTIVE' }))
       : [],
+    // Sign-up proves the address with a mailed code, and only an operator makes accounts otherwise.
+    email_verified: true,
+    name: student?.name ?? account.name ?? null,
+    preferred_username: account.email.split('@')[0] ?? account.email,
   } satisfies Record<UserinfoKey, unknown>;
 }
 
-/** 401 `invalid_token`, also in WWW-Authenticate (RFC 6750 section 3). */
-function invalidToken(realm: string, description: string): OAuthError {
+/**
+ * The standard claims the ID token carries for the scopes granted (src/oauth/login-scopes.ts,
+ * ID_TOKEN_CLAIMS), built like userinfo's answer; a claim without a value (a name the school does
+ * not have) is left out. Undefined when the account is gone.
+ */
+export async function idTokenClaims(
+  db: Database,
+  accountId: number,
+  scopes: readonly string[],
+): Promise<Record<string, unknown> | undefined> {
+  const wanted = new Set(scopes.flatMap((scope) => ID_TOKEN_CLAIMS[scope] ?? []));
+  if ([...wanted].every((claim) => claim === 'sub')) return {};
+  const account = (await new AccountStore(db).known(accountId))?.doc;
+  if (!account) return undefined;
+  const answer = userinfoOf(account, await db.school.snapshot());
+  return Object.fromEntries(Object.entries(answer).filter(([key, value]) => wanted.has(key) && value !== null));
+}
+
+/** 401 `invalid_token`, also in WWW-Authenticate (RFC 6750 section 3), with where tokens come from (RFC 9728, 5.1). */
+function invalidToken(deps: Pick<UserinfoDeps, 'realm' | 'resourceMetadata'>, description: string): OAuthError {
+  const metadata = deps.resourceMetadata ? `, resource_metadata="${deps.resourceMetadata}"` : '';
   return new OAuthError('UNAUTHORIZED', 'invalid_token', description, {
-    'WWW-Authenticate': `Bearer realm="${realm}", error="invalid_token", error_description="${description}"`,
+    'WWW-Authenticate': `Bearer realm="${deps.realm}", error="invalid_token", error_description="${description}"${metadata}`,
   });
 }
 

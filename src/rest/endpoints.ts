@@ -70,6 +70,11 @@ export interface Endpoint {
   variables(query: unknown, today: () => string): Record<string, unknown>;
   /** Picks the envelope's `data` from the operation's result. */
   data(result: unknown): unknown;
+  /**
+   * Its answer rests on the change feed's events that change no data too (a mass change's
+   * announcement): cached per data version and `feed` version (src/data/platform/versions.ts).
+   */
+  readonly followsFeed?: boolean;
 }
 
 /** The scope of an endpoint anyone may call without a key (the public project list). */
@@ -103,6 +108,7 @@ function endpoint<Q extends z.ZodObject, TVariables extends Record<string, unkno
   operation: string;
   variables(query: z.output<Q>, today: () => string): TVariables;
   data(result: TData): unknown;
+  followsFeed?: boolean;
 }): Endpoint {
   return row;
 }
@@ -305,6 +311,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
     operation: CHANGES_OPERATION,
     variables: ({ after, limit }): RestChangesQueryVariables => defined({ after, limit }),
     data: (result: RestChangesQuery) => result.changes,
+    followsFeed: true,
   }),
   endpoint({
     path: '/v1/public/projects',

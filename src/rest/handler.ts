@@ -65,8 +65,11 @@ export function endpointSteps(endpoint: Endpoint, deps: RestDeps): EndpointSteps
     const { variables, key: asked } = variablesOf(
       params ? parse(`${ctx.path}?${ctx.querystring}`, () => ({ ...ctx.query, ...params })) : parse(ctx.querystring, () => ctx.query),
     );
-    const key = scopes.length > 1 ? `${asked} ${subscriberKey(ctx, scopes)}` : asked;
-    const { data: version } = deps.db.versions.peek() ?? (await deps.db.versions.current());
+    const stamp = deps.db.versions.peek() ?? (await deps.db.versions.current());
+    const byScopes = scopes.length > 1 ? `${asked} ${subscriberKey(ctx, scopes)}` : asked;
+    // The feed's answers move with its announcements too, which leave the data version as it is.
+    const key = endpoint.followsFeed ? `${byScopes} feed:${stamp.feed}` : byScopes;
+    const version = stamp.data;
     return { variables, key, version, answer: deps.cache.get(key, version) };
   };
   /** The 304 of a conditional request whose answer the caller holds; else on to the rate limit. */

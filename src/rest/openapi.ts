@@ -29,6 +29,7 @@ import {
 import { z } from 'zod';
 import { BadRequestError, statusName } from '../errors/index.js';
 import { buildSchema } from '../graphql/schema.js';
+import { STATUS_PATH } from '../http/status.js';
 import { ENDPOINTS, endpointScopes, isPublic, pathParameters, type Endpoint } from './endpoints.js';
 
 /**
@@ -86,13 +87,19 @@ export interface OpenApiDocument {
   readonly info: { readonly title: string; readonly version: string; readonly description: string };
   readonly paths: Record<string, { readonly get: OperationObject }>;
   readonly components: {
-    readonly securitySchemes: Record<string, { type: 'apiKey'; in: 'header'; name: string; description: string }>;
+    readonly securitySchemes: Record<
+      string,
+      | { type: 'apiKey'; in: 'header'; name: string; description: string }
+      | { type: 'http'; scheme: 'bearer'; bearerFormat: string; description: string }
+    >;
     readonly responses: Record<string, ResponseObject>;
   };
 }
 
 /** The security scheme every data endpoint uses; the scope travels as its "role" (OpenAPI 3.1). */
 const API_KEY_SCHEME = 'apiKey';
+/** The other way in: an app's machine token (client_credentials), read as a key with the same scopes. */
+const MACHINE_TOKEN_SCHEME = 'machineToken';
 const API_KEY_HEADER = 'X-API-KEY';
 const MEDIA_TYPE = 'application/json';
 
@@ -101,6 +108,7 @@ export function buildOpenApiDocument(endpoints: readonly Endpoint[] = ENDPOINTS,
   const paths: Record<string, { get: OperationObject }> = {};
   for (const endpoint of endpoints) paths[endpoint.path] = { get: dataOperation(endpoint, schema) };
   paths[HEALTH_PATH] = { get: healthOperation() };
+  paths[STATUS_PATH] = { get: statusOperation() };
   return {
     openapi: '3.1.0',
     info: { title: 'Campus Data Service 데이터 API (Data API)', version: packageVersion(), description: INFO_DESCRIPTION },
@@ -113,6 +121,14 @@ export function buildOpenApiDocument(endpoints: readonly Endpoint[] = ENDPOINTS,
           name: API_KEY_HEADER,
           description:
             'API 키(UUID). 엔드포인트마다 필요한 범위(scope)가 있습니다. / An API key (a UUID) holding the scope the endpoint names.',
+        },
+        [MACHINE_TOKEN_SCHEME]: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'JWT',
+          description:
+            '앱 서버의 머신 토큰: 토큰 엔드포인트에서 grant_type=client_credentials로 받은 1시간짜리 JWT. 같은 범위의 API 키와 똑같이 읽습니다. / ' +
+            "An app server's machine token: a one-hour JWT from the token endpoint (grant_type=client_credentials), read exactly as an API key with the same scopes.",
         },
       },
       responses: Object.fromEntries(STATUS_RESPONSES.map((response) => [statusName(response.status), errorResponse(response)])),
@@ -152,7 +168,10 @@ function dataOperation(endpoint: Endpoint, schema: GraphQLSchema): OperationObje
     summary: bilingual(endpoint.summary),
     description: isPublic(endpoint) ? PUBLIC_TEXT : scopeText(endpointScopes(endpoint)),
     tags: segments.slice(0, 1),
-    security: isPublic(endpoint) ? [] : [{ [API_KEY_SCHEME]: [...endpointScopes(endpoint)] }],
+    // One or the other: a key, or a machine token, each holding the endpoint's scope.
+    security: isPublic(endpoint)
+      ? []
+      : [{ [API_KEY_SCHEME]: [...endpointScopes(endpoint)] }, { [MACHINE_TOKEN_SCHEME]: [...endpointScopes(endpoint)] }],
     parameters: [...describeParameters(endpoint, schema), IF_NONE_MATCH],
     responses: {
       200: successResponse(endpoint, schema),
@@ -186,7 +205,8 @@ const HEALTH_PATH = '/v1/health';
 function healthOperation(): OperationObject {
   const report: JsonSchema = {
     type: 'object',
-    description: 'The health report: `database` (`status`, `latencyMs`) and a section per background job (`neis`: its last sync).',
+    description:
+      'The health report: `database` (`status`, `latencyMs`), a section per background job (`neis`: its last sync), and `rollover` (`underWay`: whether a school-year rollover or another announced mass change is being applied now, with its `batchId`, `kind`, `records`, `since`).',
   };
   return {
     operationId: 'getHealth',
@@ -203,6 +223,40 @@ function healthOperation(): OperationObject {
       200: jsonResponse('The service and its database answer.', envelopeSchema(200, report), ['Cache-Control']),
       503: jsonResponse('The database is unreachable; the report says so.', envelopeSchema(503, report), ['Cache-Control']),
       405: { $ref: `#/components/responses/${statusName(405)}` },
+    },
+  };
+}
+
+/** GET /v1/status (src/http/status.ts): no key; the status page's report, 200 whatever it reports. */
+function statusOperation(): OperationObject {
+  const report: JsonSchema = {
+    type: 'object',
+    description:
+      'The status page\'s report (docs/operations.md, "The status page"): `state` (the worst of the parts: UP, DEGRADED, DOWN), `checkedAt`, `historyAsOf`; ' +
+      '`parts`, each with `part` (data-api, sign-in, userinfo, database, redis when configured, neis, webhooks), `state` (UP, DEGRADED, DOWN, or OFF for a part not running), ' +
+      "`detail` (`reason`, `latencyMs`; NEIS: each dataset's `lastSuccessAt` and `ageSeconds`; webhooks: `backlog`, `oldestPendingAt`), " +
+      "`availability` (`days90`, and each recorded day's share and minutes up, degraded and down) and the open `incidents` naming it; " +
+      '`rollover` (`underWay`: a rollover or mass change being applied now, `planned`: one previewed); `current` and `past` incidents and maintenance with their `updates`.',
+  };
+  return {
+    operationId: 'getStatus',
+    summary: bilingual({
+      ko: '서비스 각 부분의 상태, 지난 90일 가용률, 장애와 점검; API 키가 필요 없습니다.',
+      en: 'The state of each part of the service, its last 90 days, incidents and maintenance; no API key needed.',
+    }),
+    description:
+      'API 키 없이 호출합니다. 요청 한도는 주소마다 셉니다 (PUBLIC_RATE_LIMIT). 서비스가 1분마다 스스로 확인한 결과입니다. / No key needed; the rate limit counts per client address (PUBLIC_RATE_LIMIT). What the service found checking itself every minute.',
+    tags: ['health'],
+    security: [],
+    parameters: [IF_NONE_MATCH],
+    responses: {
+      200: jsonResponse(
+        'The report (a part that is down is reported, not an error).',
+        envelopeSchema(200, report),
+        ['ETag', 'Cache-Control'],
+        RATE_LIMIT_HEADERS,
+      ),
+      ...Object.fromEntries([304, 405, 429].map((status) => [status, { $ref: `#/components/responses/${statusName(status)}` }])),
     },
   };
 }

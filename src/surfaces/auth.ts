@@ -10,6 +10,7 @@ import type { Logger } from '../logger.js';
 import { verifierFor } from '../oauth/access-token.js';
 import { AccountService } from '../oauth/accounts.js';
 import { AppService } from '../oauth/apps.js';
+import { machineTokensFor } from '../oauth/machine-tokens.js';
 import { OAUTH_PATHS } from '../oauth/constants.js';
 import { EmailCodes } from '../oauth/email-codes.js';
 import { loadOAuthKeys } from '../oauth/signing-keys.js';
@@ -18,6 +19,9 @@ import { buildProvider } from '../oauth/provider.js';
 import { installProviderMiddleware } from '../oauth/provider-middleware.js';
 import { SelfService } from '../oauth/self-service.js';
 import { SignIns } from '../oauth/sign-ins.js';
+import { LogoutNotices } from '../oauth/backchannel-logout.js';
+import { guardUserCodes, UserCodeThrottle } from '../oauth/device-codes.js';
+import { idTokenClaims } from '../oauth/userinfo.js';
 import { LoginThrottle } from '../oauth/throttle.js';
 import { accountApi } from './accounts/api.js';
 import { outboxRoutes } from './accounts/outbox.js';
@@ -26,12 +30,14 @@ import { adminRoutes } from './admin/index.js';
 import { SchoolOperations } from './admin/deps.js';
 import { consoleRoutes } from './console/index.js';
 import { consoleRates } from './console/rates.js';
-import type { AppDeps, Surface } from './types.js';
+import type { Surface, SurfaceDeps } from './types.js';
 import { serveAssets } from './web/assets.js';
 import { devCallbackRoutes } from './web/dev-callback.js';
 import { homeRoutes } from './web/home.js';
+import { statusRoutes } from './web/status.js';
 import { loginRoutes } from './web/login.js';
 import { MfaService } from '../oauth/second-factor.js';
+import { PasskeyService } from '../oauth/passkeys.js';
 import { providerPages } from './web/provider-pages.js';
 import { CookieSealer } from './web/seal.js';
 import { registerWebClient, signInRoutes } from './web/signin.js';
@@ -53,18 +59,34 @@ const SWEEP_INTERVAL_MS = 10 * 60_000;
  * console and the admin console, each a route table mounted here with the dependencies it is
  * given (docs/web.md).
  */
-export async function createAuthSurface(deps: AppDeps): Promise<Surface> {
+export async function createAuthSurface(deps: SurfaceDeps): Promise<Surface> {
   const { config, logger, db } = deps;
   const now = deps.now ?? (() => new Date());
   const keys = await loadOAuthKeys(config, db);
   const store = new OAuthStore(db, now);
+  const notices = new LogoutNotices(db, now);
   const accounts = new AccountService(db);
-  const clients = new AppService(db, { isProduction: config.isProduction });
+  const clients = new AppService(db, { isProduction: config.isProduction, policy: config.policy });
   const web = new Web({ config, db, cookieKeys: keys.cookieKeys, now });
   const dataUpdates = new UpdateRequests(db, new AccountStore(db), now);
-  const provider = buildProvider({ config, logger, keys, store, accounts, clients, pages: providerPages(web, accounts), dataUpdates });
+  const providerPageSet = providerPages(web, accounts);
+  const provider = buildProvider({
+    config,
+    logger,
+    keys,
+    store,
+    accounts,
+    clients,
+    pages: providerPageSet,
+    dataUpdates,
+    idTokenClaims: (accountId, scopes) => idTokenClaims(db, accountId, scopes),
+    notices,
+  });
   const verifier = verifierFor(config, keys, store, now);
-  installProviderMiddleware(provider, { verifier, store, logger });
+  const machine = { tokens: machineTokensFor(config, keys, clients, db, now), revokeAll: (id: string) => clients.revokeMachineTokens(id) };
+  installProviderMiddleware(provider, { verifier, store, logger, machine });
+  // Codes typed at /device that find nothing are limited per address and everywhere (src/oauth/device-codes.ts).
+  guardUserCodes(provider, new UserCodeThrottle(deps.redis), (ctx, err) => providerPageSet.deviceCode(ctx, undefined, err));
   await registerWebClient(clients, config);
   // The accounts in memory before the first sign-in (src/data/accounts/store.ts); a failure only means they are read as used.
   await rememberAllAccounts(db).catch((err: unknown) =>
@@ -78,6 +100,7 @@ export async function createAuthSurface(deps: AppDeps): Promise<Surface> {
   const codes = new EmailCodes(db, keys.cookieKeys, now, deps.redis);
   const selfService = new SelfService({ db, config, logger, mailer, codes, redis: deps.redis });
   const mfa = new MfaService(db, keys.cookieKeys, now, deps.redis);
+  const passkeys = new PasskeyService(db, config, now);
   const apiKeys = new ApiKeyService(db, config.policy);
   const accountStore = new AccountStore(db);
   const graphql = await createGraphQLServer(logger);
@@ -94,6 +117,12 @@ export async function createAuthSurface(deps: AppDeps): Promise<Surface> {
   const pages = compose([
     serveAssets(),
     web.mount(homeRoutes(web), web),
+    // The status page: the data surface's GET /v1/status in words (it may live at BASE_URL).
+    web.mount(statusRoutes(web), {
+      board: deps.status,
+      config,
+      jsonUrl: `${config.urls.base === config.urls.auth ? '' : config.urls.base}/v1/status`,
+    }),
     // A redirect address to register while developing (docs/accounts.md, "The first hour"); absent in production.
     ...(config.isProduction ? [] : [web.mount(devCallbackRoutes(web), web)]),
     web.mount(loginRoutes, {
@@ -107,6 +136,8 @@ export async function createAuthSurface(deps: AppDeps): Promise<Surface> {
       selfService,
       countAttempt: deps.metrics?.loginAttempt ?? (() => undefined),
       mfa,
+      passkeys,
+      policy: config.policy,
       sealer: new CookieSealer(keys.cookieKeys, 'second-factor'),
       secure: web.secure,
       now,
@@ -118,6 +149,7 @@ export async function createAuthSurface(deps: AppDeps): Promise<Surface> {
       verifier,
       accounts: accountStore,
       grants: store,
+      notices,
       sealer: new CookieSealer(keys.cookieKeys, 'signin'),
     }),
     accountApi(selfService),
@@ -132,7 +164,8 @@ export async function createAuthSurface(deps: AppDeps): Promise<Surface> {
       accounts,
       selfService,
       mfa,
-      signIns: new SignIns(store),
+      passkeys,
+      signIns: new SignIns(store, notices),
       webhooks,
       proposals,
       rates: consoleRates(deps.redis),
@@ -150,6 +183,8 @@ export async function createAuthSurface(deps: AppDeps): Promise<Surface> {
       mailer,
       selfService,
       proposals,
+      passkeys,
+      status: deps.status,
       now,
     }),
   ]);
@@ -157,6 +192,7 @@ export async function createAuthSurface(deps: AppDeps): Promise<Surface> {
   const sweeper = startSweeper(logger, async () => {
     await store.sweepExpired();
     await codes.sweepExpired();
+    await passkeys.sweepExpired();
   });
   return {
     middleware: async (ctx, next) => {
@@ -177,6 +213,8 @@ export async function createAuthSurface(deps: AppDeps): Promise<Surface> {
 
 function isProviderPath(path: string): boolean {
   if (path.startsWith(`${OAUTH_PATHS.interaction}/`)) return false;
+  // Device sign-in's pages (/device, and /device/<uid> after the login) are the provider's routes, rendered by the web layer.
+  if (path === OAUTH_PATHS.device || path.startsWith(`${OAUTH_PATHS.device}/`)) return true;
   return path.startsWith('/v1/oauth/') || path === OAUTH_PATHS.discovery || path === OAUTH_PATHS.authorizationServerMetadata;
 }
 

@@ -8,11 +8,18 @@ import { createContext } from '../graphql/context.js';
 import { buildSchema } from '../graphql/schema.js';
 import { createGraphQLServer } from '../graphql/server.js';
 import { ApiKeyAuthenticator, apiKey, requireScope } from '../http/api-key.js';
+import { keyOrBearer } from '../http/bearer.js';
+import { AppService } from '../oauth/apps.js';
+import { dataApiResource, machineTokensFor } from '../oauth/machine-tokens.js';
+import { dataApiMetadata, metadataHandler, metadataPath, metadataUrl } from '../oauth/protected-resources.js';
+import { loadOAuthKeys } from '../oauth/signing-keys.js';
 import { timeBudget } from '../http/budget.js';
 import type { AppMiddleware, RequestState } from '../http/context.js';
 import { DOCS_PATH, OPENAPI_PATH, SCHEMA_PATH, docsAssets, docsPage, graphqlSdl, openApiJson } from '../http/docs.js';
 import { graphqlHttp } from '../http/graphql.js';
 import { healthHandler } from '../http/health.js';
+import { STATUS_PATH, statusHandler } from '../http/status.js';
+import { rolloverHealth } from '../data/operations/status.js';
 import { FailureLimiter, KeyRateLimiter, addressRateLimit, costCharge, rateLimit } from '../http/rate-limit.js';
 import { UsageRecorder } from '../http/usage.js';
 import { startNeisBackground } from '../neis/background.js';
@@ -20,14 +27,14 @@ import { ENDPOINTS, endpointScopes, isPublic, pathPattern } from '../rest/endpoi
 import { endpointSteps, type RestDeps } from '../rest/handler.js';
 import { buildOpenApiDocument } from '../rest/openapi.js';
 import { ResponseCache } from '../rest/response-cache.js';
-import type { AppDeps, Surface } from './types.js';
+import type { Surface, SurfaceDeps } from './types.js';
 
 /** The body a GraphQL document may have. */
 const GRAPHQL_BODY_LIMIT = '100kb';
 
 /**
  * The data API: every row of the endpoint table (src/rest/endpoints.ts), POST/GET /graphql,
- * GET /v1/health, and the API reference, which needs no key (GET /v1/openapi.json, built from
+ * GET /v1/health, GET /v1/status (the status page's report), and the API reference, which needs no key (GET /v1/openapi.json, built from
  * the same rows, GET /graphql/schema.graphql, the executed schema as SDL for graphql-codegen, and
  * the page GET /docs). A data request goes
  * `timeBudget -> apiKey (and its usage count) -> notModified -> rateLimit -> scope -> handler`
@@ -36,7 +43,7 @@ const GRAPHQL_BODY_LIMIT = '100kb';
  * frame (src/http/context.ts). Health has no budget: it is the probe that must answer while
  * others are slow.
  */
-export async function createDataSurface(deps: AppDeps): Promise<Surface> {
+export async function createDataSurface(deps: SurfaceDeps): Promise<Surface> {
   const { config, db } = deps;
   const now = deps.now ?? (() => new Date());
   const limits = config.dataLimits;
@@ -61,10 +68,15 @@ export async function createDataSurface(deps: AppDeps): Promise<Surface> {
     // Data requests share these database slots; logins, userinfo and health never wait for them.
     databaseGate: new Gate('The database', limits.dbConcurrency),
   });
+  // An API key, or an app's machine token read as a key with its scopes (src/oauth/machine-tokens.ts).
+  const resource = dataApiResource(config.urls.base);
+  const apps = new AppService(db, { isProduction: config.isProduction, policy: config.policy });
+  const machineTokens = machineTokensFor(config, await loadOAuthKeys(config, db), apps, db, now);
+  const credentials = keyOrBearer(new ApiKeyAuthenticator(db, config.policy, deps.now), machineTokens, metadataUrl(resource));
   const door: AppMiddleware[] = [
     budget,
-    // Per-key, per-day counts for the developer console (in memory; written every few seconds).
-    apiKey(new ApiKeyAuthenticator(db, config.policy, deps.now), {
+    // Per-key (and per-app), per-day counts for the developer console (in memory; written every few seconds).
+    apiKey(credentials, {
       failures: new FailureLimiter(limits.apiKeyFailures, deps.redis),
       usage,
     }),
@@ -72,7 +84,10 @@ export async function createDataSurface(deps: AppDeps): Promise<Surface> {
   const limited = rateLimit(limiter);
 
   const routes = new Routes();
-  routes.get('/v1/health', healthHandler(db, [neis.health]));
+  // Health says whether a rollover is being applied (src/data/events/announcements.ts).
+  routes.get('/v1/health', healthHandler(db, [neis.health, () => rolloverHealth(db)]));
+  // Where machine tokens come from (RFC 9728); every 401 of the door names it.
+  routes.get(metadataPath(resource), metadataHandler(dataApiMetadata(config)));
   routes.get(OPENAPI_PATH, openApiJson(buildOpenApiDocument(ENDPOINTS, schema)));
   routes.get(SCHEMA_PATH, graphqlSdl(schema));
   // The pages live with the authorization server (AUTH_URL), which may be another address.
@@ -81,6 +96,8 @@ export async function createDataSurface(deps: AppDeps): Promise<Surface> {
   for (const asset of docsAssets()) routes.get(asset.path, asset.handler);
   // The endpoints without a key spend a budget per client address instead of a key's (docs/decisions.md, "Projects without a key").
   const addressLimited = addressRateLimit(limiter, limits.publicRequests);
+  // The status page's report (src/http/status.ts): no key, limited per address like the public projects.
+  routes.get(STATUS_PATH, addressLimited, statusHandler(deps.status));
   for (const endpoint of ENDPOINTS) {
     const steps = endpointSteps(endpoint, rest);
     if (isPublic(endpoint)) routes.get(endpoint.path, budget, steps.notModified, addressLimited, steps.serve);

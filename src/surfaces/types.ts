@@ -5,6 +5,7 @@ import type { Logger } from '../logger.js';
 import type { AppMiddleware } from '../http/context.js';
 import type { AppMetrics } from '../http/metrics.js';
 import type { PageRule } from '../auth/policy.js';
+import type { StatusBoard } from '../data/operations/status.js';
 
 /** Everything the app is built from; main.ts opens these, tests build their own. */
 export interface AppDeps {
@@ -17,6 +18,13 @@ export interface AppDeps {
   readonly now?: () => Date;
   /** The app's Prometheus metrics (src/http/metrics.ts); src/app.ts makes them. */
   readonly metrics?: AppMetrics;
+  /** The status page's board (src/data/operations/status.ts); src/app.ts makes one unless given one. */
+  readonly status?: StatusBoard;
+}
+
+/** What a surface is built from: the app's deps with the status board every surface shares (src/app.ts). */
+export interface SurfaceDeps extends AppDeps {
+  readonly status: StatusBoard;
 }
 
 /** One of the three surfaces (data API, authorization server, userinfo server). */

@@ -5,6 +5,8 @@ import { userinfoRoutes } from '../oauth/userinfo.js';
 import { AppService } from '../oauth/apps.js';
 import { RememberedLookups } from '../data/platform/remembered.js';
 import { cacheTarget } from '../data/platform/versions.js';
+import { metadataHandler, metadataPath, metadataUrl, userinfoMetadata } from '../oauth/protected-resources.js';
+import { userinfoAudience } from '../oauth/constants.js';
 
 /** Apps whose state userinfo remembers per process. */
 const MAX_REMEMBERED_CLIENTS = 10000;
@@ -25,13 +27,19 @@ export async function createUserinfoSurface(deps: AppDeps): Promise<Surface> {
     async (id: string) => clients.isActive(id),
     (id) => [cacheTarget.client(id)],
   );
+  const resource = userinfoAudience(deps.config.urls.userinfo);
+  const path = metadataPath(resource);
+  const metadata = metadataHandler(userinfoMetadata(deps.config));
+  const routes = userinfoRoutes({
+    db: deps.db,
+    verifier: verifierFor(deps.config, keys, store, now),
+    realm: deps.config.urls.userinfo,
+    resourceMetadata: metadataUrl(resource),
+    clientActive: async (id) => (await active.get(id)) === true,
+  });
   return {
-    middleware: userinfoRoutes({
-      db: deps.db,
-      verifier: verifierFor(deps.config, keys, store, now),
-      realm: deps.config.urls.userinfo,
-      clientActive: async (id) => (await active.get(id)) === true,
-    }),
+    // Where userinfo's tokens come from (RFC 9728); its 401s name it.
+    middleware: (ctx, next) => (ctx.method === 'GET' && ctx.path === path ? metadata(ctx, next) : routes(ctx, next)),
     close: async () => {},
   };
 }

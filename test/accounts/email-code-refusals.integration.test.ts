@@ -8,7 +8,7 @@ import { createLogger } from '../../src/logger.js';
 import { CODE_LIMITS, CodeBudgetSpent, EmailCodes, WRONG_CHECKS_PER_CODE } from '../../src/oauth/email-codes.js';
 
 /**
- * A refusal of the self-service costs no database operation (README "Limits and security",
+ * A refusal of the self-service costs no database operation (docs/limits-and-security.md,
  * Self-service): a spent budget, a check of an email that has no code and a wrong code against a
  * live one are answered from memory. Two database handles stand for two processes, joined through
  * the real Redis (src/data/platform/version-bus.ts) as in test/operations/targeted-invalidation.integration.test.ts:

@@ -9,7 +9,7 @@ import { AccountService } from '../../src/oauth/accounts.js';
 import { CODE_LIMITS, WRONG_CHECKS_PER_CODE } from '../../src/oauth/email-codes.js';
 
 /**
- * Sign-up and password reset over their JSON endpoints (README "Accounts"), with mail sent
+ * Sign-up and password reset over their JSON endpoints (docs/accounts.md), with mail sent
  * through nodemailer to a real SMTP server started here: codes (8 digits, 5 minutes, replaced
  * by a new request), the per-email limits, the domain and password rules, the same answer for
  * unknown emails on reset, and that no code or password reaches the log.

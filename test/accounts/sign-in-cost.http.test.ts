@@ -6,11 +6,11 @@ import { authorize, createAccount, createClient, postJson, REDIRECT_URI } from '
 /**
  * What one sign-in costs the database, counted by the data layer's telemetry (every operation
  * made through a model, src/data/platform/telemetry.ts): authorize, the login page, the password, the
- * code at the redirect, the token exchange and one userinfo call. The README's Benchmarks say what
+ * code at the redirect, the token exchange and one userinfo call. docs/benchmarks.md says what
  * each of these reads and writes, and why; a change that adds one fails here.
  */
 
-/** The database operations of a warm sign-in (README "Benchmarks", What a sign-in reads and writes). */
+/** The database operations of a warm sign-in (docs/benchmarks.md, "What a sign-in reads and writes"). */
 const WARM_SIGN_IN_OPERATIONS = 13;
 
 describe('accounts and sign-in: what a sign-in costs the database', function () {

@@ -9,7 +9,7 @@ import { buildClub, buildStudent, insertSchool } from '../helpers/factories.js';
 import { signInToConsole, type ConsoleSession } from '../helpers/oauth.js';
 
 /**
- * Scopes by role, with approval (README "Scopes by role, with approval"): the policy table per role in the developer console;
+ * Scopes by role, with approval (docs/api-keys.md, "Scopes by role, with approval"): the policy table per role in the developer console;
  * a pending scope answers 403 FORBIDDEN saying it awaits approval while the key's other scopes
  * work; an admin approves (it works at once) or refuses (it stays refused); every decision is in
  * the access log.

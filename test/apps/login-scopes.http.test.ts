@@ -3,6 +3,7 @@ import addFormatsModule from 'ajv-formats';
 import { expect } from 'chai';
 import type { UserinfoFields } from '../../clients/typescript/src/index.js';
 import { AccountStore } from '../../src/data/accounts/store.js';
+import { API_SCOPES } from '../../src/data/keys/store.js';
 import { hashPassword } from '../../src/oauth/secrets.js';
 import { LOGIN_SCOPES, OAUTH_SCOPES, STUDENT_RECORD_REF, USERINFO_FIELDS, type UserinfoKey } from '../../src/oauth/login-scopes.js';
 import type { UserinfoResponse } from '../../src/oauth/userinfo.js';
@@ -27,9 +28,24 @@ const RELEASES: Record<string, string[]> = {
   'club:read': ['clubs'],
   'project:read': ['projects'],
   'self:read': ['id', 'email', 'role', 'isStudent', 'student', 'teacher'],
+  profile: ['name', 'preferred_username'],
+  email: ['email', 'email_verified'],
   openid: [],
 };
-const ORDER = ['sub', 'id', 'email', 'role', 'isStudent', 'student', 'teacher', 'clubs', 'projects'];
+const ORDER = [
+  'sub',
+  'id',
+  'email',
+  'role',
+  'isStudent',
+  'student',
+  'teacher',
+  'clubs',
+  'projects',
+  'email_verified',
+  'name',
+  'preferred_username',
+];
 
 function expectedKeys(scopes: string[]): string[] {
   const released = new Set(['sub', ...scopes.flatMap((s) => RELEASES[s] ?? [])]);
@@ -137,7 +153,16 @@ describe('OAuth apps: login scopes, userinfo releases exactly what the consent p
   const fine = ['account:read', 'student:read', 'club:read', 'project:read'];
   const combinations: string[][] = [];
   for (let mask = 1; mask < 1 << fine.length; mask++) combinations.push(fine.filter((_s, i) => mask & (1 << i)));
-  combinations.push(['self:read'], ['self:read', 'club:read', 'project:read'], ['openid', 'account:read'], ['self:read', 'openid']);
+  combinations.push(
+    ['self:read'],
+    ['self:read', 'club:read', 'project:read'],
+    ['openid', 'account:read'],
+    ['self:read', 'openid'],
+    ['openid', 'profile', 'email'],
+    ['openid', 'profile'],
+    ['email'],
+    ['account:read', 'email', 'profile'],
+  );
 
   for (const scopes of combinations) {
     it(`${scopes.join(' ')}: exactly its fields, each named on the consent page`, async () => {
@@ -201,7 +226,39 @@ describe('OAuth apps: login scopes, userinfo releases exactly what the consent p
 
   it('one table: discovery, the consent page words and the console form all come from it', async () => {
     const discovery = (await (await t.request('/.well-known/openid-configuration')).json()) as { scopes_supported: string[] };
-    expect(discovery.scopes_supported).to.deep.equal(LOGIN_SCOPES.map((s) => s.name));
-    expect(discovery.scopes_supported).to.deep.equal(['account:read', 'student:read', 'club:read', 'project:read', 'self:read', 'openid']);
+    // The login scopes come first; the data scopes of machine tokens follow them.
+    const login = discovery.scopes_supported.slice(0, LOGIN_SCOPES.length);
+    expect(discovery.scopes_supported).to.deep.equal([...LOGIN_SCOPES.map((s) => s.name), ...API_SCOPES]);
+    expect(login).to.deep.equal(['account:read', 'student:read', 'club:read', 'project:read', 'self:read', 'profile', 'email', 'openid']);
+    const claims = (await (await t.request('/.well-known/openid-configuration')).json()) as { claims_supported: string[] };
+    expect(claims.claims_supported).to.include.members(['sub', 'name', 'preferred_username', 'email', 'email_verified']);
+  });
+
+  it('openid profile email: the ID token carries the standard claims (name, preferred_username, email, email_verified), as libraries expect', async () => {
+    const { tokens } = await login(STUDENT, 'openid profile email');
+    const idToken = (tokens as { id_token?: string }).id_token ?? '';
+    const claims = JSON.parse(Buffer.from(idToken.split('.')[1] ?? '', 'base64url').toString('utf8')) as Record<string, unknown>;
+    expect(claims).to.include({ name: '박민지', preferred_username: 'minji', email: STUDENT.email, email_verified: true });
+    const { body } = await userinfo(tokens.access_token);
+    expect(body).to.deep.equal({
+      sub: claims['sub'],
+      email: STUDENT.email,
+      email_verified: true,
+      name: '박민지',
+      preferred_username: 'minji',
+    });
+    // Without profile and email the ID token names only who signed in.
+    const plain = (await login(STUDENT, 'openid account:read')).tokens as { id_token?: string };
+    const only = JSON.parse(Buffer.from((plain.id_token ?? '').split('.')[1] ?? '', 'base64url').toString('utf8')) as Record<
+      string,
+      unknown
+    >;
+    expect(only).to.not.have.any.keys('name', 'email', 'email_verified', 'preferred_username');
+    // A teacher's name is their own; an account the school has no name for has none (left out of the ID token, null in userinfo).
+    const teacher = (await login(TEACHER, 'openid profile')).tokens as { id_token?: string; access_token: string };
+    expect(JSON.parse(Buffer.from((teacher.id_token ?? '').split('.')[1] ?? '', 'base64url').toString('utf8'))).to.include({
+      name: '김선생',
+      preferred_username: 'kim.teacher',
+    });
   });
 });

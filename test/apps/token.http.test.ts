@@ -206,7 +206,11 @@ describe('OAuth apps: the token endpoint and the authorization flow', () => {
           authorization_response_iss_parameter_supported: true,
         });
         expect(doc['code_challenge_methods_supported']).to.deep.equal(['S256']);
-        expect(doc['scopes_supported']).to.deep.equal(['account:read', 'student:read', 'club:read', 'project:read', 'self:read', 'openid']);
+        // The login scopes, then the data scopes of machine tokens (client_credentials).
+        expect(doc['scopes_supported']).to.deep.equal([
+          ...['account:read', 'student:read', 'club:read', 'project:read', 'self:read', 'profile', 'email', 'openid'],
+          ...['STUDENT_READ', 'CLUB_READ', 'PROJECT_READ', 'NEIS_READ'],
+        ]);
       }
     });
   });

@@ -66,7 +66,10 @@ describe('OAuth apps: the userinfo server', () => {
 
   async function expectInvalidToken(res: Response, description: string): Promise<void> {
     expect(res.status).to.equal(401);
-    expect(res.headers.get('www-authenticate')).to.match(/^Bearer realm="[^"]+", error="invalid_token", error_description="[^"]+"$/);
+    // The last parameter names where userinfo's tokens come from (RFC 9728).
+    expect(res.headers.get('www-authenticate')).to.match(
+      /^Bearer realm="[^"]+", error="invalid_token", error_description="[^"]+", resource_metadata="http:\/\/[^"]+\/\.well-known\/oauth-protected-resource\/userinfo"$/,
+    );
     expect(res.headers.get('cache-control')).to.equal('no-store');
     const body = (await res.json()) as { error: string; error_description: string };
     expect(body.error).to.equal('invalid_token');
@@ -154,11 +157,12 @@ describe('OAuth apps: the userinfo server', () => {
     const res = await userinfo(access_token);
     expect(res.status).to.equal(403);
     expect(res.headers.get('www-authenticate')).to.equal(
-      `Bearer realm="${t.url}", error="insufficient_scope", scope="account:read student:read club:read project:read self:read"`,
+      `Bearer realm="${t.url}", error="insufficient_scope", scope="account:read student:read club:read project:read self:read profile email"`,
     );
     expect(await res.json()).to.deep.equal({
       error: 'insufficient_scope',
-      error_description: 'the access token has none of the scopes account:read, student:read, club:read, project:read, self:read',
+      error_description:
+        'the access token has none of the scopes account:read, student:read, club:read, project:read, self:read, profile, email',
     });
   });
 

@@ -63,7 +63,7 @@ describe('data API: the reference page (/docs) in a browser', function () {
           '/admin',
         ]);
         const paths = await operationPaths(page);
-        expect([...paths].sort()).to.deep.equal([...ENDPOINTS.map((e) => e.path), '/v1/health'].sort());
+        expect([...paths].sort()).to.deep.equal([...ENDPOINTS.map((e) => e.path), '/v1/health', '/v1/status'].sort());
         // The document's title and version, as Swagger UI shows them.
         expect(await page.textContent('.info .title')).to.include('Campus Data Service');
         // Usable on a phone: the page does not scroll sideways.

@@ -203,6 +203,7 @@ describe('data API: the OpenAPI document', () => {
     const ids = Object.values(doc.paths).map((item) => item.get.operationId);
     expect(new Set(ids).size, 'operationIds are unique').to.equal(ids.length);
     expect(doc.components.securitySchemes.apiKey).to.include({ type: 'apiKey', in: 'header', name: 'X-API-KEY' });
+    expect(doc.components.securitySchemes['machineToken']).to.include({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
   });
 
   it('every $ref resolves, and every schema in it compiles as JSON Schema 2020-12 (strict)', () => {
@@ -228,18 +229,21 @@ describe('data API: the OpenAPI document', () => {
     expect(compiled).to.be.greaterThan(ENDPOINTS.length * 2);
   });
 
-  it('has every path of the endpoint table with its scope, and /v1/health without a key', () => {
-    expect(Object.keys(doc.paths).sort()).to.deep.equal([...ENDPOINTS.map((e) => e.path), '/v1/health'].sort());
+  it('has every path of the endpoint table with its scope, and /v1/health and /v1/status without a key', () => {
+    expect(Object.keys(doc.paths).sort()).to.deep.equal([...ENDPOINTS.map((e) => e.path), '/v1/health', '/v1/status'].sort());
     for (const endpoint of ENDPOINTS) {
       const operation = operationOf(doc, endpoint.path);
       // The public project list takes no key.
-      expect(operation.security, endpoint.path).to.deep.equal(isPublic(endpoint) ? [] : [{ apiKey: [...endpointScopes(endpoint)] }]);
+      // A key or a machine token (src/oauth/machine-tokens.ts), each holding the endpoint's scope.
+      const scopes = [...endpointScopes(endpoint)];
+      expect(operation.security, endpoint.path).to.deep.equal(isPublic(endpoint) ? [] : [{ apiKey: scopes }, { machineToken: scopes }]);
       if (isPublic(endpoint)) expect(operation.description).to.include('No API key needed');
       // Korean first, then English (src/rest/openapi.ts `bilingual`).
       expect(operation.summary).to.equal(`${endpoint.summary.ko} / ${endpoint.summary.en}`);
       for (const scope of endpointScopes(endpoint)) expect(operation.description).to.include(scope);
     }
     expect(operationOf(doc, '/v1/health').security).to.deep.equal([]);
+    expect(operationOf(doc, '/v1/status').security).to.deep.equal([]);
   });
 
   it("has every parameter of each row's zod schema, with its ranges, enums, formats, lengths and description", () => {
@@ -383,7 +387,7 @@ describe('data API: the OpenAPI document', () => {
       schema: { type: 'string', maxLength: 100 },
     });
     expect(parameters.find((p) => p.name === 'mood')?.schema).to.deep.equal({ type: 'string', enum: ['CALM', 'BUSY'] });
-    expect(Object.keys(changed.paths)).to.deep.equal(['/v1/pupils', '/v1/health']);
+    expect(Object.keys(changed.paths)).to.deep.equal(['/v1/pupils', '/v1/health', '/v1/status']);
   });
 
   it("follows the operation: its selection is `data`, its variables' defaults are the parameters' defaults", () => {
@@ -542,6 +546,14 @@ describe('data API: OpenAPI served, and real answers validate against it', funct
   it('/v1/health answers match the document', async () => {
     await expectDocumented(await t.request('/v1/health'), '/v1/health', 200);
     await expectDocumented(await t.request('/v1/health', { method: 'DELETE' }), '/v1/health', 405);
+  });
+
+  it('/v1/status answers match the document', async () => {
+    const answer = await t.request('/v1/status');
+    const etag = answer.headers.get('etag') ?? '';
+    await expectDocumented(answer, '/v1/status', 200);
+    await expectDocumented(await t.request('/v1/status', { headers: { 'If-None-Match': etag } }), '/v1/status', 304);
+    await expectDocumented(await t.request('/v1/status', { method: 'DELETE' }), '/v1/status', 405);
   });
 });
 

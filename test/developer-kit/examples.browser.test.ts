@@ -1,5 +1,5 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -185,6 +185,50 @@ describe('developer kit: examples/ against campus serve', function () {
     } finally {
       await example.stop();
       await served.campus(['webhooks', 'delete', created.id]);
+    }
+  });
+
+  it('nightly-sync: an app server copies the clubs with a machine token, then revalidates its copy with the ETag (304)', async () => {
+    const registered = JSON.parse(
+      await served.campus([
+        'clients',
+        'create',
+        '--name',
+        'Nightly sync',
+        '--grant',
+        'client_credentials',
+        '--data-scope',
+        'CLUB_READ',
+        '--json',
+      ]),
+    ) as { id: string; clientSecret: string };
+    const dir = mkdtempSync(join(tmpdir(), 'nightly-sync-'));
+    try {
+      const out = join(dir, 'clubs.json');
+      const env = { CAMPUS_ISSUER: served.url, CLIENT_ID: registered.id, CLIENT_SECRET: registered.clientSecret, OUT: out };
+      const expected = (await (
+        await fetch(`${served.url}/v1/clubs?size=1000&includeLeaderInParticipants=true`, { headers: { 'X-API-KEY': DEMO_API_KEY } })
+      ).json()) as { data: { clubs: { participants: unknown[] }[] } };
+      const members = expected.data.clubs.reduce((sum, club) => sum + club.participants.length, 0);
+      expect(expected.data.clubs.length).to.be.greaterThan(0);
+      const first = await runExample('nightly-sync', env);
+      expect(first).to.equal(`nightly-sync: ${expected.data.clubs.length} clubs, ${members} members written to ${out}\n`);
+      // The copy is what a key with the same scope reads.
+      expect((JSON.parse(readFileSync(out, 'utf8')) as { answer: unknown }).answer).to.deep.equal(expected);
+      const second = await runExample('nightly-sync', env);
+      expect(second).to.match(/^nightly-sync: clubs unchanged since \d{4}-\d\d-\d\dT[\d:.]+Z \(304 Not Modified\)\n$/);
+      // Without its secret it says what to set, and exits 2.
+      const missing = await run('npm', ['start', '--silent'], {
+        cwd: join('examples', 'nightly-sync'),
+        env: { ...process.env, CLIENT_ID: '' },
+      }).then(
+        () => null,
+        (err: { code: number; stderr: string }) => err,
+      );
+      expect(missing?.code).to.equal(2);
+      expect(missing?.stderr).to.include('nightly-sync: set CLIENT_ID and CLIENT_SECRET');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 

@@ -171,7 +171,9 @@ describe('events and webhooks: GET /v1/changes', function () {
   it('is in the OpenAPI document with its parameters, scopes and 410', async () => {
     const doc = await expectOpenApi(t);
     const op = doc.paths['/v1/changes']?.get;
-    expect(op?.security).to.deep.equal([{ apiKey: ['STUDENT_READ', 'CLUB_READ', 'PROJECT_READ', 'NEIS_READ'] }]);
+    // A key or a machine token (client_credentials) with any of the scopes.
+    const scopes = ['STUDENT_READ', 'CLUB_READ', 'PROJECT_READ', 'NEIS_READ'];
+    expect(op?.security).to.deep.equal([{ apiKey: scopes }, { machineToken: scopes }]);
     expect(op?.parameters.map((p) => p.name)).to.deep.equal(['after', 'limit', 'If-None-Match']);
     expect(Object.keys(op?.responses ?? {})).to.include('410');
     expect(doc.paths['/v1/students']?.get?.responses).not.to.have.property('410');

@@ -66,6 +66,8 @@ describe('events and webhooks: the event-type table and the presenter of an even
       'project.updated',
       'project.deleted',
       'batch.completed',
+      'school.rollover.started',
+      'school.rollover.completed',
       'neis.meals.updated',
       'neis.schedules.updated',
       'neis.timetables.updated',
@@ -81,6 +83,15 @@ describe('events and webhooks: the event-type table and the presenter of an even
     // The feed's scopes come from the table: any scope some type is received with.
     expect(FEED_SCOPES).to.deep.equal(['STUDENT_READ', 'CLUB_READ', 'PROJECT_READ', 'NEIS_READ']);
     expect(scopesReceiving('batch.completed')).to.deep.equal(['STUDENT_READ', 'CLUB_READ', 'PROJECT_READ']);
+    // The school-year signal: every school scope hears of a rollover, its counts whole.
+    const started = { kind: 'ROLLOVER', records: 3, counts: { created: 0, updated: 3, deleted: 0 } };
+    for (const [type, data] of [
+      ['school.rollover.started', started],
+      ['school.rollover.completed', { ...started, outcome: 'APPLIED' }],
+    ] as const) {
+      expect(scopesReceiving(type)).to.deep.equal(['STUDENT_READ', 'CLUB_READ', 'PROJECT_READ']);
+      expect(presentEvent(stored(type, data), subscriber(false, 'CLUB_READ'))?.data).to.deep.equal(data);
+    }
   });
 
   it('an unknown type fails: a type error, refused as a webhook choice, and shown to no subscriber', () => {

@@ -131,7 +131,7 @@ describe('events and webhooks: change events of school records (the outbox of th
     // The paths are the callers of the engine: a file that starts a school write (withSchoolLock)
     // or commits one (commitBatch) must be one this test walks. The demo seed's reset writes
     // the records itself and is the one path without events (`campus seed --demo --reset`: a
-    // development school replaced whole; README, "Events and the change feed").
+    // development school replaced whole; docs/data-api.md, "GET /v1/changes").
     expect(sourcesMatching(/\bcommitBatch\(/).sort()).to.deep.equal([
       'src/data/school/audit.ts',
       'src/data/school/engine.ts',
@@ -149,6 +149,8 @@ describe('events and webhooks: change events of school records (the outbox of th
     ]);
     // Every event writer: the school's batches and the NEIS sync.
     expect(sourcesMatching(/\bwriteEvents\(/).sort()).to.deep.equal([
+      // A rollover's or mass change's announcement and its close (test/events/rollover-signal.integration.test.ts).
+      'src/data/events/announcements.ts',
       'src/data/events/outbox.ts',
       'src/data/neis/events.ts',
       'src/data/school/engine.ts',
@@ -213,8 +215,11 @@ describe('events and webhooks: change events of school records (the outbox of th
     const rolloverEvents = await emitted(async () => (rolled = await applyRollover(db, CLI_ACTOR, 'rollover.csv', rollover, { now })));
     expect(rolled?.issues).to.deep.equal([]);
     expect(rolloverEvents.filter((e) => e.type === 'student.updated').length).to.be.greaterThan(10);
-    expect(rolloverEvents.at(-1)?.type).to.equal('batch.completed');
-    expect((rolloverEvents.at(-1)?.data as { kind: string }).kind).to.equal('ROLLOVER');
+    // Announced and closed around its events (test/events/rollover-signal.integration.test.ts), batch.completed last inside.
+    expect(rolloverEvents[0]?.type).to.equal('school.rollover.started');
+    expect(rolloverEvents.at(-1)?.type).to.equal('school.rollover.completed');
+    expect(rolloverEvents.at(-2)?.type).to.equal('batch.completed');
+    expect((rolloverEvents.at(-2)?.data as { kind: string }).kind).to.equal('ROLLOVER');
   });
 
   it('a NEIS sync that changes meals, schedules or timetables emits neis.*.updated with the dates touched; an unchanged one emits nothing', async () => {

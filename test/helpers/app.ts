@@ -5,6 +5,7 @@ import { closeServer, createApp, type App } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config/index.js';
 import type { Database } from '../../src/data/database.js';
 import type { SurfaceName } from '../../src/surfaces/types.js';
+import type { StatusBoard } from '../../src/data/operations/status.js';
 import { createLogger } from '../../src/logger.js';
 import { createTestDatabase } from './database.js';
 
@@ -34,6 +35,8 @@ export interface TestAppOptions {
   surfaces?: readonly SurfaceName[];
   /** Listen on this port (e.g. to build AUTH_URL before the app exists); default: any free port. */
   port?: number;
+  /** The status page's board, for a test that records its minutes itself (default: the app's own). */
+  status?: StatusBoard;
 }
 
 /** Builds the real app on a real listener, against a real database, with logs captured. */
@@ -63,7 +66,14 @@ export async function buildTestApp(name: string, options: TestAppOptions = {}): 
   });
   const logger = createLogger(config.logLevel ?? 'info', sink);
   const app = await createApp(
-    { config, db, logger, ...(options.redis ? { redis: options.redis } : {}), ...(options.now ? { now: options.now } : {}) },
+    {
+      config,
+      db,
+      logger,
+      ...(options.redis ? { redis: options.redis } : {}),
+      ...(options.now ? { now: options.now } : {}),
+      ...(options.status ? { status: options.status } : {}),
+    },
     options.surfaces ? { surfaces: options.surfaces } : {},
   );
   server.on('request', app.callback());

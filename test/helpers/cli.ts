@@ -63,11 +63,13 @@ export interface RunningCampus {
 
 /**
  * Starts the real `campus` command (built from the source under test) and waits for its first
- * line on stdout, or with `until` for the first line that matches it.
+ * line on stdout, or with `until` for the first line that matches it. A `serve` stops without
+ * a drain (SHUTDOWN_DRAIN_SECONDS=0) unless `env` sets one.
  */
 export async function startCampus(env: Record<string, string>, args: string[], until?: RegExp): Promise<RunningCampus> {
   const child = spawn(process.execPath, [CAMPUS, ...args], {
-    env: { ...process.env, LOG_LEVEL: 'silent', ...env },
+    // No drain on SIGTERM (src/main.ts) unless a test asks for one: `stop()` would wait 5 s.
+    env: { ...process.env, LOG_LEVEL: 'silent', SHUTDOWN_DRAIN_SECONDS: '0', ...env },
   });
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));

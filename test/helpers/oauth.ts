@@ -91,7 +91,7 @@ export interface AuthorizeOptions {
  * the client.
  */
 export async function authorize(
-  t: TestApp,
+  t: Pick<TestApp, 'url'>,
   params: Record<string, string>,
   user: { email: string; password: string },
   options: AuthorizeOptions = {},
@@ -156,7 +156,7 @@ export async function generateJwks(kid = 'test-key-1'): Promise<string> {
 /** A signed-in session of our consoles, driven over HTTP (no browser): GET pages, POST forms with the CSRF token. */
 export class ConsoleSession {
   constructor(
-    private readonly t: TestApp,
+    private readonly t: Pick<TestApp, 'url'>,
     readonly jar: CookieJar,
   ) {}
 
@@ -195,7 +195,11 @@ export class ConsoleSession {
  * Signs in to our consoles over HTTP as a browser without JavaScript would: /web/signin, the
  * authorization endpoint, our login form, the callback, and back to `next`.
  */
-export async function signInToConsole(t: TestApp, user: { email: string; password: string }, next = '/console'): Promise<ConsoleSession> {
+export async function signInToConsole(
+  t: Pick<TestApp, 'url'>,
+  user: { email: string; password: string },
+  next = '/console',
+): Promise<ConsoleSession> {
   const jar = new CookieJar();
   let request: { url: string; init: RequestInit } = { url: `${t.url}/web/signin?next=${encodeURIComponent(next)}`, init: {} };
   for (let hop = 0; hop < 15; hop++) {

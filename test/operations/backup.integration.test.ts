@@ -15,6 +15,7 @@ import { OAuthStore } from '../../src/data/accounts/oauth-records.js';
 import { seedDemoSchool } from '../../src/data/school/demo.js';
 import { runCampus } from '../helpers/cli.js';
 import { createTestDatabase } from '../helpers/database.js';
+import { VERSION_KINDS } from '../../src/data/platform/versions.js';
 
 /** Every document of every collection, by collection, in _id order. */
 async function everything(db: Database): Promise<Record<string, unknown[]>> {
@@ -77,7 +78,7 @@ describe('operations: backup and restore (src/data/operations/backup.ts)', funct
           .filter((d) => String((d as { _id: string })._id).startsWith('version:'))
           .map((d) => d as { _id: string; value: number })
           .sort((a, b) => a._id.localeCompare(b._id));
-      expect(versions(restoredMeta).map((v) => v._id)).to.deep.equal(['version:codes', 'version:data', 'version:keys', 'version:oauth']);
+      expect(versions(restoredMeta).map((v) => v._id)).to.deep.equal(VERSION_KINDS.map((kind) => `version:${kind}`).sort());
       const archived = new Map(versions(originalMeta).map((v) => [v._id, v.value]));
       expect(versions(restoredMeta).filter((v) => v.value === archived.get(v._id))).to.deep.equal([]);
     } finally {

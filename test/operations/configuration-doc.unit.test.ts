@@ -29,7 +29,7 @@ describe('operations: docs/configuration.md, written from the config schema', ()
     expect(lines).to.include('| `RATE_LIMIT` | `100/60` |  | Default budget of one API key, `<requests>/<seconds>`. |');
     expect(lines).to.include('| `TRUSTED_PROXIES` | empty |  | ' + describedAs('TRUSTED_PROXIES') + ' |');
     expect(lines).to.include('| `SIGNUP_ALLOW_SUBADDRESSES` | `false` |  | ' + describedAs('SIGNUP_ALLOW_SUBADDRESSES') + ' |');
-    expect(lines).to.include('| `ADMIN_MFA` | unset | `required`, `optional` | ' + describedAs('ADMIN_MFA') + ' |');
+    expect(lines).to.include('| `ADMIN_MFA` | unset | `required`, `passkey`, `optional` | ' + describedAs('ADMIN_MFA') + ' |');
     expect(lines).to.include(
       '| `MONGODB_URI` | unset |  | The MongoDB (or FerretDB) to use. Unset: the embedded FerretDB in `DATA_DIR`. |',
     );

@@ -104,7 +104,7 @@ describe('operations: through the campus command', function () {
       );
       try {
         const { url } = JSON.parse(serve.firstLine) as { url: string };
-        // What the TLS proxy in front sends (README "Running in production").
+        // What the TLS proxy in front sends (docs/operations.md, "Running in production").
         const tls = { 'X-Forwarded-Proto': 'https', 'X-Forwarded-Host': 'auth.school.test' };
         const discovery = await fetch(`${url}/.well-known/openid-configuration`, { headers: tls });
         expect(discovery.status).to.equal(200);

@@ -55,7 +55,7 @@ describe('operations: campus serve stopping, behind TLS and refusing a bad envir
 
   it('production refuses plain HTTP, and accepts TLS reported by a trusted proxy', async () => {
     const db = await createTestDatabase('tls');
-    const env = { ...PRODUCTION, TRUSTED_PROXIES: '127.0.0.1' };
+    const env = { ...PRODUCTION, OAUTH_JWKS: await generateJwks(), TRUSTED_PROXIES: '127.0.0.1' };
     const t = await buildTestApp('tls', { db, env, surfaces: ['data'] });
     try {
       await expectEnvelope(await t.request('/v1/health'), 403, 'FORBIDDEN', 'HTTPS is required');
@@ -135,7 +135,7 @@ describe('operations: campus serve stopping, behind TLS and refusing a bad envir
 
   it('production ignores X-Forwarded-Proto from an untrusted address', async () => {
     const db = await createTestDatabase('tls2');
-    const env = { ...PRODUCTION, TRUSTED_PROXIES: '10.9.9.9' };
+    const env = { ...PRODUCTION, OAUTH_JWKS: await generateJwks(), TRUSTED_PROXIES: '10.9.9.9' };
     const t = await buildTestApp('tls2', { db, env, surfaces: ['data'] });
     try {
       await expectEnvelope(await t.request('/v1/health', { headers: { 'X-Forwarded-Proto': 'https' } }), 403, 'FORBIDDEN');

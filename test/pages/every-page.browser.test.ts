@@ -222,6 +222,7 @@ describe('pages: every page, its shell, labels, phone width, both languages', fu
 
   const publicPages = [
     ['/', 'home'],
+    ['/status', 'status'],
     ['/account/signup', 'account-signup'],
     ['/account/signup/verify?email=new%40gsm.hs.kr', 'account-signup-verify'],
     ['/account/signup/done?pending=1', 'account-signup-done'],
@@ -264,6 +265,7 @@ describe('pages: every page, its shell, labels, phone width, both languages', fu
       ['/admin/accounts', 'admin-accounts'],
       ['/admin/keys', 'admin-keys'],
       ['/admin/apps', 'admin-apps'],
+      ['/admin/status', 'admin-status'],
       ['/admin/audit?log=access', 'admin-access-log'],
     ] as const;
 

@@ -33,7 +33,7 @@ const STUDENTS = 1000;
  * The target: the next import succeeds within 10 s of the crash. What a crash used to cost is the
  * dead writer's lock (60 s) and a slow recovery (minutes); both are checked against this bound:
  * the interrupted batch is rolled back (by whoever gets there first) within 10 s of the kill.
- * The import itself takes 1 to 2 s on an idle machine (README, "Benchmarks"), but a starting
+ * The import itself takes 1 to 2 s on an idle machine (docs/benchmarks.md), but a starting
  * `campus` process on a 2-core machine shared with other work can take several seconds more, so
  * the whole command is held to the looser COMMAND_MS (its time is printed).
  */

@@ -1,5 +1,6 @@
 import createFetchClient, { type Client, type ClientOptions } from 'openapi-fetch';
 import type { components, operations, paths } from './__generated__/api.js';
+import type { TokenSource } from './oauth.js';
 
 export type { components, operations, paths };
 export * from './oauth.js';
@@ -24,10 +25,16 @@ export interface CreateClientOptions {
   readonly baseUrl: string;
   /**
    * An API key (a UUID) holding the scopes of the endpoints called; sent as `X-API-KEY`. Leave it
-   * out to call only the endpoints that need none (`/v1/public/projects`, `/v1/health`); the others
+   * out to call only the endpoints that need none (`/v1/public/projects`, `/v1/health`, `/v1/status`); the others
    * then answer 401.
    */
   readonly apiKey?: string | undefined;
+  /**
+   * An app's machine tokens (`clientCredentials`), in place of an API key: each request carries
+   * `Authorization: Bearer` with a token valid now, and a 401 is asked again once with a new token
+   * (the app's tokens were revoked).
+   */
+  readonly tokens?: TokenSource | undefined;
   /**
    * Retrying 429 (Too Many Requests): wait what `Retry-After` says, at most `maxWaitSeconds` per
    * wait and `attempts` times, then hand the 429 back. Default: 2 attempts of at most 30 s;
@@ -45,11 +52,14 @@ const DEFAULT_RETRY = { attempts: 2, maxWaitSeconds: 30 };
 export function createClient(options: CreateClientOptions): CampusClient {
   // An empty key is a mistake (an unset variable), not a choice to call without one.
   if (options.apiKey === '') throw new TypeError('createClient: apiKey is empty (an API key from the developer console, or leave it out)');
+  if (options.apiKey !== undefined && options.tokens !== undefined)
+    throw new TypeError('createClient: give an apiKey or machine tokens, not both (the service takes one credential per request)');
   const retry = options.retry === false ? { attempts: 0, maxWaitSeconds: 0 } : { ...DEFAULT_RETRY, ...options.retry };
+  const retrying = retryingFetch(options.fetch ?? globalThis.fetch, retry);
   const clientOptions: ClientOptions = {
     baseUrl: options.baseUrl.replace(/\/+$/, ''),
     headers: options.apiKey === undefined ? { ...options.headers } : { ...options.headers, 'X-API-KEY': options.apiKey },
-    fetch: retryingFetch(options.fetch ?? globalThis.fetch, retry),
+    fetch: options.tokens ? bearerFetch(retrying, options.tokens) : retrying,
   };
   return createFetchClient<paths>(clientOptions);
 }
@@ -80,5 +90,24 @@ function retryingFetch(
       await response.body?.cancel();
       await new Promise((resolve) => setTimeout(resolve, wait * 1000));
     }
+  };
+}
+
+/**
+ * A fetch that sends the token source's current token as `Authorization: Bearer`; a 401 (the
+ * app's tokens were revoked, or its secret changed) is asked again once with a new token.
+ */
+function bearerFetch(fetchImpl: (input: Request) => Promise<Response>, tokens: TokenSource): (input: Request) => Promise<Response> {
+  const withToken = async (request: Request) => {
+    const signed = new Request(request);
+    signed.headers.set('Authorization', `Bearer ${await tokens.token()}`);
+    return fetchImpl(signed);
+  };
+  return async (request) => {
+    const response = await withToken(request.clone());
+    if (response.status !== 401) return response;
+    await response.body?.cancel();
+    tokens.renew();
+    return withToken(request);
   };
 }

@@ -127,7 +127,7 @@ export async function refresh(options: OAuthClientOptions & { readonly refreshTo
 export type LoginScope = keyof UserinfoScopes;
 
 /**
- * The answer of the userinfo server (README "Log in with the school"): `sub` always, and each
+ * The answer of the userinfo server (docs/oauth.md): `sub` always, and each
  * other field when the login's scopes release it (`UserinfoScopes`; absent otherwise). Name the
  * scopes the login asked for to have their fields required: `Userinfo<'self:read'>`,
  * `Userinfo<'account:read' | 'club:read'>`. Generated from the service's login-scope table
@@ -173,4 +173,67 @@ export async function createLogoutUrl(options: LogoutUrlOptions): Promise<string
     ...(options.idTokenHint ? { id_token_hint: options.idTokenHint } : {}),
     ...(options.uiLocales ? { ui_locales: options.uiLocales } : {}),
   }).href;
+}
+
+export interface ClientCredentialsOptions extends OAuthClientOptions {
+  /** A confidential app's secret: machine tokens are for an app's own server. */
+  readonly clientSecret: string;
+  /** The data scopes to ask for, space-separated (e.g. `CLUB_READ NEIS_READ`); leave out for every scope the app may hold. */
+  readonly scope?: string;
+  /** Renew this many seconds before the token expires (default 60), so no request carries a token about to expire. */
+  readonly renewBeforeSeconds?: number;
+  /** The clock, in milliseconds (tests move it); `Date.now` by default. */
+  readonly now?: () => number;
+}
+
+/** Where a client gets the bearer token of each request (`createClient({ tokens })`). */
+export interface TokenSource {
+  /** A token valid now: the one held, or a new one when it is about to expire. */
+  token(): Promise<string>;
+  /** Forgets the held token, so the next `token()` asks for a new one (after a 401: revoked, or the app's scopes changed). */
+  renew(): void;
+}
+
+/** What the token endpoint answered for a machine token, and until when it is used. */
+interface HeldToken {
+  readonly value: string;
+  /** When to ask for the next one (ms): `renewBeforeSeconds` before it expires. */
+  readonly renewAt: number;
+}
+
+/**
+ * Machine tokens for an app's own server (no person signed in): the OAuth client credentials
+ * grant (RFC 6749, 4.4) at the issuer's token endpoint, with the app's id and secret, for a
+ * token of the data API valid one hour. The token is kept and renewed before it expires;
+ * callers at the same moment share one request.
+ *
+ *   const machine = clientCredentials({ issuer, clientId, clientSecret, scope: 'CLUB_READ' });
+ *   const campus = createClient({ baseUrl, tokens: machine });
+ *   const { data } = await campus.GET('/v1/clubs');
+ */
+export function clientCredentials(options: ClientCredentialsOptions): TokenSource {
+  const now = options.now ?? Date.now;
+  const renewBefore = (options.renewBeforeSeconds ?? 60) * 1000;
+  let held: HeldToken | undefined;
+  let asking: Promise<HeldToken> | undefined;
+  const ask = async (): Promise<HeldToken> => {
+    const config = await discover(options);
+    const answer = await oidc.clientCredentialsGrant(config, options.scope ? { scope: options.scope } : {});
+    const lifetime = (answer.expires_in ?? 0) * 1000;
+    // A lifetime shorter than the margin is used for half of it rather than not at all.
+    return { value: answer.access_token, renewAt: now() + Math.max(lifetime - renewBefore, lifetime / 2) };
+  };
+  return {
+    async token() {
+      if (held && now() < held.renewAt) return held.value;
+      asking ??= ask().finally(() => {
+        asking = undefined;
+      });
+      held = await asking;
+      return held.value;
+    },
+    renew() {
+      held = undefined;
+    },
+  };
 }

@@ -12,6 +12,7 @@ import { approvalMail } from '../../oauth/mail-texts.js';
 import { loadOAuthKeys } from '../../oauth/signing-keys.js';
 import { MfaService } from '../../oauth/second-factor.js';
 import { PASSWORD_PROBLEM_MESSAGES, passwordProblem } from '../../oauth/password-policy.js';
+import { registerAccountPasskeys } from './passkeys.js';
 import { registerAccountSessions } from './sessions.js';
 import type { Config } from '../../config/index.js';
 import type { Database } from '../../data/database.js';
@@ -150,6 +151,7 @@ function registerAccounts(program: Command): void {
     },
   );
   registerAccountSessions(accounts);
+  registerAccountPasskeys(accounts);
 }
 
 /** The account of an email, and the service of its second factor. */

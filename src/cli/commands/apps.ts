@@ -1,6 +1,8 @@
 import type { Command } from 'commander';
 import { AccountStore } from '../../data/accounts/store.js';
-import { PKCE_POLICIES, type PkcePolicy } from '../../data/apps/store.js';
+import { APP_GRANTS, PKCE_POLICIES, type AppGrant, type PkcePolicy } from '../../data/apps/store.js';
+import { API_SCOPES, parseScopes, scopeStatesOf, type ApiScope } from '../../data/keys/store.js';
+import { LogoutNoticeStore } from '../../data/events/logout-notices.js';
 import { CLI_ACTOR } from '../../data/accounts/access-log.js';
 import { AppService, AppValidationError, DEFAULT_APP_SCOPES, type AppSummary } from '../../oauth/apps.js';
 import { OAUTH_SCOPES } from '../../oauth/constants.js';
@@ -15,7 +17,7 @@ export function registerApps(program: Command): void {
 
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
 
-interface CreateOptions {
+interface CreateOptions extends MachineOptions {
   name: string;
   redirectUri: string[];
   postLogoutRedirectUri: string[];
@@ -25,15 +27,24 @@ interface CreateOptions {
   pkce?: string;
   owner?: string;
   serviceName?: string;
+  backchannelLogoutUri?: string;
 }
 
-interface UpdateOptions {
+/** How the app gets tokens, and the data scopes of its machine tokens (create and update). */
+interface MachineOptions {
+  grant: string[];
+  dataScope: string[];
+  purpose?: string;
+}
+
+interface UpdateOptions extends MachineOptions {
   name?: string;
   redirectUri: string[];
   postLogoutRedirectUri: string[];
   scope: string[];
   firstParty?: boolean;
   pkce?: string;
+  backchannelLogoutUri?: string;
 }
 
 function registerClients(program: Command): void {
@@ -70,7 +81,11 @@ function registerClients(program: Command): void {
         '--owner <email>',
         'register the app as that account would in the developer console: never first-party, PKCE required, reserved names refused, at most 10 apps, in testing until approved when it asks for student data',
       )
-      .option('--service-name <name>', 'with --owner: the service the login page names'),
+      .option('--service-name <name>', 'with --owner: the service the login page names')
+      .option('--grant <grant>', GRANT_HELP, collect, [])
+      .option('--data-scope <scope>', DATA_SCOPE_HELP, collect, [])
+      .option('--purpose <text>', PURPOSE_HELP)
+      .option('--backchannel-logout-uri <uri>', BACKCHANNEL_HELP),
     {
       json: 'the result',
       writes: true,
@@ -91,6 +106,9 @@ function registerClients(program: Command): void {
           created.clientSecret
             ? `client_secret (shown once, store it now): ${created.clientSecret}`
             : 'Public client: no secret; use PKCE (S256).',
+          ...(created.grants.includes('client_credentials')
+            ? ['Machine tokens: POST /v1/oauth/token with grant_type=client_credentials and the client id and secret.']
+            : []),
         ].join('\n'),
     },
   );
@@ -102,8 +120,17 @@ function registerClients(program: Command): void {
       const clients = await new AppService(database, config).list();
       const ids = [...new Set(clients.map((c) => c.ownerAccountId).filter((id): id is number => id !== null))];
       const emails = new Map((await new AccountStore(database).findByIds(ids)).map((a) => [a._id, a.email]));
-      // The owner: an account's email, or null for an operator's (`campus clients create` without --owner).
-      return clients.map((c) => ({ ...c, ownerEmail: c.ownerAccountId === null ? null : (emails.get(c.ownerAccountId) ?? null) }));
+      const states = await new AppService(database, config).dataScopeStates(clients);
+      // The owner: an account's email, or null for an operator's (`campus clients create` without --owner);
+      // where each data scope of its machine tokens stands, as `keys list` shows a key's.
+      return clients.map((c) => {
+        const scopes = states.get(c.id);
+        return {
+          ...c,
+          ownerEmail: c.ownerAccountId === null ? null : (emails.get(c.ownerAccountId) ?? null),
+          dataScopeStates: scopes ? scopeStatesOf(scopes) : {},
+        };
+      });
     },
     human: (list) => (list.length === 0 ? 'No clients.' : list.map(describeClient).join('\n')),
   });
@@ -118,7 +145,11 @@ function registerClients(program: Command): void {
       .option('--scope <scope>', 'the new allowed scopes (repeat for several)', collect, [])
       .option('--first-party', 'skip the consent page')
       .option('--no-first-party', 'show the consent page')
-      .option('--pkce <policy>', `${PKCE_POLICIES.join(' or ')} (optional only for a confidential legacy app)`),
+      .option('--pkce <policy>', `${PKCE_POLICIES.join(' or ')} (optional only for a confidential legacy app)`)
+      .option('--grant <grant>', `the new grants (repeat): ${GRANT_HELP}`, collect, [])
+      .option('--data-scope <scope>', `the new data scopes (repeat): ${DATA_SCOPE_HELP}`, collect, [])
+      .option('--purpose <text>', PURPOSE_HELP)
+      .option('--backchannel-logout-uri <uri>', `${BACKCHANNEL_HELP}; "" removes it`),
     {
       json: 'the result',
       writes: true,
@@ -133,6 +164,8 @@ function registerClients(program: Command): void {
             ...(options.scope.length > 0 ? { scopes: splitScopes(options.scope) } : {}),
             ...(options.firstParty !== undefined ? { firstParty: options.firstParty } : {}),
             ...(pkce ? { pkce } : {}),
+            ...machineChanges(options),
+            ...logoutOption(options),
           }),
         );
       },
@@ -144,7 +177,8 @@ function registerClients(program: Command): void {
     jsonCommand(
       clients.command(`${action} <client-id>`).description(
         {
-          approve: 'approve an app in testing: everyone may sign in to it (written to the access log)',
+          approve:
+            'approve an app in testing (everyone may sign in to it) and the data scopes its machine tokens wait for (written to the access log)',
           disable:
             'disable an app: its authorize answers an error page, its tokens stop at the token endpoint and userinfo at once (written to the access log)',
           enable: 'enable a disabled app again (written to the access log)',
@@ -171,8 +205,41 @@ function registerClients(program: Command): void {
 
   jsonCommand(
     clients
+      .command('refuse <client-id>')
+      .description("refuse the data scopes an app's machine tokens wait for: they stay refused (written to the access log)"),
+    {
+      json: 'the app, with the scopes refused (`refused`)',
+      writes: true,
+      run: async ({ config, db }, _options, [clientId]: [string]) => {
+        const service = new AppService(await db(), config);
+        const done = await guard(() => service.decideDataScopes(clientId, false, CLI_ACTOR));
+        return { ...done.after, refused: done.decided };
+      },
+      human: (done) => `Refused ${done.refused.join(', ')}: ${describeClient(done)}`,
+    },
+  );
+
+  jsonCommand(
+    clients
+      .command('tokens')
+      .description("an app's machine tokens (client_credentials)")
+      .command('revoke <client-id>')
+      .description('revoke every machine token of the app at once, in every instance (the app asks the token endpoint for new ones)'),
+    {
+      json: 'the app, with `tokensRevoked: true`',
+      writes: true,
+      run: async ({ config, db }, _options, [clientId]: [string]) => {
+        const service = new AppService(await db(), config);
+        return { ...(await guard(() => service.revokeMachineTokens(clientId))), tokensRevoked: true };
+      },
+      human: (app) => `Machine tokens revoked: ${describeClient(app)}`,
+    },
+  );
+
+  jsonCommand(
+    clients
       .command('rotate-secret <client-id>')
-      .description('issue a new secret; the old one stops working now (tokens already issued stay valid)'),
+      .description("issue a new secret; the old one stops working now, and so do the app's machine tokens (a person's tokens stay valid)"),
     {
       json: 'the result',
       writes: true,
@@ -182,6 +249,32 @@ function registerClients(program: Command): void {
         return { ...rotated.client, clientSecret: rotated.secret };
       },
       human: (rotated) => [`New client_secret (shown once, store it now): ${rotated.clientSecret}`, describeClient(rotated)].join('\n'),
+    },
+  );
+
+  jsonCommand(
+    clients
+      .command('logouts <client-id>')
+      .description("the back-channel logout tokens sent to the app's server, latest first (as the developer console shows them)")
+      .option('--limit <n>', 'how many (1 to 200)', '20'),
+    {
+      json: 'the notices',
+      run: async ({ config, db }, options: { limit: string }, [clientId]: [string]) => {
+        const limit = Number(options.limit);
+        if (!Number.isInteger(limit) || limit < 1 || limit > 200) throw new CliError('--limit must be a whole number from 1 to 200.');
+        const database = await db();
+        await guard(() => new AppService(database, config).get(clientId));
+        return (await new LogoutNoticeStore(database).listFor(clientId, limit)).map(({ _id, ...notice }) => ({ id: _id, ...notice }));
+      },
+      human: (notices) =>
+        notices.length === 0
+          ? 'No logout tokens sent.'
+          : notices
+              .map((n) => {
+                const last = n.attempts.at(-1);
+                return `${n.createdAt.toISOString()} ${n.state} ${n.cause} sub=${n.sub} sid=${n.sid ?? '-'} attempts=${n.attempts.length}${last ? ` last=${last.status ?? 'no answer'}` : ''}`;
+              })
+              .join('\n'),
     },
   );
 
@@ -208,9 +301,11 @@ async function createApp(db: Database, config: Config, options: CreateOptions, p
         redirectUris: options.redirectUri,
         postLogoutRedirectUris: options.postLogoutRedirectUri,
         ...scopes,
+        ...machineChanges(options),
         public: options.public ?? false,
         firstParty: options.firstParty ?? false,
         ...(pkce ? { pkce } : {}),
+        ...logoutOption(options),
       }),
     );
   }
@@ -222,9 +317,19 @@ async function createApp(db: Database, config: Config, options: CreateOptions, p
       serviceName: options.serviceName ?? null,
       redirectUris: options.redirectUri,
       ...scopes,
+      ...machineChanges(options),
       public: options.public ?? false,
+      ...logoutOption(options),
     }),
   );
+}
+
+const BACKCHANNEL_HELP =
+  "where the app's server receives a signed logout token when a person's sign-in ends (OpenID Connect Back-Channel Logout)";
+
+/** The back-channel logout address of create and update (only when given). */
+function logoutOption(options: { backchannelLogoutUri?: string }): { backchannelLogoutUri?: string | null } {
+  return options.backchannelLogoutUri !== undefined ? { backchannelLogoutUri: options.backchannelLogoutUri } : {};
 }
 
 /** Validation failures of the service become one-line CLI errors. */
@@ -235,6 +340,23 @@ async function guard<T>(fn: () => Promise<T>): Promise<T> {
     if (err instanceof AppValidationError) throw new CliError(err.message);
     throw err;
   }
+}
+
+const GRANT_HELP = `how the app gets tokens (repeat): ${APP_GRANTS.join(', ')}; authorization_code (a person signs in in a browser, at the redirect address) by default, client_credentials for machine tokens of the data API (confidential apps), device (a code typed at /device; no redirect address needed)`;
+const DATA_SCOPE_HELP = `with --grant client_credentials: a data scope of its machine tokens (repeat or comma-separate; ${API_SCOPES.join(', ')}); with --owner, as that account's keys would get them`;
+const PURPOSE_HELP =
+  "with --owner: what the data is for (required when a data scope awaits an administrator's approval, up to 500 characters)";
+
+/** The grants, data scopes and purpose given on the command line (none: unchanged). */
+function machineChanges(options: MachineOptions): { grants?: AppGrant[]; dataScopes?: ApiScope[]; dataPurpose?: string } {
+  const grants = splitScopes(options.grant);
+  const unknown = grants.filter((g) => !(APP_GRANTS as readonly string[]).includes(g));
+  if (unknown.length > 0) throw new CliError(`--grant must be one of ${APP_GRANTS.join(', ')} (got ${unknown.join(', ')}).`);
+  return {
+    ...(grants.length > 0 ? { grants: grants as AppGrant[] } : {}),
+    ...(options.dataScope.length > 0 ? { dataScopes: parseScopes(splitScopes(options.dataScope).join(',')) } : {}),
+    ...(options.purpose !== undefined ? { dataPurpose: options.purpose } : {}),
+  };
 }
 
 /** `--scope` may be repeated or hold a space- or comma-separated list. */
@@ -253,6 +375,8 @@ function describeClient(c: AppSummary & { ownerEmail?: string | null }): string 
     .filter(Boolean)
     .join(', ');
   const logout = c.postLogoutRedirectUris.length > 0 ? ` post-logout=${c.postLogoutRedirectUris.join(' ')}` : '';
+  const backchannel = c.backchannelLogoutUri ? ` backchannel-logout=${c.backchannelLogoutUri}` : '';
   const owner = 'ownerEmail' in c ? ` owner=${typeof c.ownerEmail === 'string' ? c.ownerEmail : 'operator'}` : '';
-  return `${c.id} "${c.name}" ${c.state} (${flags}) scopes=${c.scopes.join(',')} redirect=${c.redirectUris.join(' ')}${logout}${owner}`;
+  const machine = c.grants.includes('client_credentials') ? ` data-scopes=${c.dataScopes.join(',')}` : '';
+  return `${c.id} "${c.name}" ${c.state} (${flags}) grants=${c.grants.join(',')} scopes=${c.scopes.join(',')}${machine} redirect=${c.redirectUris.join(' ')}${logout}${backchannel}${owner}`;
 }

@@ -33,11 +33,13 @@ export function registerServe(program: Command): void {
     logger.info({ url: service.url, surfaces: served, runtime }, `listening on ${service.url} (${runtime})`);
     if (options.json) process.stdout.write(`${JSON.stringify({ url: service.url, surfaces: served, runtime, addresses })}\n`);
     else process.stdout.write(startupLines(service.url, served, runtime, addresses, level));
+    // The first signal drains (src/main.ts), a second one ends the drain at once; either way the
+    // process exits 0 once requests in flight are answered and the workers stopped.
     const stop = () => {
       void service.stop().then(() => process.exit(0));
     };
-    process.once('SIGTERM', stop);
-    process.once('SIGINT', stop);
+    process.on('SIGTERM', stop);
+    process.on('SIGINT', stop);
   });
 }
 

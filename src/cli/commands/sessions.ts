@@ -3,6 +3,7 @@ import { AccountStore } from '../../data/accounts/store.js';
 import type { Database } from '../../data/database.js';
 import { OAuthStore } from '../../data/accounts/oauth-records.js';
 import { SignIns, type SignIn } from '../../oauth/sign-ins.js';
+import { LogoutNotices } from '../../oauth/backchannel-logout.js';
 import { CliError, jsonCommand } from '../runtime.js';
 
 /**
@@ -21,7 +22,10 @@ export function registerAccountSessions(accounts: Command): void {
       run: async ({ db }, _options, [email]: [string]) => {
         const database = await db();
         const account = await accountByEmail(database, email);
-        return { email: account.email, sessions: await new SignIns(new OAuthStore(database)).list(account._id) };
+        return {
+          email: account.email,
+          sessions: await new SignIns(new OAuthStore(database), new LogoutNotices(database)).list(account._id),
+        };
       },
       human: (result) =>
         result.sessions.length === 0 ? `${result.email} is signed in nowhere.` : result.sessions.map(describeSignIn).join('\n'),
@@ -40,7 +44,7 @@ export function registerAccountSessions(accounts: Command): void {
         if (Boolean(options.id) === Boolean(options.all)) throw new CliError('Give exactly one of --id <id> and --all.');
         const database = await db();
         const account = await accountByEmail(database, email);
-        const signIns = new SignIns(new OAuthStore(database));
+        const signIns = new SignIns(new OAuthStore(database), new LogoutNotices(database));
         if (options.all) return { email: account.email, ended: await signIns.endOthers(account._id) };
         if (!(await signIns.end(account._id, options.id ?? '')))
           throw new CliError(`${account.email} has no sign-in with the id ${options.id}.`);

@@ -420,7 +420,7 @@ export class OAuthStore {
   /** The record if it is live; `id` is the one asked for (a hashed kind's key holds only its hash). */
   private async live(doc: OAuthRecordDoc | null, id?: string, claimedAt: Date | null = null): Promise<OAuthRecord | undefined> {
     if (!doc) return undefined;
-    if (isExpired(doc, this.now())) {
+    if (isExpired(doc, this.now()) && !READ_WHEN_EXPIRED.has(doc.kind.split('#')[0] ?? '')) {
       await this.collectionOf(doc.kind).deleteOne({ _id: doc._id });
       return undefined;
     }
@@ -448,6 +448,13 @@ function recordTargets(doc: OAuthRecordDoc): string[] {
     ...(doc.clientId ? [cacheTarget.client(doc.clientId)] : []),
   ];
 }
+
+/**
+ * Kinds read until the sweep deletes them, expired or not: the provider checks a device code's
+ * expiry itself and says so (RFC 8628: `expired_token` to the device, "expired" at /device), where
+ * a code gone would read as wrong. (A pointer to one, `DeviceCode#userCode`, too.)
+ */
+const READ_WHEN_EXPIRED: ReadonlySet<string> = new Set(['DeviceCode']);
 
 /** Kinds remembered per process (see OAuthStore.grants and singleUse). */
 const REMEMBERED_KINDS: ReadonlySet<string> = new Set(['Grant', 'RefreshToken']);

@@ -12,10 +12,11 @@ export { ACCOUNT_ROLES, APPROVAL_STATES, type AccountRole, type AccountDoc, type
 /** Each lost race moves on to the next id; this many concurrent creations can all succeed. */
 const MAX_ID_CLAIM_ATTEMPTS = 50;
 
-/** An account and whether it has an active second factor: what the sign-in path reads of it (AccountStore.known). */
+/** An account, whether it has an active second factor and a passkey that signs in: what the sign-in path reads of it (AccountStore.known). */
 export interface KnownAccount {
   readonly doc: AccountDoc;
   readonly secondFactor: boolean;
+  readonly passkey: boolean;
 }
 
 /** Accounts remembered per process and database handle, by id and by email. */
@@ -31,8 +32,11 @@ function rememberedAccounts(db: Database) {
     const load = async (filter: { _id: number } | { email: string }): Promise<KnownAccount | undefined> => {
       const doc = await db.models.accounts.findOne(filter).lean<AccountDoc>();
       if (!doc) return undefined;
-      const factor = await db.models.accountMfa.exists({ _id: doc._id, active: true });
-      return { doc, secondFactor: factor !== null };
+      const [factor, passkey] = await Promise.all([
+        db.models.accountMfa.exists({ _id: doc._id, active: true }),
+        db.models.passkeys.exists({ accountId: doc._id, flaggedAt: null }),
+      ]);
+      return { doc, secondFactor: factor !== null, passkey: passkey !== null };
     };
     const targets = (_key: unknown, value: KnownAccount) => [cacheTarget.account(value.doc._id)];
     lookups = {
@@ -52,16 +56,18 @@ function rememberedAccounts(db: Database) {
  */
 export async function rememberAllAccounts(db: Database): Promise<number> {
   const changes = db.versions.changesOf('oauth');
-  const [docs, factors] = await Promise.all([
+  const [docs, factors, passkeys] = await Promise.all([
     db.models.accounts.find({}).sort({ _id: -1 }).limit(MAX_REMEMBERED_ACCOUNTS).lean<AccountDoc[]>(),
     db.models.accountMfa.find({ active: true }, { _id: 1 }).lean<{ _id: number }[]>(),
+    db.models.passkeys.find({ flaggedAt: null }, { accountId: 1 }).lean<{ accountId: number }[]>(),
   ]);
   // A change heard of during the reads may postdate what they found: nothing is remembered then.
   if (db.versions.changesOf('oauth') !== changes) return 0;
   const withFactor = new Set(factors.map((f) => f._id));
+  const withPasskey = new Set(passkeys.map((p) => p.accountId));
   const lookups = rememberedAccounts(db);
   for (const doc of docs) {
-    const known = { doc, secondFactor: withFactor.has(doc._id) };
+    const known = { doc, secondFactor: withFactor.has(doc._id), passkey: withPasskey.has(doc._id) };
     await lookups.byId.remember(doc._id, known);
     await lookups.byEmail.remember(doc.email, known);
   }
@@ -175,9 +181,9 @@ export class AccountStore {
 
   /**
    * The account as the sign-in path reads it (the login's password check, the provider's account,
-   * userinfo, the pages' session, an API key's owner), with whether it has an active second factor:
-   * remembered per process until a change names the account (every write here does, and so do
-   * second factors, src/data/accounts/second-factors.ts). Over FerretDB a lookup by a numeric id or an email
+   * userinfo, the pages' session, an API key's owner), with whether it has an active second factor
+   * and a passkey: remembered per process until a change names the account (every write here does,
+   * and so do second factors and passkeys, src/data/accounts/second-factors.ts and passkeys.ts). Over FerretDB a lookup by a numeric id or an email
    * reads the whole collection; remembered, a warm sign-in reads no account.
    */
   async known(id: number): Promise<KnownAccount | null> {

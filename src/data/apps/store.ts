@@ -1,10 +1,20 @@
 import type { Database } from '../database.js';
-import type { ClientType, OAuthClientDoc, PkcePolicy } from '../models/oauth-client.model.js';
+import type { AppGrant, ClientType, OAuthClientDoc, PkcePolicy } from '../models/oauth-client.model.js';
+import type { ApiScope } from '../models/api-key.model.js';
 import { isDuplicateKey } from '../platform/errors.js';
 import { cacheTarget } from '../platform/versions.js';
 import { RememberedLookups } from '../platform/remembered.js';
+import { deleteLogoutNoticesOf } from '../events/logout-notices.js';
 
-export { CLIENT_TYPES, PKCE_POLICIES, type ClientType, type OAuthClientDoc, type PkcePolicy } from '../models/oauth-client.model.js';
+export {
+  APP_GRANTS,
+  CLIENT_TYPES,
+  PKCE_POLICIES,
+  type AppGrant,
+  type ClientType,
+  type OAuthClientDoc,
+  type PkcePolicy,
+} from '../models/oauth-client.model.js';
 
 /** What a client registration holds (the secret only as a hash). */
 export interface AppRecordInput {
@@ -26,6 +36,16 @@ export interface AppRecordInput {
   disabledBy?: number | null;
   approvedAt?: Date | null;
   approvedBy?: number | null;
+  /** How the app gets tokens (absent: a person's sign-in only). */
+  grants?: AppGrant[];
+  /** Machine tokens: the data scopes asked for, an admin's decisions, the purpose, the grant every token carries. */
+  dataScopes?: ApiScope[];
+  approvedDataScopes?: ApiScope[];
+  refusedDataScopes?: ApiScope[];
+  dataPurpose?: string | null;
+  machineGrantId?: string | null;
+  /** Where the app's server receives logout tokens (null: nowhere). */
+  backchannelLogoutUri?: string | null;
 }
 
 /** Clients remembered per process and database handle (AppStore.known). */
@@ -41,7 +61,7 @@ export class AppStore {
   constructor(private readonly db: Database) {}
 
   async create(input: AppRecordInput, now = new Date()): Promise<OAuthClientDoc> {
-    const doc: OAuthClientDoc = { _id: input.id, ...STATE_DEFAULTS, ...withoutId(input), createdAt: now, updatedAt: now };
+    const doc = recordOf(input, now);
     await this.db.models.oauthClients.create(doc);
     return doc;
   }
@@ -54,7 +74,7 @@ export class AppStore {
    * replacement (test/apps/app-store.integration.test.ts).
    */
   async put(input: AppRecordInput, now = new Date()): Promise<OAuthClientDoc> {
-    const doc: OAuthClientDoc = { _id: input.id, ...STATE_DEFAULTS, ...withoutId(input), createdAt: now, updatedAt: now };
+    const doc = recordOf(input, now);
     const write = () => this.db.models.oauthClients.replaceOne({ _id: input.id }, doc, { upsert: true });
     try {
       await write();
@@ -102,6 +122,8 @@ export class AppStore {
 
   async delete(id: string): Promise<boolean> {
     const result = await this.db.models.oauthClients.deleteOne({ _id: id });
+    // What it was told of people's sign-outs goes with it.
+    await deleteLogoutNoticesOf(this.db, id);
     if (result.deletedCount === 1) await this.db.versions.bump('oauth', [cacheTarget.client(id)]);
     return result.deletedCount === 1;
   }
@@ -123,6 +145,21 @@ export class AppStore {
 }
 
 const STATE_DEFAULTS = { disabledAt: null, disabledBy: null, approvedAt: null, approvedBy: null };
+
+/** The stored document of a new registration: no decision taken yet, no data scope unless asked. */
+function recordOf(input: AppRecordInput, now: Date): OAuthClientDoc {
+  return {
+    _id: input.id,
+    ...STATE_DEFAULTS,
+    ...withoutId(input),
+    dataScopes: input.dataScopes ?? [],
+    approvedDataScopes: input.approvedDataScopes ?? [],
+    refusedDataScopes: input.refusedDataScopes ?? [],
+    backchannelLogoutUri: input.backchannelLogoutUri ?? null,
+    createdAt: now,
+    updatedAt: now,
+  };
+}
 
 function withoutId(input: AppRecordInput): Omit<AppRecordInput, 'id'> {
   const { id: _id, ...rest } = input;

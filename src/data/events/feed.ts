@@ -2,7 +2,7 @@ import { AppError, BadRequestError } from '../../errors/index.js';
 import { CHANGES_LIMIT } from '../../limits.js';
 import type { Database } from '../database.js';
 import type { Subscriber } from './types.js';
-import { readSettled } from '../school/engine.js';
+import { readCommitted } from '../school/engine.js';
 import { EVENT_RETENTION_DAYS, events, lastSequence, presentEvent, prunedThrough, type ChangeEvent } from './outbox.js';
 
 /** Events read per request at most, visible or not, so a key that sees few types still gets an answer (and a cursor) quickly. */
@@ -27,7 +27,9 @@ export interface ChangePage {
  * One page of the change feed (GET /v1/changes, GraphQL `changes`): the events after the cursor
  * in commit order (their sequence numbers, src/data/events/outbox.ts), each as the subscriber may
  * see it (presentEvent: the types its scopes allow, in the form they allow), read through
- * readSettled so the events of a batch still being written are never served.
+ * readCommitted: the events of a batch still being written are never served, and the feed stops
+ * before them without waiting, so what committed ahead of them (an announced rollover's
+ * `school.rollover.started`, src/data/events/announcements.ts) is served while the batch applies.
  * `nextCursor` is the last event looked at, visible or not: resuming from it returns exactly the
  * events after it.
  */
@@ -46,7 +48,7 @@ export async function readChanges(
     }
     after = Number(request.after);
   }
-  return readSettled(db, async () => {
+  const { value, below } = await readCommitted(db, async () => {
     const [pruned, last] = await Promise.all([prunedThrough(db), lastSequence(db)]);
     if (request.after !== null && after < pruned) throw new CursorExpiredError(after, pruned);
     if (after > last) throw new BadRequestError(`after: cursor ${after} names no event yet (the newest is ${last}).`);
@@ -56,14 +58,15 @@ export async function readChanges(
       .sort({ _id: 1 })
       .limit(SCAN_MAX)
       .toArray();
-    const page: ChangeEvent[] = [];
-    let cursor = from;
-    for (const doc of found) {
-      if (page.length === limit) break;
-      cursor = doc._id;
-      const shown = presentEvent(doc, request.subscriber);
-      if (shown) page.push(shown);
-    }
-    return { events: page, nextCursor: String(cursor) };
+    return { from, found };
   });
+  const page: ChangeEvent[] = [];
+  let cursor = value.from;
+  for (const doc of value.found) {
+    if (page.length === limit || doc._id >= below) break;
+    cursor = doc._id;
+    const shown = presentEvent(doc, request.subscriber);
+    if (shown) page.push(shown);
+  }
+  return { events: page, nextCursor: String(cursor) };
 }

@@ -1,4 +1,5 @@
 import { ApiScope } from '../__generated__/enums.js';
+import { ANNOUNCED_BATCH_RECORDS } from '../../limits.js';
 
 /*
  * The event types of the change feed and of webhooks, in one table (ARCHITECTURE "Rules declared
@@ -101,6 +102,28 @@ export const EVENT_TYPE_TABLE = {
     hint: {
       ko: '일괄 가져오기, 학년도 넘기기, 되돌리기가 끝날 때 한 번 (STUDENT_READ가 없으면 건수만)',
       en: 'once when an import, a school-year rollover or an undo finishes (counts only without STUDENT_READ)',
+    },
+  },
+  'school.rollover.started': {
+    // Counts only, no names: every school scope may know that a mass change is coming.
+    scope: 'STUDENT_READ',
+    partial: { scopes: ['CLUB_READ', 'PROJECT_READ'], keeps: ['kind', 'records', 'counts'], shows: 'the same `data`' },
+    description:
+      `Before a school-year rollover, or any school batch of ${ANNOUNCED_BATCH_RECORDS} records or more, applies: its record events follow, each with this \`batchId\`, then \`school.rollover.completed\`. ` +
+      '`data` `{kind: "ROLLOVER"|"IMPORT"|"UNDO"|..., records, counts: {created, updated, deleted}}`: what the batch is about to write. See docs/webhooks.md, "Rollovers and mass changes".',
+    hint: {
+      ko: `학년도 전환이나 ${ANNOUNCED_BATCH_RECORDS}건 이상의 일괄 변경이 적용되기 전 (건수만)`,
+      en: `before a school-year rollover or a change of ${ANNOUNCED_BATCH_RECORDS} or more records applies (counts only)`,
+    },
+  },
+  'school.rollover.completed': {
+    scope: 'STUDENT_READ',
+    partial: { scopes: ['CLUB_READ', 'PROJECT_READ'], keeps: ['kind', 'outcome', 'records', 'counts'], shows: 'the same `data`' },
+    description:
+      'After the record events of an announced batch (same `batchId` as its `school.rollover.started`). `data` `{kind, outcome: "APPLIED"|"ROLLED_BACK", records, counts}`: what it wrote; ROLLED_BACK (zero counts) when nothing of it took effect, and no record event of it was sent.',
+    hint: {
+      ko: '알린 일괄 변경이 끝났을 때 (적용 또는 되돌림)',
+      en: 'when an announced change has finished (applied or rolled back)',
     },
   },
   'neis.meals.updated': {

@@ -7,7 +7,7 @@ import { scopesReadByAccount } from '../keys/store.js';
 import { deleteMatching } from '../platform/delete-matching.js';
 import { EVENT_TYPES } from './types.js';
 import { API_SCOPES, type ApiScope } from '../models/api-key.model.js';
-import { lastSequence } from './outbox.js';
+import { events, lastSequence } from './outbox.js';
 
 /*
  * Webhooks (docs/webhooks.md): where an account wants the change feed's events pushed,
@@ -369,6 +369,46 @@ export async function deleteWebhooksOwnedBy(db: Database, accountId: number): Pr
   if (ids.length === 0) return 0;
   await deleteMatching(deliveriesOf(db), { webhookId: { $in: ids } });
   return (await webhooks.deleteMany({ _id: { $in: ids } })).deletedCount;
+}
+
+/** Where delivery stands, for the status page (src/data/operations/status.ts). */
+export interface DeliveryBacklog {
+  /** Events the delivering webhooks have not yet passed (sent, or skipped as not theirs). */
+  readonly backlog: number;
+  /** The oldest of them: when it was written (null when none waits). */
+  readonly oldestPendingAt: Date | null;
+  /** Active webhooks waiting to retry a receiver that failed, and webhooks that gave up (FAILING): their receivers' trouble, not delivery's. */
+  readonly retrying: number;
+  readonly failing: number;
+}
+
+/**
+ * The backlog of webhook delivery: the events waiting for active webhooks whose receivers answer
+ * (a webhook retrying a failing receiver, and a paused one, wait for their receiver or owner, not
+ * for delivery), and when the oldest of them was written.
+ */
+export async function deliveryBacklog(db: Database): Promise<DeliveryBacklog> {
+  const hooks = await webhooksOf(db)
+    .find({ state: { $in: ['ACTIVE', 'FAILING'] } }, { projection: { state: 1, cursor: 1, failures: 1 } })
+    .toArray();
+  const last = await lastSequence(db);
+  const delivering = hooks.filter((hook) => hook.state === 'ACTIVE' && hook.failures === 0 && hook.cursor < last);
+  const backlog = delivering.reduce((sum, hook) => sum + (last - hook.cursor), 0);
+  const from = Math.min(...delivering.map((hook) => hook.cursor));
+  const oldest =
+    delivering.length > 0
+      ? await events(db)
+          .find({ _id: { $gt: from } })
+          .sort({ _id: 1 })
+          .limit(1)
+          .next()
+      : null;
+  return {
+    backlog,
+    oldestPendingAt: oldest?.at ?? null,
+    retrying: hooks.filter((hook) => hook.state === 'ACTIVE' && hook.failures > 0).length,
+    failing: hooks.filter((hook) => hook.state === 'FAILING').length,
+  };
 }
 
 function webhooksOf(db: Database): Collection<WebhookDoc> {

@@ -524,7 +524,8 @@ function summarise(
   };
 }
 
-function scopeStatesOf(scopes: KeyScopes): Partial<Record<ApiScope, ScopeState>> {
+/** Each scope and where it stands (a key's, or an app's data scopes: src/oauth/apps.ts). */
+export function scopeStatesOf(scopes: KeyScopes): Partial<Record<ApiScope, ScopeState>> {
   const states: Partial<Record<ApiScope, ScopeState>> = {};
   for (const scope of scopes.effective) states[scope] = 'approved';
   for (const scope of scopes.pending) states[scope] = 'pending';

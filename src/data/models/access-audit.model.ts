@@ -14,6 +14,9 @@ export const ACCESS_ACTIONS = [
   'APP_APPROVED',
   'APP_DISABLED',
   'APP_ENABLED',
+  // An app's data scopes for its machine tokens (client_credentials), decided as a key's are.
+  'APP_DATA_SCOPES_APPROVED',
+  'APP_DATA_SCOPES_REFUSED',
   'ROLE_CHANGED',
   'TEACHER_APPROVED',
   'TEACHER_REFUSED',
@@ -23,6 +26,9 @@ export const ACCESS_ACTIONS = [
   'ACCOUNT_ENABLED',
   'ACCOUNT_DELETED',
   'PASSWORD_RESET_SENT',
+  // Passkeys added by their owner, and removed by their owner, by staff or by an operator.
+  'PASSKEY_ADDED',
+  'PASSKEY_REMOVED',
   // Project proposals made by students, and the admins' decisions on them.
   'PROJECT_PROPOSED',
   'PROPOSAL_ACCEPTED',

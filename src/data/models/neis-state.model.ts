@@ -61,6 +61,8 @@ export interface NeisStateDoc {
   pending: PendingGeneration[];
   lastSync: SyncReport | null;
   lastSuccessAt: Date | null;
+  /** When each dataset last synced without failing (the status page: how old its data is); absent before any did. */
+  datasetSuccessAt?: Partial<Record<NeisDataset, Date>>;
 }
 
 const segmentSchema = new Schema({ from: String, to: String, generation: String }, { _id: false });
@@ -79,6 +81,7 @@ const neisStateSchema = new Schema(
     pending: { type: [new Schema({ dataset: String, generation: String }, { _id: false })], default: [] },
     lastSync: { type: Schema.Types.Mixed, default: null },
     lastSuccessAt: { type: Date, default: null },
+    datasetSuccessAt: { type: Schema.Types.Mixed, default: {} },
   },
   { versionKey: false, collection: 'neis_state', minimize: false },
 );

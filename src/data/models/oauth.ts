@@ -5,8 +5,9 @@ import { emailCodeModel } from './email-code.model.js';
 import { oauthClientModel } from './oauth-client.model.js';
 import { oauthKeyModel } from './oauth-key.model.js';
 import { oauthInteractionModel, oauthRecordModel } from './oauth-record.model.js';
+import { passkeyChallengeModel, passkeyModel } from './passkey.model.js';
 
-/** The models of the OAuth domain (accounts and their id counter, email codes, clients, provider artifacts and their claims, logins in progress, development keys). */
+/** The models of the OAuth domain (accounts and their id counter, their passkeys and the challenges of passkey ceremonies, email codes, clients, provider artifacts and their claims, logins in progress, development keys). */
 export function oauthModels(connection: Connection) {
   return {
     accounts: accountModel(connection),
@@ -17,5 +18,7 @@ export function oauthModels(connection: Connection) {
     oauthRecords: oauthRecordModel(connection),
     oauthInteractions: oauthInteractionModel(connection),
     oauthKeys: oauthKeyModel(connection),
+    passkeys: passkeyModel(connection),
+    passkeyChallenges: passkeyChallengeModel(connection),
   };
 }

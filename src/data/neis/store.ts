@@ -242,13 +242,19 @@ export class NeisStore {
   }
 
   /**
-   * Records a sync's outcome for /v1/health (a fully successful one also moves lastSuccessAt)
-   * and tells the process's telemetry (the metrics count sync results).
+   * Records a sync's outcome for /v1/health (a fully successful one also moves lastSuccessAt, and
+   * each dataset that synced its own datasetSuccessAt, for the status page) and tells the
+   * process's telemetry (the metrics count sync results).
    */
   async recordSync(report: SyncReport): Promise<void> {
     await this.ensureState();
     const set: Record<string, unknown> = { lastSync: report };
     if (report.outcome === 'ok') set['lastSuccessAt'] = report.finishedAt;
+    const synced = NEIS_DATASETS.filter((dataset) => report.datasets[dataset]?.outcome === 'ok');
+    if (synced.length > 0) {
+      const before = (await this.state())?.datasetSuccessAt ?? {};
+      set['datasetSuccessAt'] = { ...before, ...Object.fromEntries(synced.map((dataset) => [dataset, report.finishedAt])) };
+    }
     await this.db.models.neisState.updateOne({ _id: STATE_ID }, { $set: set });
     this.db.telemetry.neisSync(report);
   }

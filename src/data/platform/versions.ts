@@ -2,7 +2,7 @@ import { randomInt } from 'node:crypto';
 import type { Collection } from 'mongoose';
 import { isDuplicateKey } from './errors.js';
 
-export type VersionKind = 'data' | 'keys' | 'oauth' | 'codes';
+export type VersionKind = 'data' | 'keys' | 'oauth' | 'codes' | 'feed';
 export interface VersionStamp {
   readonly data: number;
   readonly keys: number;
@@ -10,6 +10,14 @@ export interface VersionStamp {
   readonly oauth: number;
   /** Moves when a mailed code is stored or removed (src/data/accounts/email-codes.ts). */
   readonly codes: number;
+  /**
+   * Moves when the change feed gains an event that leaves the served data as it was: a mass
+   * change's announcement and its close (src/data/events/announcements.ts). The feed's answers
+   * are cached per `data` and `feed` version (src/rest/endpoints.ts, `followsFeed`); the school's
+   * read model rests on `data` alone, so an announcement does not make it load the school again
+   * while the batch it announces is being written.
+   */
+  readonly feed: number;
 }
 
 /**
@@ -53,18 +61,19 @@ export interface TargetedCache {
   forgetTargets(targets: ReadonlySet<string>): void;
 }
 
-export const VERSION_KINDS: readonly VersionKind[] = ['data', 'keys', 'oauth', 'codes'];
+export const VERSION_KINDS: readonly VersionKind[] = ['data', 'keys', 'oauth', 'codes', 'feed'];
 /** One document per kind in `meta`, so that a write of one kind can never touch another. */
 const DOC_IDS: Readonly<Record<VersionKind, string>> = {
   data: 'version:data',
   keys: 'version:keys',
   oauth: 'version:oauth',
   codes: 'version:codes',
+  feed: 'version:feed',
 };
 
 /** One value per kind. */
 function perKind<T>(value: (kind: VersionKind) => T): Record<VersionKind, T> {
-  return { data: value('data'), keys: value('keys'), oauth: value('oauth'), codes: value('codes') };
+  return { data: value('data'), keys: value('keys'), oauth: value('oauth'), codes: value('codes'), feed: value('feed') };
 }
 
 /** Versions are drawn from [1, 2^48): a repeat is practically impossible, and each is exact as a JavaScript number. */
@@ -85,7 +94,8 @@ function freshVersion(): number {
 /**
  * A shared clock of changes: every write of served data bumps `data`, every change to API keys
  * bumps `keys`, every change to an account or a client and every revocation of an OAuth grant
- * bumps `oauth`, every mailed code stored or removed bumps `codes`. Answers are cached per `data` version, so a data change is visible at once in
+ * bumps `oauth`, every mailed code stored or removed bumps `codes`, an event that changes no
+ * served data (a mass change's announcement) bumps `feed`. Answers are cached per `data` version, so a data change is visible at once in
  * the writing process; in every other one (other instances, the `campus` CLI) within `maxAgeMs`,
  * or at once when the processes share Redis (src/data/platform/version-bus.ts): a bump is announced
  * there, and each process drops its cached stamp the moment it hears of one.

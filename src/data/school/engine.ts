@@ -6,6 +6,14 @@ import { isDatabaseUnreachable, isDuplicateKey } from '../platform/errors.js';
 import { Lease, describeHolder, isAbandoned, type LeaseOptions } from '../platform/lease.js';
 import type { AuditBatchDoc, AuditEntryDoc } from '../models/audit.model.js';
 import { dropEvents, planEvents, pruneEvents, takeSequence, writeEvents } from '../events/outbox.js';
+import {
+  announce,
+  announcementOf,
+  completedEvent,
+  endAnnouncement,
+  openAnnouncement,
+  settleAnnouncement,
+} from '../events/announcements.js';
 import { SchoolState, normalizeClub, normalizeProject, normalizeStudent, rememberHighestIds } from './state.js';
 import type { Actor, BatchRequest, DocOf, RecordDiff, SchoolDoc, SchoolEntity, ValueChange } from './types.js';
 
@@ -184,7 +192,9 @@ export async function readSettled<T>(db: Database, read: () => Promise<T>, waitM
 /**
  * `campus serve` looks for batches whose writer died every `everyMs` (a killed `campus import`, a
  * database that went away under a writer) and rolls them back once it can, rather than leaving
- * the records half-applied until the next reader or writer comes. Returns the stop function.
+ * the records half-applied until the next reader or writer comes; and for an announcement of a
+ * mass change that no living writer holds (src/data/events/announcements.ts), which it closes.
+ * Returns the stop function.
  */
 export function watchForInterrupted(db: Database, onRecovered: (batchIds: string[]) => void, everyMs = 5000): () => void {
   let running = false;
@@ -192,13 +202,67 @@ export function watchForInterrupted(db: Database, onRecovered: (batchIds: string
     if (running) return;
     running = true;
     settleSchool(db, 0, 'in the background')
-      .then((ids) => ids.length > 0 && onRecovered(ids))
+      .then(async (ids) => {
+        if (ids.length > 0) onRecovered(ids);
+        await closeLeftAnnouncement(db);
+      })
       // A living writer's batch, or a database that is away: the next round looks again.
       .catch(() => {})
       .finally(() => (running = false));
   }, everyMs);
   timer.unref();
   return () => clearInterval(timer);
+}
+
+/**
+ * An announcement left open with no batch being written (its writer died between announcing and
+ * journaling, or could not end it): closed under the lease once no living writer holds it.
+ */
+async function closeLeftAnnouncement(db: Database): Promise<void> {
+  if (!(await openAnnouncement(db))) return;
+  const held = await Lease.read(db.client.db(), LOCK_ID);
+  if (held && !isAbandoned(held)) return;
+  const lease = await Lease.acquire(db.client.db(), LOCK_ID, { waitMs: 0 });
+  if (!lease) return;
+  try {
+    await recoverInterrupted(db, lease, 'in the background');
+  } finally {
+    await lease.release();
+  }
+}
+
+/**
+ * Reads what has committed without waiting for a living writer: the change feed, which serves an
+ * announced batch's `school.rollover.started` while the batch is being written
+ * (src/data/events/announcements.ts). Like readSettled, a batch whose writer is gone is rolled
+ * back first, and the read is made again when a batch settled or rolled back meanwhile (the data
+ * version moved). `below` is the first event number of the batches still being written (Infinity
+ * when none is): their events may yet be rolled back, so the reader leaves out that number and
+ * every one after it. It is found after the read: a batch is journaled before its events are
+ * written, so a batch whose events the read saw is still APPLYING then, or it settled and moved
+ * the version.
+ */
+export async function readCommitted<T>(
+  db: Database,
+  read: () => Promise<T>,
+  waitMs = SETTLE_WAIT_MS,
+): Promise<{ value: T; below: number }> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    await settleSchool(db, 0).catch((err: unknown) => {
+      // A living writer's batch: not waited for.
+      if (!(err instanceof SchoolUnsettledError)) throw err;
+    });
+    const version = (await db.versions.readFresh()).data;
+    const value = await read();
+    const writing = await batches(db)
+      .find({ status: 'APPLYING' }, { projection: { eventFirst: 1 } })
+      .toArray();
+    // A batch journaled without events (none of commitBatch's) holds back no event.
+    const below = Math.min(Infinity, ...writing.flatMap((batch) => (batch.eventFirst == null ? [] : [batch.eventFirst])));
+    if ((await db.versions.readFresh()).data === version) return { value, below };
+    if (Date.now() > deadline) throw new SchoolUnsettledError();
+  }
 }
 
 /** True while some batch is APPLYING (being written, or left half-written by a writer that died). */
@@ -231,7 +295,12 @@ export async function commitBatch(
     batchId,
     at,
   );
+  // A rollover or a mass change is announced in the feed before it applies, and its own events
+  // end with the announcement's close (src/data/events/announcements.ts).
+  const announcement = announcementOf(request, batchId, at);
+  if (announcement) planned.push(completedEvent(announcement));
   await assertLeaseHeld(lease);
+  if (announcement) await announce(db, announcement, () => assertLeaseHeld(lease));
   const first = await takeSequence(db, planned.length);
   await journalBatch(db, request, at, { batchId, eventFirst: first, eventLast: first + planned.length - 1, lease });
   try {
@@ -249,10 +318,14 @@ export async function commitBatch(
     // A writer that lost its lease undoes nothing: the records are the new holder's now.
     if (err instanceof WriteLeaseLostError) throw err;
     await rollBack(db, lease, batchId, request.changes, err);
+    // Closed as rolled back now, or by the next recovery if the database is away.
+    if (announcement) await settleAnnouncement(db, () => assertLeaseHeld(lease)).catch(() => {});
     if (isDatabaseUnreachable(err)) throw err;
     throw new WriteRolledBackError(err);
   }
   await settle(db, lease, batchId);
+  // Its completed event committed with it; left behind, the background watch ends it (watchForInterrupted).
+  if (announcement) await endAnnouncement(db, batchId).catch(() => {});
   await dropJournal(db, batchId, Math.ceil(request.changes.length / JOURNAL_CHUNK)).catch(() => {});
   // Events past their retention go as the feed grows, before the version moves, so no cached
   // page of the feed outlives the events it was read from.
@@ -537,6 +610,8 @@ export async function recoverInterrupted(db: Database, lease: Lease, when: strin
     });
     recovered.push(batch._id);
   }
+  // An announcement its writer left open: closed as rolled back, or ended if its batch applied.
+  await settleAnnouncement(db, () => assertLeaseHeld(lease));
   // Journals of batches that settled just before their writer stopped (none, almost always).
   await assertLeaseHeld(lease);
   await journal(db).deleteMany({});

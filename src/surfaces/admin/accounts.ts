@@ -5,6 +5,7 @@ import { accountChangeRefusal, type AccountRefusal } from '../../auth/policy.js'
 import type { AccountPrincipal } from '../../auth/principal.js';
 import { AccountRuleError, actorStanding, type AccountSummary } from '../../oauth/accounts.js';
 import { SelfServiceError } from '../../oauth/self-service.js';
+import type { PasskeySummary } from '../../oauth/passkeys.js';
 import { approvalMail } from '../../oauth/mail-texts.js';
 import {
   anyOption,
@@ -20,7 +21,7 @@ import {
   type FieldError,
 } from '../web/components.js';
 import { oneOf, text, ticked } from '../web/forms.js';
-import { html } from '../web/html.js';
+import { html, type Html } from '../web/html.js';
 import { page, redirect, type Handler, type Outcome, type PageRequest } from '../web/routes.js';
 import type { AdminDeps } from './deps.js';
 import { backToList, idParam, queryInt, unconfirmed } from './ui.js';
@@ -217,12 +218,19 @@ async function findAccount(req: PageRequest, deps: AdminDeps): Promise<AccountSu
   return deps.accounts.summarize(doc);
 }
 
-function accountPage(req: PageRequest, deps: AdminDeps, account: AccountSummary, errors: readonly FieldError[], status = 200): Outcome {
+async function accountPage(
+  req: PageRequest,
+  deps: AdminDeps,
+  account: AccountSummary,
+  errors: readonly FieldError[],
+  status = 200,
+): Promise<Outcome> {
   const { t } = req;
   const a = t.admin.accounts;
   const d = a.detail;
   const path = `${LIST}/${account.id}`;
   const refusal = req.account ? refusalFor(req.account, account) : 'own_account';
+  const passkeys = await deps.passkeys.list(account.id);
   const state = account.disabledAt ? html`<span class="tag">${a.disabledTag}</span> ${when(deps, t, account.disabledAt)}` : d.active;
   return page(
     d.title(account.email),
@@ -240,6 +248,7 @@ function accountPage(req: PageRequest, deps: AdminDeps, account: AccountSummary,
           [d.state, state],
         ])}
       </section>
+      ${passkeySection(req, deps, path, passkeys, refusal === null)}
       ${
         refusal === 'own_account'
           ? html`<p class="hint">${d.own}</p>`
@@ -279,6 +288,63 @@ function accountPage(req: PageRequest, deps: AdminDeps, account: AccountSummary,
     status,
   );
 }
+
+/**
+ * An account's passkeys on its page: when each was added and last used, and whether one was
+ * flagged; staff the rule lets act on the account remove them all (a lost or stolen device).
+ */
+function passkeySection(req: PageRequest, deps: AdminDeps, path: string, passkeys: readonly PasskeySummary[], mayRemove: boolean): Html {
+  const { t } = req;
+  const p = t.passkeys;
+  return html`<section class="card" aria-labelledby="account-passkeys">
+    <h2 id="account-passkeys">${p.adminSection}</h2>
+    ${table(t, {
+      columns: p.columns.slice(0, 4),
+      caption: p.adminSection,
+      empty: p.adminNone,
+      rows: passkeys,
+      cells: (key) => [
+        { content: key.name, rowHeader: true },
+        when(deps, t, key.createdAt),
+        when(deps, t, key.lastUsedAt),
+        key.flaggedAt ? html`<span class="tag">${p.flagged}</span>` : key.synced ? p.synced : p.device,
+      ],
+    })}
+    ${
+      mayRemove && passkeys.length > 0
+        ? html`<form method="post" action="${path}/passkeys/remove">
+            ${csrfField(req.csrf)}
+            <p class="hint">${p.adminRemoveAllHint}</p>
+            <div class="actions"><button type="submit" class="danger">${p.adminRemoveAll}</button></div>
+          </form>`
+        : ''
+    }
+  </section>`;
+}
+
+/**
+ * POST /admin/accounts/:id/passkeys/remove: every passkey of the account goes (the rule of account
+ * changes decides who may; in the access log, as a password reset sent).
+ */
+export const removePasskeys: Handler<AdminDeps> = async (req, deps) => {
+  const a = req.t.admin.accounts;
+  const account = await findAccount(req, deps);
+  const actor = req.account;
+  if (!actor) return redirect(LIST, { kind: 'error', text: a.problems.unknown_account });
+  try {
+    const done = await deps.passkeys.removeAs(actor, account.id);
+    req.ctx.state.log.info(
+      { event: 'admin.passkeys_removed', actorId: actor.accountId, accountId: account.id, removed: done.removed.length },
+      'passkeys removed by staff',
+    );
+    const text =
+      done.removed.length > 0 ? req.t.passkeys.adminRemoved(done.email, done.removed.length) : req.t.passkeys.adminNothingRemoved;
+    return redirect(`${LIST}/${account.id}`, { kind: 'ok', text });
+  } catch (err) {
+    if (!(err instanceof AccountRuleError)) throw err;
+    return redirect(`${LIST}/${account.id}`, { kind: 'error', text: a.problems[err.problem] });
+  }
+};
 
 /** POST /admin/accounts/:id/disable and /enable. */
 export function setDisabled(disabled: boolean): Handler<AdminDeps> {

@@ -11,7 +11,9 @@ import type { Mailer } from '../../oauth/mail.js';
 import type { UpdateRequests } from '../../data/school/update-requests.js';
 import type { SelfService } from '../../oauth/self-service.js';
 import type { ProjectProposals } from '../../data/school/proposals.js';
+import type { StatusBoard } from '../../data/operations/status.js';
 import type { PageRequest } from '../web/routes.js';
+import type { PasskeyService } from '../../oauth/passkeys.js';
 
 /**
  * The school data of the admin console goes through GraphQL: the typed operations of ./operations
@@ -60,5 +62,9 @@ export interface AdminDeps {
   readonly selfService: SelfService;
   /** Students' project proposals, reviewed in /admin/proposals. */
   readonly proposals: ProjectProposals;
+  /** A person's passkeys, which staff remove (src/oauth/passkeys.ts). */
+  readonly passkeys: PasskeyService;
+  /** The status page's board: its incidents and maintenance, posted in /admin/status. */
+  readonly status: StatusBoard;
   readonly now: () => Date;
 }

@@ -1,6 +1,15 @@
 import type { RouteTable } from '../web/routes.js';
 import type { Web } from '../web/web.js';
-import { accountDetail, accountList, changeRole, decideTeacher, deleteAccount, sendReset, setDisabled } from './accounts.js';
+import {
+  accountDetail,
+  accountList,
+  changeRole,
+  decideTeacher,
+  deleteAccount,
+  removePasskeys,
+  sendReset,
+  setDisabled,
+} from './accounts.js';
 import { appRegistry, changeApp } from './apps.js';
 import { auditExport, auditList, auditUndo } from './audit.js';
 import { abolishClub, clubDetail, clubList, createClub, deleteClub, newClub, updateClub } from './clubs.js';
@@ -20,6 +29,7 @@ import {
 } from './projects.js';
 import { acceptProposal, proposalDetail, proposalList, refuseProposal } from './proposals.js';
 import { schoolYearApply, schoolYearPreview, schoolYearStart } from './school-year.js';
+import { openNotice, resolveNotice, statusNotice, statusNotices, updateNotice } from './status.js';
 import {
   createStudent,
   deleteStudent,
@@ -100,6 +110,7 @@ export function adminRoutes(web: Web): RouteTable<AdminDeps> {
       { method: 'POST', path: '/admin/accounts/:id/disable', handler: setDisabled(true) },
       { method: 'POST', path: '/admin/accounts/:id/enable', handler: setDisabled(false) },
       { method: 'POST', path: '/admin/accounts/:id/reset', handler: sendReset },
+      { method: 'POST', path: '/admin/accounts/:id/passkeys/remove', handler: removePasskeys },
       { method: 'POST', path: '/admin/accounts/:id/delete', handler: deleteAccount },
       { method: 'GET', path: '/admin/keys', handler: keyList, nav: (t) => t.admin.nav.keys },
       { method: 'POST', path: '/admin/keys/:id/renew', handler: renewKey },
@@ -107,6 +118,11 @@ export function adminRoutes(web: Web): RouteTable<AdminDeps> {
       { method: 'POST', path: '/admin/keys/:id/scopes', handler: decideKeyScopes },
       { method: 'GET', path: '/admin/apps', handler: appRegistry, nav: (t) => t.admin.nav.apps },
       { method: 'POST', path: '/admin/apps/:id', handler: changeApp },
+      { method: 'GET', path: '/admin/status', handler: statusNotices, nav: (t) => t.admin.nav.status },
+      { method: 'POST', path: '/admin/status', handler: openNotice },
+      { method: 'GET', path: '/admin/status/:id', handler: statusNotice },
+      { method: 'POST', path: '/admin/status/:id', handler: updateNotice },
+      { method: 'POST', path: '/admin/status/:id/resolve', handler: resolveNotice },
     ],
   };
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { needsSecondFactor } from '../../auth/policy.js';
+import { hasAcceptedFactor, needsPasskey, needsSecondFactor } from '../../auth/policy.js';
 import { NotFoundError } from '../../errors/index.js';
 import { ACCOUNT_PATHS } from '../../oauth/constants.js';
 import { MfaLimited } from '../../oauth/second-factor.js';
@@ -11,6 +11,8 @@ import { page, redirect, type Handler, type Outcome, type PageRequest } from '..
 import { WEB_CLIENT_ID } from '../web/signin.js';
 import { WEB_PATHS } from '../web/web.js';
 import type { ConsoleDeps } from './deps.js';
+import { passkeySection } from './passkeys.js';
+import { refusal } from './refusal.js';
 
 const accountOf = (req: PageRequest) => req.account?.accountId ?? 0;
 
@@ -27,6 +29,7 @@ async function accountPage(
   if (!doc) throw new NotFoundError('No such account.');
   const account = await deps.accounts.summarize(doc);
   const mfa = await deps.mfa.status(doc._id);
+  const passkeys = await passkeySection(req, deps);
   const passwordErrors = errors.password ?? [];
   const mfaErrors = errors.mfa ?? [];
   const deleteErrors = errors.delete ?? [];
@@ -47,7 +50,11 @@ async function accountPage(
         ${
           mfa.active
             ? html`<p role="status">${t.mfa.on(mfa.recoveryLeft)}</p>`
-            : html`${needsFactor(req, deps) ? html`<p class="notice" role="status">${t.mfa.neededForRole(t.roles[account.role])}</p>` : ''}
+            : html`${
+                  needsFactor(req, deps) && !needsPasskey(account.role, deps.config.policy)
+                    ? html`<p class="notice" role="status">${t.mfa.neededForRole(t.roles[account.role])} ${t.passkeys.orPasskey}</p>`
+                    : ''
+                }
                 <p class="hint">${t.mfa.offHint}</p>
                 ${errorSummary(t, mfaErrors)}
                 <form method="post" action="/console/account/second-factor" novalidate>
@@ -58,6 +65,7 @@ async function accountPage(
                 </form>`
         }
       </section>
+      ${passkeys}
       <section class="card" aria-labelledby="password">
         <h2 id="password">${a.changePassword}</h2>
         <p class="hint">${a.changeHint}</p>
@@ -91,14 +99,6 @@ async function accountPage(
       </section>`,
     status,
   );
-}
-
-/** A refusal of the self-service (a wrong password, too many tries) at the form's field. */
-function refusal(req: PageRequest, deps: ConsoleDeps, err: SelfServiceError, field: string): { error: FieldError; status: number } {
-  const retryAfter = err.retryAfterSeconds ?? 60;
-  if (err.status === 429) req.ctx.set('Retry-After', String(retryAfter));
-  const message = req.t.accounts.problems(deps.config.schoolEmailDomain, Math.max(1, Math.ceil(retryAfter / 60)))[err.problem];
-  return { error: { field, message }, status: err.status === 429 ? 429 : 422 };
 }
 
 export const myAccount: Handler<ConsoleDeps> = async (req, deps) => accountPage(req, deps);
@@ -222,5 +222,5 @@ export const deleteAccount: Handler<ConsoleDeps> = async (req, deps) => {
 /** Whether the viewer's role needs a second factor it has not enrolled (src/auth/policy.ts): the page says what to do next. */
 export function needsFactor(req: PageRequest, deps: ConsoleDeps): boolean {
   const standing = req.account?.standing;
-  return standing !== undefined && !standing.secondFactor && needsSecondFactor(standing.role, deps.config.policy);
+  return standing !== undefined && needsSecondFactor(standing.role, deps.config.policy) && !hasAcceptedFactor(standing, deps.config.policy);
 }

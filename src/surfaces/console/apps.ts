@@ -1,7 +1,23 @@
 import { z } from 'zod';
 import { NotFoundError } from '../../errors/index.js';
-import { AppValidationError, MAX_APPS_PER_ACCOUNT, MAX_APP_NAME_LENGTH, type AppProblem, type AppSummary } from '../../oauth/apps.js';
+import {
+  AppValidationError,
+  MAX_APPS_PER_ACCOUNT,
+  MAX_APP_NAME_LENGTH,
+  machineUsageId,
+  type AppProblem,
+  type AppSummary,
+} from '../../oauth/apps.js';
+import { APP_GRANTS, type AppGrant } from '../../data/apps/store.js';
+import { LogoutNoticeStore } from '../../data/events/logout-notices.js';
+import { API_SCOPES, MAX_PURPOSE_LENGTH, scopeStatesOf } from '../../data/keys/store.js';
+import { addDays, todayIn } from '../../calendar.js';
+import { OAUTH_PATHS } from '../../oauth/constants.js';
+import { fillDays, usageChart } from './chart.js';
+import { rowOf, scopeTags } from './keys.js';
 import { SELF_READ } from '../../oauth/constants.js';
+import type { UpdateAppInput } from '../../oauth/apps.js';
+import type { ApiScope } from '../../data/__generated__/enums.js';
 import { LOGIN_SCOPES } from '../../oauth/login-scopes.js';
 import {
   choices,
@@ -20,7 +36,7 @@ import { list, text, ticked } from '../web/forms.js';
 import { html, type Html } from '../web/html.js';
 import { page, redirect, type Handler, type Outcome, type PageRequest } from '../web/routes.js';
 import type { Texts } from '../web/texts/index.js';
-import { appSnippets, DEV_CALLBACK_PATH, discoveryUrl, exampleCommand } from './first-hour.js';
+import { appSnippets, DEV_CALLBACK_PATH, discoveryUrl, exampleCommand, exampleLabel } from './first-hour.js';
 import type { ConsoleDeps } from './deps.js';
 
 /** The form field each refusal belongs to. */
@@ -38,6 +54,10 @@ const FIELD_OF: Record<AppProblem, string> = {
   pkce: 'type',
   public_has_no_secret: 'type',
   too_many_apps: 'name',
+  grants: 'grants',
+  data_scopes: 'dataScopes',
+  purpose: 'dataPurpose',
+  backchannel_logout_uri: 'backchannelLogoutUri',
 };
 
 /** The register and edit form (every rule is the client service's: its refusals show at their fields). */
@@ -47,6 +67,11 @@ const appForm = z.object({
   redirectUris: text(),
   type: text().transform((v) => (v === 'public' ? ('public' as const) : ('confidential' as const))),
   scopes: list(),
+  // How the app gets tokens, and its machine tokens' data scopes with the purpose (src/oauth/machine-tokens.ts).
+  grants: list(),
+  dataScopes: list(),
+  dataPurpose: text(),
+  backchannelLogoutUri: text(),
 });
 type AppForm = z.infer<typeof appForm>;
 
@@ -65,12 +90,24 @@ function problemError(t: Texts, err: AppValidationError): FieldError {
   return { field: FIELD_OF[err.problem], message: t.console.apps.problems(err.detail ?? '')[err.problem] };
 }
 
+/** Days the machine tokens' usage chart shows, today included (as a key's). */
+const CHART_DAYS = 30;
+
 /** The fields of registering and editing an app (the kind is chosen once, at registration). */
-function appFields(t: Texts, values: AppForm, errors: FieldError[], withType: boolean): Html {
+function appFields(req: PageRequest, deps: ConsoleDeps, values: AppForm, errors: FieldError[], withType: boolean): Html {
+  const { t } = req;
   const a = t.console.apps;
   return html`${field({ name: 'name', label: a.name, value: values.name, required: true, maxlength: MAX_APP_NAME_LENGTH, errors })}
     ${field({ name: 'serviceName', label: a.serviceName, value: values.serviceName, hint: a.serviceHint, maxlength: MAX_APP_NAME_LENGTH, errors })}
-    ${textArea({ name: 'redirectUris', label: a.redirectUris, value: values.redirectUris, hint: a.redirectHint, required: true, rows: 3, errors })}
+    ${choices({
+      name: 'grants',
+      legend: a.grants,
+      type: 'checkbox',
+      options: APP_GRANTS.map((grant) => ({ value: grant, label: a.grantText[grant], hint: grant })),
+      checked: values.grants,
+      errors,
+    })}
+    ${textArea({ name: 'redirectUris', label: a.redirectUris, value: values.redirectUris, hint: a.redirectHint, rows: 3, errors })}
     ${
       withType
         ? choices({
@@ -98,8 +135,69 @@ function appFields(t: Texts, values: AppForm, errors: FieldError[], withType: bo
       checked: values.scopes,
       errors,
     })}
-    <p class="hint">${a.approvalHint}</p>`;
+    <p class="hint">${a.approvalHint}</p>
+    ${dataScopeFields(req, deps, values, errors)}
+    ${field({ name: 'backchannelLogoutUri', label: a.logoutUri, value: values.backchannelLogoutUri, hint: a.logoutHint, type: 'url', maxlength: 2000, errors })}`;
 }
+
+/**
+ * The data scopes of the app's machine tokens, each with what the viewer's role gives (as on the
+ * key form: src/auth/policy.ts, one policy for keys and apps), and the purpose a scope awaiting
+ * approval needs.
+ */
+function dataScopeFields(req: PageRequest, deps: ConsoleDeps, values: AppForm, errors: FieldError[]): Html {
+  const { t } = req;
+  const a = t.console.apps;
+  const k = t.console.keys;
+  const policy = rowOf(req, deps);
+  const standing = (scope: string) =>
+    (policy.granted as readonly string[]).includes(scope)
+      ? k.policy.granted
+      : (policy.approval as readonly string[]).includes(scope)
+        ? k.policy.approval
+        : k.policy.none;
+  return html`${choices({
+      name: 'dataScopes',
+      legend: a.dataScopes,
+      type: 'checkbox',
+      options: API_SCOPES.map((scope) => ({ value: scope, label: scope, hint: `${t.console.scopes[scope]} · ${standing(scope)}` })),
+      checked: values.dataScopes,
+      errors,
+    })}
+    <p class="hint">${a.dataScopesHint}</p>
+    ${field({ name: 'dataPurpose', label: a.dataPurpose, value: values.dataPurpose, hint: k.purposeHint, maxlength: MAX_PURPOSE_LENGTH, errors })}`;
+}
+
+/** The logout tokens sent to the app's server, latest first (src/data/events/logout-notices.ts). */
+async function logoutSection(req: PageRequest, deps: ConsoleDeps, app: AppSummary): Promise<Html> {
+  const { t } = req;
+  const a = t.console.apps;
+  if (!app.backchannelLogoutUri) return html``;
+  const notices = await new LogoutNoticeStore(deps.db).listFor(app.id, LOGOUT_NOTICES_SHOWN);
+  return html`<section class="card" aria-labelledby="logouts">
+    <h2 id="logouts">${a.logouts}</h2>
+    <p class="hint">${a.logoutsIntro(LOGOUT_NOTICES_SHOWN)} <code>${app.backchannelLogoutUri}</code></p>
+    ${table(t, {
+      columns: a.logoutColumns,
+      rows: notices,
+      empty: a.logoutsNone,
+      cells: (notice) => {
+        const last = notice.attempts.at(-1);
+        return [
+          { content: when(deps, t, notice.createdAt), rowHeader: true },
+          a.causes[notice.cause],
+          html`<code>${notice.sub}</code>`,
+          notice.sid ? html`<code>${notice.sid}</code>` : '—',
+          html`<span class="tag" data-state="${notice.state}">${a.states[notice.state]}</span>`,
+          last ? `${last.status ?? a.noAnswer} ${last.response}`.trim() : '—',
+        ];
+      },
+    })}
+  </section>`;
+}
+
+/** How many of an app's logout notices the console shows. */
+const LOGOUT_NOTICES_SHOWN = 20;
 
 export const appList: Handler<ConsoleDeps> = async (req, deps) => {
   const { t } = req;
@@ -112,13 +210,14 @@ export const appList: Handler<ConsoleDeps> = async (req, deps) => {
     html`<p>${a.intro(MAX_APPS_PER_ACCOUNT)}</p>
       <p>${linkButton('/console/apps/new', a.register)} <span class="muted">${apps.length} / ${MAX_APPS_PER_ACCOUNT}</span></p>
       ${table(t, {
-        columns: [a.name, a.serviceNameShort, a.type, a.state, a.granted, a.createdAt],
+        columns: [a.name, a.serviceNameShort, a.type, a.grants, a.state, a.granted, a.createdAt],
         rows,
         empty: a.none,
         cells: ({ app, granted: count }) => [
           { content: html`<a href="/console/apps/${app.id}">${app.name}</a>`, rowHeader: true },
           app.serviceName ?? '—',
           a.typeShort[app.type],
+          app.grants.map((grant) => a.grantShort[grant]).join(', '),
           html`<span class="tag" data-state="${app.state}">${t.appStates[app.state]}</span>`,
           count,
           when(deps, t, app.createdAt),
@@ -127,22 +226,43 @@ export const appList: Handler<ConsoleDeps> = async (req, deps) => {
   );
 };
 
-function newPage(req: PageRequest, values: AppForm, errors: FieldError[] = [], status = 200): Outcome {
+function newPage(req: PageRequest, deps: ConsoleDeps, values: AppForm, errors: FieldError[] = [], status = 200): Outcome {
   const { t } = req;
   return page(
     t.console.apps.register,
     html`<p><a href="/console/apps">← ${t.console.apps.back}</a></p>
       ${errorSummary(t, errors)}
       <form method="post" action="/console/apps" class="card" novalidate>
-        ${csrfField(req.csrf)} ${appFields(t, values, errors, true)}
+        ${csrfField(req.csrf)} ${appFields(req, deps, values, errors, true)}
         <div class="actions"><button type="submit">${t.console.apps.registerButton}</button></div>
       </form>`,
     status,
   );
 }
 
-export const newApp: Handler<ConsoleDeps> = async (req) =>
-  newPage(req, { name: '', serviceName: '', redirectUris: '', type: 'confidential', scopes: [SELF_READ] });
+export const newApp: Handler<ConsoleDeps> = async (req, deps) =>
+  newPage(req, deps, {
+    name: '',
+    serviceName: '',
+    redirectUris: '',
+    type: 'confidential',
+    scopes: [SELF_READ],
+    grants: ['authorization_code'],
+    dataScopes: [],
+    dataPurpose: '',
+    backchannelLogoutUri: '',
+  });
+
+/** The grants, data scopes and purpose of the form, as the app service takes them (its rules answer at the fields). */
+function machineInput(values: AppForm): Pick<UpdateAppInput, 'grants' | 'dataScopes' | 'dataPurpose'> {
+  const grants = values.grants.filter((g): g is AppGrant => (APP_GRANTS as readonly string[]).includes(g));
+  return {
+    // No box ticked: as before the choice existed (a person's sign-in when registering; unchanged when editing).
+    ...(grants.length > 0 ? { grants } : {}),
+    dataScopes: values.dataScopes.filter((s): s is ApiScope => (API_SCOPES as readonly string[]).includes(s)),
+    dataPurpose: values.dataPurpose,
+  };
+}
 
 export const createApp: Handler<ConsoleDeps> = async (req, deps) => {
   const { t } = req;
@@ -154,6 +274,8 @@ export const createApp: Handler<ConsoleDeps> = async (req, deps) => {
       redirectUris: lines(values.redirectUris),
       scopes: values.scopes,
       public: values.type === 'public',
+      ...machineInput(values),
+      backchannelLogoutUri: values.backchannelLogoutUri,
     });
     req.ctx.state.log.info({ event: 'console.app_registered', clientId: created.client.id }, 'OAuth app registered in the console');
     return redirect(`/console/apps/${created.client.id}`, {
@@ -165,7 +287,7 @@ export const createApp: Handler<ConsoleDeps> = async (req, deps) => {
     });
   } catch (err) {
     if (!(err instanceof AppValidationError)) throw err;
-    return newPage(req, values, [problemError(t, err)], 422);
+    return newPage(req, deps, values, [problemError(t, err)], 422);
   }
 };
 
@@ -196,7 +318,13 @@ async function detailPage(
     redirectUris: app.redirectUris.join('\n'),
     type: app.type,
     scopes: [...app.scopes],
+    grants: [...app.grants],
+    dataScopes: [...app.dataScopes],
+    dataPurpose: app.dataPurpose ?? '',
+    backchannelLogoutUri: app.backchannelLogoutUri ?? '',
   };
+  const machine = app.grants.includes('client_credentials');
+  const signsIn = app.grants.includes('authorization_code');
   return page(
     app.name,
     html`<p><a href="/console/apps">← ${a.back}</a></p>
@@ -204,26 +332,29 @@ async function detailPage(
         ${facts([
           [a.clientId, html`<code id="client-id">${app.id}</code>`],
           [a.type, a.typeShort[app.type]],
+          [a.grants, app.grants.map((grant) => a.grantShort[grant]).join(', ')],
           [a.state, html`<span class="tag" data-state="${app.state}">${t.appStates[app.state]}</span>`],
           [a.granted, granted],
           [a.createdAt, when(deps, t, app.createdAt)],
         ])}
       </div>
+      ${machine ? await machineSection(req, deps, app) : ''}
       <section class="card" aria-labelledby="get-started">
         <h2 id="get-started">${t.firstHour.getStarted}</h2>
         ${facts([[t.firstHour.discovery, html`<code>${discoveryUrl(deps.config)}</code>`]])}
-        <p class="hint">${t.firstHour.exampleHint}</p>
-        ${snippet(t, 'example-command', t.firstHour.example, exampleCommand(t, deps.config, app, null))}
-        ${deps.config.isProduction ? '' : html`<p class="hint">${t.firstHour.devCallback(`${deps.config.urls.auth}${DEV_CALLBACK_PATH}`)}</p>`}
+        <p class="hint">${signsIn ? t.firstHour.exampleHint : t.firstHour.machineExampleHint}</p>
+        ${snippet(t, 'example-command', exampleLabel(t, app), exampleCommand(t, deps.config, app, null))}
+        ${deps.config.isProduction || !signsIn ? '' : html`<p class="hint">${t.firstHour.devCallback(`${deps.config.urls.auth}${DEV_CALLBACK_PATH}`)}</p>`}
       </section>
       <section class="card" aria-labelledby="edit">
         <h2 id="edit">${a.edit}</h2>
         ${errorSummary(t, errors)}
         <form method="post" action="${base}" novalidate>
-          ${csrfField(req.csrf)} ${appFields(t, form, errors, false)}
+          ${csrfField(req.csrf)} ${appFields(req, deps, form, errors, false)}
           <div class="actions"><button type="submit">${a.save}</button></div>
         </form>
       </section>
+      ${await logoutSection(req, deps, app)}
       ${
         app.type === 'confidential'
           ? html`<section class="card" aria-labelledby="rotate">
@@ -249,7 +380,58 @@ async function detailPage(
   );
 }
 
+/**
+ * An app's machine tokens: where each data scope stands now (its owner's policy: approved,
+ * awaiting approval, refused), the token request, their requests per day (as a key's), and
+ * revoking them all.
+ */
+async function machineSection(req: PageRequest, deps: ConsoleDeps, app: AppSummary): Promise<Html> {
+  const { t } = req;
+  const a = t.console.apps;
+  const scopes = (await deps.clients.dataScopeStates([app])).get(app.id);
+  const today = todayIn(deps.config.schoolTimeZone, deps.now());
+  const days = Array.from({ length: CHART_DAYS }, (_, i) => addDays(today, i - CHART_DAYS + 1));
+  const usage = await deps.apiKeys.usage(machineUsageId(app.id), days[0] ?? today, today);
+  const tokenEndpoint = `${deps.config.urls.auth}${OAUTH_PATHS.token}`;
+  return html`<section class="card" aria-labelledby="machine-tokens">
+    <h2 id="machine-tokens">${a.machine}</h2>
+    ${facts([
+      [a.dataScopes, scopes ? scopeTags(t, { scopeStates: scopeStatesOf(scopes) }) : '—'],
+      ...(app.dataPurpose ? ([[a.dataPurpose, app.dataPurpose]] as [string, string][]) : []),
+      [a.tokenEndpoint, html`<code class="break">${tokenEndpoint}</code>`],
+    ])}
+    <p class="hint">${a.machineHint}</p>
+    ${snippet(
+      t,
+      'machine-token-command',
+      a.tokenRequest,
+      `curl -s ${tokenEndpoint} -u '${app.id}:${t.firstHour.secretPlaceholder}' -d grant_type=client_credentials`,
+    )}
+    <h3>${a.usage}</h3>
+    ${usageChart(t, fillDays(days, usage))}
+    <form method="post" action="/console/apps/${app.id}/tokens/revoke">
+      ${csrfField(req.csrf)}
+      <p class="hint">${a.revokeTokensHint}</p>
+      <button type="submit" class="secondary">${a.revokeTokens}</button>
+    </form>
+  </section>`;
+}
+
 export const appDetail: Handler<ConsoleDeps> = async (req, deps) => detailPage(req, deps, await ownApp(req, deps));
+
+/** POST /console/apps/:id/tokens/revoke: every machine token of the app stops at once. */
+export const revokeAppTokens: Handler<ConsoleDeps> = async (req, deps) => {
+  const app = await ownApp(req, deps);
+  const a = req.t.console.apps;
+  try {
+    await deps.clients.revokeMachineTokens(app.id, owner(req));
+  } catch (err) {
+    if (!(err instanceof AppValidationError)) throw err;
+    return redirect(`/console/apps/${app.id}`, { kind: 'error', text: a.problems('')[err.problem] });
+  }
+  req.ctx.state.log.info({ event: 'console.app_tokens_revoked', clientId: app.id }, 'machine tokens revoked in the console');
+  return redirect(`/console/apps/${app.id}`, { kind: 'ok', text: a.tokensRevoked });
+};
 
 export const updateApp: Handler<ConsoleDeps> = async (req, deps) => {
   const app = await ownApp(req, deps);
@@ -257,7 +439,14 @@ export const updateApp: Handler<ConsoleDeps> = async (req, deps) => {
   try {
     const updated = await deps.clients.update(
       app.id,
-      { name: values.name, serviceName: values.serviceName, redirectUris: lines(values.redirectUris), scopes: values.scopes },
+      {
+        name: values.name,
+        serviceName: values.serviceName,
+        redirectUris: lines(values.redirectUris),
+        scopes: values.scopes,
+        ...machineInput(values),
+        backchannelLogoutUri: values.backchannelLogoutUri,
+      },
       owner(req),
     );
     // A new redirect address or scope needing approval sends an approved app back to review (AppService.update): said.

@@ -4,6 +4,7 @@ import type { Database } from '../../data/database.js';
 import type { AccountService } from '../../oauth/accounts.js';
 import type { AppService } from '../../oauth/apps.js';
 import type { MfaService } from '../../oauth/second-factor.js';
+import type { PasskeyService } from '../../oauth/passkeys.js';
 import type { SelfService } from '../../oauth/self-service.js';
 import type { SignIns } from '../../oauth/sign-ins.js';
 import type { Web } from '../web/web.js';
@@ -25,6 +26,8 @@ export interface ConsoleDeps {
   readonly accounts: AccountService;
   readonly selfService: SelfService;
   readonly mfa: MfaService;
+  /** The person's passkeys (src/oauth/passkeys.ts). */
+  readonly passkeys: PasskeyService;
   /** The person's login sessions at the authorization server ("My sign-ins"). */
   readonly signIns: SignIns;
   /** Webhooks: their store, and what sending a test event or a redelivery needs (src/events/delivery.ts). */

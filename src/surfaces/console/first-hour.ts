@@ -53,6 +53,7 @@ export function discoveryUrl(config: Config): string {
  * one right after registering; a placeholder later) and first redirect address.
  */
 export function exampleCommand(t: Texts, config: Config, app: AppSummary, secret: string | null): string {
+  if (!app.grants.includes('authorization_code')) return machineExampleCommand(t, config, app, secret);
   const redirectUri = app.redirectUris[0] ?? 'http://127.0.0.1:3000/callback';
   let port = '3000';
   try {
@@ -70,11 +71,31 @@ export function exampleCommand(t: Texts, config: Config, app: AppSummary, secret
   ].join('\n');
 }
 
+/**
+ * How to start examples/nightly-sync as an app of machine tokens only: an app server reading
+ * the data API with its id and secret, no person signed in.
+ */
+function machineExampleCommand(t: Texts, config: Config, app: AppSummary, secret: string | null): string {
+  return [
+    'cd examples/nightly-sync',
+    `CAMPUS_ISSUER='${config.urls.auth}' \\`,
+    ...(config.urls.base === config.urls.auth ? [] : [`CAMPUS_URL='${config.urls.base}' \\`]),
+    `CLIENT_ID='${app.id}' \\`,
+    `CLIENT_SECRET='${secret ?? t.firstHour.secretPlaceholder}' \\`,
+    'npm start',
+  ].join('\n');
+}
+
+/** The example an app starts as: the login example, or for machine tokens only the app-server example. */
+export function exampleLabel(t: Texts, app: AppSummary): string {
+  return app.grants.includes('authorization_code') ? t.firstHour.example : t.firstHour.machineExample;
+}
+
 /** Shown once after registering: the discovery address, the client id and the example's command with the secret. */
 export function appSnippets(t: Texts, config: Config, app: AppSummary, secret: string | null): { label: string; code: string }[] {
   return [
     { label: t.firstHour.discovery, code: discoveryUrl(config) },
     { label: t.firstHour.clientId, code: app.id },
-    { label: t.firstHour.example, code: exampleCommand(t, config, app, secret) },
+    { label: exampleLabel(t, app), code: exampleCommand(t, config, app, secret) },
   ];
 }

@@ -1,6 +1,7 @@
 import { MAX_ACTIVE_KEYS_PER_ACCOUNT } from '../../data/keys/store.js';
 import { MAX_APPS_PER_ACCOUNT } from '../../oauth/apps.js';
 import { connectedApps } from '../../oauth/connected-apps.js';
+import { needsPasskey } from '../../auth/policy.js';
 import { html } from '../web/html.js';
 import { page, type Handler, type RouteTable } from '../web/routes.js';
 import { WEB_CLIENT_ID } from '../web/signin.js';
@@ -14,9 +15,10 @@ import {
   signOutEverywhere,
   startSecondFactor,
 } from './accounts.js';
-import { appDetail, appList, createApp, deleteApp, newApp, rotateAppSecret, updateApp } from './apps.js';
+import { appDetail, appList, createApp, deleteApp, newApp, revokeAppTokens, rotateAppSecret, updateApp } from './apps.js';
 import { connectedList, disconnect } from './connected.js';
 import type { ConsoleDeps } from './deps.js';
+import { finishPasskey, newPasskey, removePasskey, startPasskey } from './passkeys.js';
 import { myProfile, saveProfile } from './profile.js';
 import { myProjects, newProposal, sendProposal } from './projects.js';
 import { endOtherSignIns, endSignIn, signInList } from './sessions.js';
@@ -53,9 +55,14 @@ const consoleHome: Handler<ConsoleDeps> = async (req, deps) => {
   const role = req.account?.role;
   const factorNotice =
     role && needsFactor(req, deps)
-      ? html`<p class="notice" role="status">
-          ${t.mfa.neededForRole(t.roles[role])} <a href="/console/account#second-factor">${t.mfa.adminSetUp}</a>
-        </p>`
+      ? needsPasskey(role, deps.config.policy)
+        ? html`<p class="notice" role="status">
+            ${t.passkeys.neededForRole(t.roles[role])} <a href="/console/account#passkeys">${t.passkeys.setUp}</a>
+          </p>`
+        : html`<p class="notice" role="status">
+            ${t.mfa.neededForRole(t.roles[role])} <a href="/console/account#second-factor">${t.mfa.adminSetUp}</a>
+            ${t.passkeys.orPasskey}
+          </p>`
       : '';
   return page(
     t.console.title,
@@ -97,6 +104,7 @@ export function consoleRoutes(web: Web): RouteTable<ConsoleDeps> {
       { method: 'POST', path: '/console/apps/:id', handler: updateApp },
       { method: 'POST', path: '/console/apps/:id/secret', handler: rotateAppSecret },
       { method: 'POST', path: '/console/apps/:id/delete', handler: deleteApp },
+      { method: 'POST', path: '/console/apps/:id/tokens/revoke', handler: revokeAppTokens },
       { method: 'GET', path: '/console/webhooks', handler: webhookList, nav: (t) => t.console.nav.webhooks },
       { method: 'POST', path: '/console/webhooks', handler: createWebhook },
       { method: 'GET', path: '/console/webhooks/:id', handler: webhookDetail },
@@ -114,6 +122,10 @@ export function consoleRoutes(web: Web): RouteTable<ConsoleDeps> {
       { method: 'POST', path: '/console/account/delete', handler: deleteAccount },
       { method: 'POST', path: '/console/account/second-factor', handler: startSecondFactor },
       { method: 'POST', path: '/console/account/second-factor/confirm', handler: confirmSecondFactor },
+      { method: 'GET', path: '/console/account/passkeys/new', handler: newPasskey },
+      { method: 'POST', path: '/console/account/passkeys', handler: startPasskey },
+      { method: 'POST', path: '/console/account/passkeys/verify', handler: finishPasskey },
+      { method: 'POST', path: '/console/account/passkeys/:id/remove', handler: removePasskey },
       { method: 'GET', path: '/console/projects', handler: myProjects, nav: (t) => t.console.nav.projects },
       { method: 'GET', path: '/console/projects/new', handler: newProposal },
       { method: 'POST', path: '/console/projects/new', handler: sendProposal },

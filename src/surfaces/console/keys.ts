@@ -34,8 +34,8 @@ const createForm = (t: PageRequest['t']) =>
     purpose: text().pipe(z.string().max(MAX_PURPOSE_LENGTH, t.console.keys.purposeTooLong)),
   });
 
-/** A key's scopes with where each stands (approved, awaiting approval, refused). */
-export function scopeTags(t: PageRequest['t'], key: ApiKeySummary): Html {
+/** A key's scopes (or an app's data scopes) with where each stands (approved, awaiting approval, refused). */
+export function scopeTags(t: PageRequest['t'], key: Pick<ApiKeySummary, 'scopeStates'>): Html {
   return html`${Object.entries(key.scopeStates).map(
     ([scope, state]) =>
       html`<span class="tag" data-scope-state="${state}"
@@ -268,7 +268,7 @@ function standingOfViewer(req: PageRequest): AccountStanding {
   return req.account.standing;
 }
 
-/** The row of the scope table the viewer's keys are judged by now (a staff role without its factor: USER's). */
-function rowOf(req: PageRequest, deps: ConsoleDeps): RolePolicy {
+/** The row of the scope table the viewer's keys (and apps) are judged by now (a staff role without its factor: USER's). */
+export function rowOf(req: PageRequest, deps: ConsoleDeps): RolePolicy {
   return deps.config.policy.scopePolicy[keyPolicyRole(standingOfViewer(req), deps.config.policy)];
 }

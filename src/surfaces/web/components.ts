@@ -59,7 +59,7 @@ function labelOf(o: FieldBase, id: string): Html {
 
 export interface InputField extends FieldBase {
   readonly value?: string | number | null | undefined;
-  readonly type?: 'text' | 'email' | 'password' | 'url' | 'number' | 'search' | 'date';
+  readonly type?: 'text' | 'email' | 'password' | 'url' | 'number' | 'search' | 'date' | 'datetime-local';
   readonly autocomplete?: string;
   readonly inputmode?: 'numeric' | 'email' | 'text';
   readonly maxlength?: number;

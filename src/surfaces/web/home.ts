@@ -5,7 +5,8 @@ import { WEB_PATHS, type Web } from './web.js';
 
 /**
  * GET /: the front door. What the service is, and the way to everything a newcomer looks for:
- * sign-in, the developer console, the admin console, the API reference and the service's health.
+ * sign-in, the developer console, the admin console, the status page, the API reference and the
+ * service's health.
  */
 const home: Handler<Web> = async (req, web) => {
   const { t } = req;
@@ -27,7 +28,8 @@ const home: Handler<Web> = async (req, web) => {
           ${person ? '' : door(`${WEB_PATHS.signIn}?next=/console`, t.home.signIn, t.home.signInHint, ' primary')}
           ${door(web.links.console, t.home.console, t.home.consoleHint)}
           ${!person || isStaffRole(person.role) ? door(web.links.admin, t.home.admin, t.home.adminHint) : ''}
-          ${door(web.links.docs, t.home.docs, t.home.docsHint)} ${door(health, t.home.health, t.home.healthHint)}
+          ${door('/status', t.home.status, t.home.statusHint)} ${door(web.links.docs, t.home.docs, t.home.docsHint)}
+          ${door(health, t.home.health, t.home.healthHint)}
         </ul>
       </section>
       <section aria-labelledby="developers">

@@ -10,12 +10,14 @@ import { loginScope, SUB_FIELD } from '../../oauth/login-scopes.js';
 import { withInteractionMemo } from '../../oauth/adapter.js';
 import { ACCOUNT_PATHS, cookieName, OAUTH_PATHS } from '../../oauth/constants.js';
 import { MfaLimited, type MfaService } from '../../oauth/second-factor.js';
+import { PASSKEY_AMR, PasskeyRefused, type PasskeyProblem, type PasskeyService } from '../../oauth/passkeys.js';
 import { SelfServiceError, type SelfService } from '../../oauth/self-service.js';
 import type { AccountDoc } from '../../data/accounts/store.js';
 import { LRUCache } from 'lru-cache';
 import type { LoginThrottle } from '../../oauth/throttle.js';
 import { APP_ADMISSION_PROMPT, DATA_UPDATE_PROMPT } from '../../oauth/provider.js';
-import { appAdmits } from '../../auth/policy.js';
+import { appAdmits, secondStep, type PolicySettings } from '../../auth/policy.js';
+import { standingOf } from '../../data/accounts/standing.js';
 import type { Database } from '../../data/database.js';
 import { studentFieldValues } from '../../data/school/student-fields.js';
 import type { UpdateRequests } from '../../data/school/update-requests.js';
@@ -24,8 +26,10 @@ import { csrfField, errorSummary, field, type FieldError } from './components.js
 import type { CsrfBinding } from './csrf.js';
 import { text, ticked } from './forms.js';
 import { html, type Html } from './html.js';
-import { page, SENT, type Outcome, type PageRequest, type RouteTable } from './routes.js';
+import { json, page, SENT, type Outcome, type PageRequest, type RouteTable } from './routes.js';
 import type { CookieSealer } from './seal.js';
+import { passkeyScripts } from './shell.js';
+import { passkeyProblem } from './texts/passkeys.js';
 
 export interface LoginDeps {
   readonly provider: Provider;
@@ -41,6 +45,10 @@ export interface LoginDeps {
   /** Counts each password sign-in's outcome (src/http/metrics.ts, campus_login_attempts_total). */
   readonly countAttempt: (outcome: LoginOutcome) => void;
   readonly mfa: MfaService;
+  /** Sign-in with a passkey, alone or as the second step (src/oauth/passkeys.ts). */
+  readonly passkeys: PasskeyService;
+  /** The privilege rules' settings: which accounts a password sign-in asks a passkey of (src/auth/policy.ts, secondStep). */
+  readonly policy: PolicySettings;
   /** Seals the login waiting for its second factor (./login.ts, SECOND_FACTOR_COOKIE). */
   readonly sealer: CookieSealer;
   readonly secure: boolean;
@@ -112,7 +120,7 @@ function loginStep(step: Step) {
 
 const showInteraction: Step = async (req, deps, interaction) => {
   const names = await clientNamesOf(deps.provider, interaction);
-  if (interaction.prompt.name === 'login') return loginForm(req, names, { email: '', remember: false }, []);
+  if (interaction.prompt.name === 'login') return loginForm(req, deps, names, { email: '', remember: false }, []);
   if (interaction.prompt.name === APP_ADMISSION_PROMPT) {
     // Approved meanwhile (another tab, a reload): the sign-in goes on, and the provider asks the rule again.
     if (await admitted(deps, interaction)) return finish(req.ctx, deps.provider, {}, true);
@@ -244,7 +252,7 @@ async function submitLogin(req: PageRequest, deps: LoginDeps): Promise<Outcome> 
   const { t, ctx } = req;
   const form = loginFields.parse(req.form);
   const again = (names: ClientNames, status: number, message: string, field: 'email' | 'password' = 'password') =>
-    loginForm(req, names, { email: form.email.slice(0, MAX_EMAIL_LENGTH), remember: form.remember }, [{ field, message }], status);
+    loginForm(req, deps, names, { email: form.email.slice(0, MAX_EMAIL_LENGTH), remember: form.remember }, [{ field, message }], status);
   // A form to fill in again, within the interaction (which must still be there).
   const refuseForm = (message: string, field: 'email' | 'password') =>
     loginStep(async (_req, _deps, interaction) => again(await clientNamesOf(deps.provider, interaction), 400, message, field))(req, deps);
@@ -278,7 +286,7 @@ async function submitLogin(req: PageRequest, deps: LoginDeps): Promise<Outcome> 
       settled = true;
       deps.countAttempt(account ? 'succeeded' : 'failed');
       await decision.settle(account ? 'succeeded' : 'failed');
-      if (!account) return failedPassword(req, await clientNamesOf(deps.provider, interaction), form, decision.slowFailure);
+      if (!account) return failedPassword(req, deps, await clientNamesOf(deps.provider, interaction), form, decision.slowFailure);
       return passwordRight(req, deps, interaction, account, form.remember, ['pwd']);
     })(req, deps);
   } finally {
@@ -290,6 +298,7 @@ async function submitLogin(req: PageRequest, deps: LoginDeps): Promise<Outcome> 
 /** A wrong password: 401; from an address past its failure budget on any accounts, 429 after a pause. */
 async function failedPassword(
   req: PageRequest,
+  deps: LoginDeps,
   names: ClientNames,
   form: LoginFields,
   slow: { delayMs: number; retryAfterSeconds: number } | null,
@@ -298,6 +307,7 @@ async function failedPassword(
   const answer = (status: number, message: string) =>
     loginForm(
       req,
+      deps,
       names,
       { email: form.email.slice(0, MAX_EMAIL_LENGTH), remember: form.remember },
       [{ field: 'password', message }],
@@ -332,16 +342,19 @@ async function passwordRight(
     ctx.state.log.info({ event: 'login.disabled', accountId: account._id }, 'login refused: the account is disabled');
     return loginForm(
       req,
+      deps,
       names,
       { email: account.email, remember },
       [{ field: 'password', message: t.login.disabled(deps.helpContact) }],
       403,
     );
   }
-  // Whether it has a second factor, from the account as this process remembers it (the check above just read it).
+  // Its second factors, from the account as this process remembers it (the check above just read it):
+  // an enrolled TOTP app, and a passkey where the role needs a factor (src/auth/policy.ts, secondStep).
   const known = await deps.accounts.known(account._id);
   if (!known) throw new LoginExpired();
-  if (known.secondFactor) {
+  const step = secondStep(standingOf(known.doc, known), deps.policy);
+  if (step) {
     // The sign-in ends only with the second factor.
     writeSecondFactor(ctx, deps, {
       uid: interaction.uid,
@@ -350,7 +363,7 @@ async function passwordRight(
       expiresAt: deps.now().getTime() + SECOND_FACTOR_LIFETIME_MS,
     });
     ctx.state.log.info({ event: 'login.password_ok', accountId: account._id }, 'password right; second factor asked');
-    return secondFactorForm(req, false, []);
+    return secondStepPage(req, deps, account._id, false, []);
   }
   ctx.state.log.info({ event: 'login.succeeded', accountId: account._id, remember }, 'login succeeded');
   // Not remembered: a transient session, whose cookie ends with the browser (src/oauth/provider.ts, sessionTtl).
@@ -439,8 +452,9 @@ const sendSignInCode: Step = async (req, deps, interaction) => {
 
 /** GET …/:uid/second-factor[?recovery=1]: the second-factor form again (the app's code, or a recovery code). */
 const showSecondFactor: Step = async (req, deps, interaction) => {
-  if (interaction.prompt.name !== 'login' || !readSecondFactor(req.ctx, deps, interaction.uid)) throw new LoginExpired();
-  return secondFactorForm(req, req.query('recovery') === '1', []);
+  const pending = interaction.prompt.name === 'login' ? readSecondFactor(req.ctx, deps, interaction.uid) : undefined;
+  if (!pending) throw new LoginExpired();
+  return secondStepPage(req, deps, pending.accountId, req.query('recovery') === '1', []);
 };
 
 /** POST …/:uid/second-factor: a 6-digit code from the app or a recovery code ends the sign-in. */
@@ -450,7 +464,9 @@ const submitSecondFactor: Step = async (req, deps, interaction) => {
   if (!pending) throw new LoginExpired();
   const form = z.object({ code: text(), recovery: text() }).parse(req.form);
   const recovery = form.recovery === '1';
-  if (!form.code) return secondFactorForm(req, recovery, [{ field: 'code', message: t.mfa.missing }], 400);
+  const again = (message: string, status: number) =>
+    secondStepPage(req, deps, pending.accountId, recovery, [{ field: 'code', message }], status);
+  if (!form.code) return again(t.mfa.missing, 400);
   let proven: Awaited<ReturnType<MfaService['verify']>>;
   try {
     proven = await deps.mfa.verify(pending.accountId, form.code.slice(0, 40));
@@ -461,16 +477,11 @@ const submitSecondFactor: Step = async (req, deps, interaction) => {
       { event: 'login.second_factor_throttled', accountId: pending.accountId },
       'second factor refused: too many wrong codes',
     );
-    return secondFactorForm(
-      req,
-      recovery,
-      [{ field: 'code', message: t.mfa.throttled(Math.max(1, Math.ceil(err.retryAfterSeconds / 60))) }],
-      429,
-    );
+    return again(t.mfa.throttled(Math.max(1, Math.ceil(err.retryAfterSeconds / 60))), 429);
   }
   if (!proven) {
     ctx.state.log.info({ event: 'login.second_factor_failed', accountId: pending.accountId }, 'wrong second factor');
-    return secondFactorForm(req, recovery, [{ field: 'code', message: recovery ? t.mfa.wrongRecovery : t.mfa.wrong }], 401);
+    return again(recovery ? t.mfa.wrongRecovery : t.mfa.wrong, 401);
   }
   clearSecondFactor(ctx, deps);
   ctx.state.log.info(
@@ -480,6 +491,76 @@ const submitSecondFactor: Step = async (req, deps, interaction) => {
   // RFC 8176 method references: password, one-time password (a recovery code is one too), more than one factor.
   const amr = proven === 'totp' ? ['pwd', 'otp', 'mfa'] : ['pwd', 'mfa'];
   return finish(ctx, deps.provider, { login: { accountId: String(pending.accountId), remember: pending.remember, amr } }, false);
+};
+
+/** POST …/:uid/passkey/options: the options of the browser's passkey ceremony (JSON, for web/assets/passkeys.js). */
+const passkeyOptions: Step = async (req, deps, interaction) => {
+  if (interaction.prompt.name !== 'login' || deps.passkeys.relyingParty === null) throw new LoginExpired();
+  // The second step after a right password asks for that account's passkey; otherwise any of ours.
+  const pending = readSecondFactor(req.ctx, deps, interaction.uid);
+  return json(await deps.passkeys.signInOptions(interaction.uid, pending?.accountId ?? null));
+};
+
+const passkeyFields = z.object({ response: text({ trim: false }), remember: ticked() });
+
+/** The status of each refusal of a passkey. */
+const PASSKEY_REFUSAL_STATUS: Readonly<Record<PasskeyProblem, number>> = {
+  unavailable: 404,
+  expired: 400,
+  invalid: 401,
+  unknown: 401,
+  cloned: 403,
+  limit: 422,
+  duplicate: 409,
+};
+
+/**
+ * POST …/:uid/passkey: the browser's answer signs its account in as a right password does (the
+ * consent, the data update and the code follow), with no password and no further step: a passkey
+ * with user verification is multi-factor. As the second step, it ends the password's sign-in.
+ */
+const submitPasskey: Step = async (req, deps, interaction) => {
+  const { t, ctx } = req;
+  if (interaction.prompt.name !== 'login') throw new LoginExpired();
+  const form = passkeyFields.parse(req.form);
+  const pending = readSecondFactor(ctx, deps, interaction.uid);
+  let accountId: number;
+  try {
+    ({ accountId } = await deps.passkeys.signIn(interaction.uid, form.response));
+  } catch (err) {
+    if (!(err instanceof PasskeyRefused)) throw err;
+    const cloned = err.problem === 'cloned';
+    ctx.state.log[cloned ? 'warn' : 'info'](
+      { event: cloned ? 'login.passkey_cloned' : 'login.passkey_failed', problem: err.problem, accountId: pending?.accountId },
+      err.message,
+    );
+    const errors = [{ field: 'passkey', message: passkeyProblem(t.passkeys, err.problem) }];
+    const status = PASSKEY_REFUSAL_STATUS[err.problem];
+    if (pending) return secondStepPage(req, deps, pending.accountId, false, errors, status);
+    return loginForm(req, deps, await clientNamesOf(deps.provider, interaction), { email: '', remember: form.remember }, errors, status);
+  }
+  // The password typed before counts only for its own account (a passkey of another is a sign-in of its own).
+  const step = pending?.accountId === accountId ? pending : undefined;
+  const remember = step ? step.remember : form.remember;
+  const account = await deps.accounts.known(accountId);
+  if (!account) throw new LoginExpired();
+  if (account.doc.disabledAt) {
+    ctx.state.log.info({ event: 'login.disabled', accountId }, 'login refused: the account is disabled');
+    const names = await clientNamesOf(deps.provider, interaction);
+    return loginForm(
+      req,
+      deps,
+      names,
+      { email: account.doc.email, remember },
+      [{ field: 'passkey', message: t.login.disabled(deps.helpContact) }],
+      403,
+    );
+  }
+  if (pending) clearSecondFactor(ctx, deps);
+  ctx.state.log.info({ event: 'login.succeeded', accountId, remember, passkey: true }, 'login succeeded with a passkey');
+  // RFC 8176: the passkey's key, with user verification more than one factor; the password before it when it was the second step.
+  const amr = step ? ['pwd', PASSKEY_AMR, 'mfa'] : [PASSKEY_AMR, 'mfa'];
+  return finish(ctx, deps.provider, { login: { accountId: String(accountId), remember, amr } }, false);
 };
 
 function writeSecondFactor(ctx: AppContext, deps: LoginDeps, state: SecondFactorState): void {
@@ -509,8 +590,45 @@ function clearSecondFactor(ctx: AppContext, deps: LoginDeps): void {
   });
 }
 
+/**
+ * The second step of a password sign-in (src/auth/policy.ts, secondStep): the TOTP app's code (or
+ * a recovery code), with the account's passkey as another way; or, for an account whose role needs
+ * a factor and that has only passkeys, its passkey.
+ */
+async function secondStepPage(
+  req: PageRequest,
+  deps: LoginDeps,
+  accountId: number,
+  recovery: boolean,
+  errors: FieldError[],
+  status = 200,
+): Promise<Outcome> {
+  const known = await deps.accounts.known(accountId);
+  if (!known) throw new LoginExpired();
+  const passkey = known.passkey && deps.passkeys.relyingParty !== null;
+  if (!known.secondFactor && passkey) return passkeyStepPage(req, errors, status);
+  return secondFactorForm(req, recovery, errors, status, passkey);
+}
+
+/** The second step with only a passkey: its button (the page's script), and a way out. */
+function passkeyStepPage(req: PageRequest, errors: FieldError[], status: number): Outcome {
+  const { t } = req;
+  const base = `${OAUTH_PATHS.interaction}/${req.param('uid')}`;
+  return page(
+    t.passkeys.stepTitle,
+    html`<p>${t.passkeys.stepIntro}</p>
+      ${errorSummary(t, errors)} ${passkeyOffer(req, { label: t.passkeys.stepUse, or: false, primary: true })}
+      <p class="notice" data-passkey-unsupported>${t.passkeys.unsupported}</p>
+      <form method="post" action="${base}/abort">
+        ${csrfField(req.csrf)}
+        <div class="actions"><button type="submit" class="secondary">${t.login.cancel}</button></div>
+      </form>`,
+    status,
+  );
+}
+
 /** The second step of a sign-in with two-step sign-in on: the app's 6-digit code, or (`recovery`) a recovery code. */
-function secondFactorForm(req: PageRequest, recovery: boolean, errors: FieldError[], status = 200): Outcome {
+function secondFactorForm(req: PageRequest, recovery: boolean, errors: FieldError[], status = 200, passkey = false): Outcome {
   const { t } = req;
   const base = `${OAUTH_PATHS.interaction}/${req.param('uid')}`;
   return page(
@@ -550,7 +668,8 @@ function secondFactorForm(req: PageRequest, recovery: boolean, errors: FieldErro
       </form>
       <p class="links">
         <a href="${base}/second-factor${recovery ? '' : '?recovery=1'}">${recovery ? t.mfa.useApp : t.mfa.useRecovery}</a>
-      </p>`,
+      </p>
+      ${passkey ? passkeyOffer(req, { label: t.passkeys.stepUse, hint: t.passkeys.stepInstead, or: true }) : ''}`,
     status,
   );
 }
@@ -576,6 +695,7 @@ interface ClientNames {
 /** The login form: labelled fields, the first field (or the error) focused, no script needed. */
 function loginForm(
   req: PageRequest,
+  deps: LoginDeps,
   names: ClientNames,
   values: { email: string; remember: boolean },
   errors: FieldError[],
@@ -610,12 +730,56 @@ function loginForm(
           <button type="submit" class="secondary" formaction="${base}/abort" formnovalidate>${t.login.cancel}</button>
         </div>
       </form>
+      ${
+        deps.passkeys.relyingParty
+          ? passkeyOffer(req, {
+              label: t.passkeys.signIn,
+              hint: t.passkeys.signInHint,
+              or: true,
+              // Right after a passkey was refused, the email field does not suggest it again (the button still offers it).
+              ...(errors.some((e) => e.field === 'passkey') ? {} : { autofill: 'f-email' }),
+            })
+          : ''
+      }
       <p class="links">
         ${t.login.noAccount} <a href="${ACCOUNT_PATHS.signUpPage}?${back}">${t.login.signUp}</a><br />
         <a href="${ACCOUNT_PATHS.resetPage}?${back}">${t.login.forgot}</a>
       </p>`,
     status,
   );
+}
+
+/**
+ * The passkey's way in, for the page's script (web/assets/passkeys.js): hidden until the script
+ * finds WebAuthn in the browser, so the page is unchanged without it. The script asks for the
+ * options (…/passkey/options), runs the browser's ceremony (on the button, or, with `autofill`,
+ * from the email field's suggestions: conditional mediation), and posts the answer in this form.
+ */
+function passkeyOffer(req: PageRequest, o: { label: string; hint?: string; or: boolean; primary?: boolean; autofill?: string }): Html {
+  const { t } = req;
+  const base = `${OAUTH_PATHS.interaction}/${req.param('uid')}`;
+  return html`<div class="passkey" data-passkey-offer hidden>
+      ${o.or ? html`<p class="or"><span>${t.passkeys.or}</span></p>` : ''}
+      <form
+        method="post"
+        action="${base}/passkey"
+        data-passkey="get"
+        data-options="${base}/passkey/options"
+        ${o.autofill ? html`data-autofill="${o.autofill}"` : ''}
+        data-working="${t.passkeys.working}"
+        data-cancelled="${t.passkeys.cancelled}"
+      >
+        ${csrfField(req.csrf)}
+        <input type="hidden" name="response" value="" />
+        <input type="hidden" name="remember" value="" />
+        <button type="button" class="${o.primary ? 'primary' : 'secondary'} passkey-button" id="f-passkey" data-passkey-start>
+          ${o.label}
+        </button>
+        ${o.hint ? html`<p class="hint">${o.hint}</p>` : ''}
+        <p class="hint" role="status" data-passkey-status></p>
+      </form>
+    </div>
+    ${passkeyScripts()}`;
 }
 
 /**
@@ -733,6 +897,8 @@ async function namesOf(req: PageRequest, deps: LoginDeps): Promise<ClientNames> 
  *   GET  /v1/oauth/interaction/:uid          the login or consent page
  *   POST /v1/oauth/interaction/:uid/login    email + password
  *   POST /v1/oauth/interaction/:uid/sign-in-code[/send]  a soft-locked account's mailed code (or another one)
+ *   GET|POST /v1/oauth/interaction/:uid/second-factor  the second step: the app's code, or a recovery code
+ *   POST /v1/oauth/interaction/:uid/passkey[/options]  a passkey: its ceremony's options (JSON), then its answer
  *   POST /v1/oauth/interaction/:uid/confirm  allow or deny the requested scopes
  *   POST /v1/oauth/interaction/:uid/data-update  the details the school asked the student to check
  *   POST /v1/oauth/interaction/:uid/abort    cancel the sign-in
@@ -757,6 +923,8 @@ export const loginRoutes: RouteTable<LoginDeps> = {
     { method: 'POST', path: `${OAUTH_PATHS.interaction}/:uid/sign-in-code/send`, handler: loginStep(sendSignInCode) },
     { method: 'GET', path: `${OAUTH_PATHS.interaction}/:uid/second-factor`, handler: loginStep(showSecondFactor) },
     { method: 'POST', path: `${OAUTH_PATHS.interaction}/:uid/second-factor`, handler: loginStep(submitSecondFactor) },
+    { method: 'POST', path: `${OAUTH_PATHS.interaction}/:uid/passkey/options`, handler: loginStep(passkeyOptions) },
+    { method: 'POST', path: `${OAUTH_PATHS.interaction}/:uid/passkey`, handler: loginStep(submitPasskey) },
     { method: 'POST', path: `${OAUTH_PATHS.interaction}/:uid/confirm`, handler: loginStep(submitConsent) },
     { method: 'POST', path: `${OAUTH_PATHS.interaction}/:uid/data-update`, handler: loginStep(submitDataUpdate) },
     { method: 'POST', path: `${OAUTH_PATHS.interaction}/:uid/abort`, handler: loginStep(abort) },

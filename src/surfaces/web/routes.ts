@@ -11,7 +11,8 @@ import type { Texts } from './texts/index.js';
 /**
  * A page is a handler, a view, a line of a route table and its texts (docs/web.md). The handler
  * reads the request and its dependencies and answers an Outcome; the table's runner (./web.ts)
- * turns it into the response: a page in the shell, a redirect with its flash, or a file.
+ * turns it into the response: a page in the shell, a redirect with its flash, a file, or JSON for
+ * the page's own script.
  */
 
 /** What a handler answers. */
@@ -19,6 +20,8 @@ export type Outcome =
   | { readonly kind: 'page'; readonly status: number; readonly title: string; readonly content: Html }
   | { readonly kind: 'redirect'; readonly location: string; readonly flash?: Flash | undefined }
   | { readonly kind: 'file'; readonly name: string; readonly type: string; readonly body: Buffer }
+  /** JSON for a page's own script (the passkey options: web/assets/passkeys.js), never cached. */
+  | { readonly kind: 'json'; readonly status: number; readonly body: unknown }
   /** The response is already written (oidc-provider answers an interaction's end itself). */
   | { readonly kind: 'sent' };
 
@@ -35,6 +38,11 @@ export function redirect(location: string, flash?: Flash): Outcome {
 /** A file to download under `name` (Koa's `ctx.attachment` writes its Content-Disposition, Korean letters kept). */
 export function download(name: string, type: string, body: Buffer): Outcome {
   return { kind: 'file', name, type, body };
+}
+
+/** JSON for a page's own script. */
+export function json(body: unknown, status = 200): Outcome {
+  return { kind: 'json', status, body };
 }
 
 export const SENT: Outcome = { kind: 'sent' };

@@ -14,9 +14,11 @@ const sessionSchema = z.object({
   nonce: z.string(),
   expiresAt: z.number(),
   // When the person last typed their password at the authorization server (ms), and whether that
-  // sign-in had a second factor: the admin console asks again after 15 minutes, and for the factor.
+  // sign-in had a second factor (and whether it was a passkey): the admin console asks again after
+  // 15 minutes, and for the factor (only a passkey under ADMIN_MFA=passkey).
   authTime: z.number().optional(),
   mfa: z.boolean().optional(),
+  passkey: z.boolean().optional(),
 });
 export type WebSession = z.infer<typeof sessionSchema>;
 

@@ -9,8 +9,9 @@ import type { Texts } from './texts/index.js';
  * The one shell of every page (the front door, the login pages, sign-up, both consoles, the error
  * pages): a header with the school's name, the signed-in person's navigation and the language
  * switch; the section's navigation (a console's pages); the page's heading, its flash and its
- * content. One stylesheet, and one small script on the pages that show a value once (its copy
- * button), both from web/assets/ (./assets.ts): the Content-Security-Policy allows no inline code.
+ * content. One stylesheet, one small script on the pages that show a value once (its copy
+ * button), and the passkey scripts on the pages that offer passkeys (passkeyScripts), all served
+ * by us (./assets.ts): the Content-Security-Policy allows no inline code.
  */
 
 export interface NavItem {
@@ -135,17 +136,25 @@ export function renderShell(input: ShellInput): string {
 /** Where the shared assets are served (./assets.ts). */
 export const ASSETS_PATH = '/assets';
 
+/** The passkey scripts (./assets.ts): @simplewebauthn/browser's bundle, and ours (web/assets/passkeys.js), which uses it. */
+export const PASSKEY_SCRIPTS = { webauthn: `${ASSETS_PATH}/webauthn.js`, page: `${ASSETS_PATH}/passkeys.js` } as const;
+
+/** The tags of the passkey scripts, for a page that offers passkeys (they run in this order, after the page is read). */
+export function passkeyScripts(): Html {
+  return html`<script src="${PASSKEY_SCRIPTS.webauthn}" defer></script>
+    <script src="${PASSKEY_SCRIPTS.page}" defer></script>`;
+}
+
 /**
  * Headers of every page: only our own stylesheet and script, no framing (clickjacking), nothing
  * cached, no Referer to other sites (the login pages' addresses carry interaction ids; a
  * same-origin Referer keeps the Origin header of our own form posts, which the CSRF check reads).
  * Forms post only to ourselves, except on the OAuth pages (login, consent, logout), whose posts
  * end in a redirect to the app, which `form-action` would block in browsers that apply it to
- * redirects; those pages run no script.
+ * redirects; their one script is the passkey sign-in's, which fetches its options from us.
  */
 export function setPageHeaders(ctx: Pick<AppContext, 'set'>, oauth = false): void {
-  // The OAuth pages run no script at all (default-src 'none').
-  const scriptsAndForms = oauth ? '' : "script-src 'self'; form-action 'self'; ";
+  const scriptsAndForms = oauth ? "script-src 'self'; connect-src 'self'; " : "script-src 'self'; form-action 'self'; ";
   ctx.set(
     'Content-Security-Policy',
     `default-src 'none'; style-src 'self'; img-src 'self' data:; ${scriptsAndForms}frame-ancestors 'none'; base-uri 'none'`,

@@ -3,9 +3,11 @@ import { z } from 'zod';
 import { sameSecret } from '../../compare.js';
 import type { Config } from '../../config/index.js';
 import type { AccountStore } from '../../data/accounts/store.js';
+import type { LogoutNotices } from '../../oauth/backchannel-logout.js';
 import type { OAuthStore } from '../../data/accounts/oauth-records.js';
 import { AccessTokenRejected, type AccessTokenVerifier } from '../../oauth/access-token.js';
 import type { AppService } from '../../oauth/apps.js';
+import { PASSKEY_AMR } from '../../oauth/passkeys.js';
 import { cookieName, providerCookieNames, OAUTH_PATHS, SELF_READ, WEB_CLIENT_ID } from '../../oauth/constants.js';
 import { linkButton } from './components.js';
 import { wayBack } from './errors.js';
@@ -36,6 +38,8 @@ export interface SignInDeps {
   readonly verifier: AccessTokenVerifier;
   readonly accounts: AccountStore;
   readonly grants: OAuthStore;
+  /** Apps with a back-channel logout address are told when this sign-out ends the school sign-in. */
+  readonly notices: LogoutNotices;
   /** Seals the sign-in in progress (state, PKCE verifier, where to go next). */
   readonly sealer: CookieSealer;
 }
@@ -126,6 +130,7 @@ const callback: Handler<SignInDeps> = async (req, deps) => {
     expiresAt: deps.web.now().getTime() + SESSION_LIFETIME_MS,
     ...(typeof authTime === 'number' ? { authTime: authTime * 1000 } : {}),
     mfa: Array.isArray(amr) && amr.includes('mfa'),
+    passkey: Array.isArray(amr) && amr.includes(PASSKEY_AMR),
   });
   ctx.state.log.info({ event: 'web.signin', accountId: account._id }, 'signed in to the consoles');
   return redirect(pending.next);
@@ -146,6 +151,8 @@ const signOut: Handler<SignInDeps> = async (req, deps) => {
   // forging one; deleting by a forged id deletes nothing that its sender could not already end).
   const providerSession = providerCookieNames(deps.web.secure).session;
   const loginSession = ctx.cookies.get(providerSession);
+  const ended = loginSession ? await deps.grants.find('Session', loginSession) : undefined;
+  if (ended) await deps.notices.sessionsEnded([ended], 'signed_out');
   if (loginSession) await deps.grants.destroy('Session', loginSession);
   for (const name of [providerSession, `${providerSession}.sig`]) {
     ctx.cookies.set(name, '', { httpOnly: true, sameSite: 'lax', secure: deps.web.secure, path: '/', maxAge: 0, overwrite: true });

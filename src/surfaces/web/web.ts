@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import type { Middleware } from 'koa';
 import compose from 'koa-compose';
 import { accountPrincipal, type AccountPrincipal } from '../../auth/principal.js';
-import { isStaffRole, pageRefusal, STAFF_ROLES, type PageRule, type SignInProof } from '../../auth/policy.js';
+import { isStaffRole, needsPasskey, pageRefusal, STAFF_ROLES, type PageRule, type SignInProof } from '../../auth/policy.js';
 import type { Config } from '../../config/index.js';
 import { AccountStore } from '../../data/accounts/store.js';
 import type { Database } from '../../data/database.js';
@@ -133,7 +133,7 @@ export class Web {
     if (!session) return undefined;
     const known = (await this.grants.find('Grant', session.grantId)) ? await this.accounts.known(session.accountId) : null;
     if (!known || known.doc.disabledAt) return undefined;
-    ctx.state.account = accountPrincipal(standingOf(known.doc, known.secondFactor), known.doc.email, proofOf(session), this.config.policy);
+    ctx.state.account = accountPrincipal(standingOf(known.doc, known), known.doc.email, proofOf(session), this.config.policy);
     return ctx.state.account;
   }
 
@@ -176,14 +176,22 @@ export class Web {
     };
   }
 
-  /** A staff account without the second factor its privilege needs: a 403 page that says how to set one up. */
+  /**
+   * A staff account without the second factor its privilege needs: a 403 page that says how to set
+   * one up (a passkey, where ADMIN_MFA=passkey accepts nothing else).
+   */
   private secondFactorNeeded(ctx: AppContext, account: AccountPrincipal | undefined): void {
     const t = this.texts(ctx);
     ctx.state.log.warn({ event: 'admin.second_factor_missing', accountId: account?.accountId }, 'staff page refused: no second factor');
+    const passkeyOnly = account !== undefined && needsPasskey(account.role, this.config.policy);
     this.render(ctx, 403, {
-      title: t.mfa.adminNeededTitle,
-      content: html`<p role="alert">${t.mfa.adminNeeded}</p>
-        <p><a class="button" href="/console/account">${t.mfa.adminSetUp}</a></p>`,
+      title: passkeyOnly ? t.passkeys.adminNeededTitle : t.mfa.adminNeededTitle,
+      content: passkeyOnly
+        ? html`<p role="alert">${t.passkeys.adminNeeded}</p>
+            <p><a class="button" href="/console/account#passkeys">${t.passkeys.setUp}</a></p>`
+        : html`<p role="alert">${t.mfa.adminNeeded}</p>
+            <p>${t.passkeys.orPasskey}</p>
+            <p><a class="button" href="/console/account">${t.mfa.adminSetUp}</a></p>`,
     });
   }
 
@@ -315,13 +323,17 @@ export class Web {
       ctx.attachment(outcome.name);
       ctx.type = outcome.type;
       ctx.body = outcome.body;
+    } else if (outcome.kind === 'json') {
+      setPageHeaders(ctx, table.oauth);
+      ctx.status = outcome.status;
+      ctx.body = outcome.body;
     }
   }
 }
 
 /** What a sign-in of our pages proved, as the privilege rules read it. */
 function proofOf(session: WebSession): SignInProof {
-  return { secondFactor: session.mfa === true, authTime: session.authTime };
+  return { secondFactor: session.mfa === true, passkey: session.passkey === true, authTime: session.authTime };
 }
 
 /** A table's section in the shell: its name and home, and a navigation entry for each route that names one. */

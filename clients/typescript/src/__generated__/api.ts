@@ -200,6 +200,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * 서비스 각 부분의 상태, 지난 90일 가용률, 장애와 점검; API 키가 필요 없습니다. / The state of each part of the service, its last 90 days, incidents and maintenance; no API key needed.
+         * @description API 키 없이 호출합니다. 요청 한도는 주소마다 셉니다 (PUBLIC_RATE_LIMIT). 서비스가 1분마다 스스로 확인한 결과입니다. / No key needed; the rate limit counts per client address (PUBLIC_RATE_LIMIT). What the service found checking itself every minute.
+         */
+        get: operations["getStatus"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1407,7 +1427,7 @@ export interface operations {
                         code: 200;
                         /** @description OK */
                         message: string;
-                        /** @description The health report: `database` (`status`, `latencyMs`) and a section per background job (`neis`: its last sync). */
+                        /** @description The health report: `database` (`status`, `latencyMs`), a section per background job (`neis`: its last sync), and `rollover` (`underWay`: whether a school-year rollover or another announced mass change is being applied now, with its `batchId`, `kind`, `records`, `since`). */
                         data: Record<string, never>;
                     };
                 };
@@ -1430,11 +1450,60 @@ export interface operations {
                         code: 503;
                         /** @description What went wrong, naming the parameter, scope or limit at fault. */
                         message: string;
-                        /** @description The health report: `database` (`status`, `latencyMs`) and a section per background job (`neis`: its last sync). */
+                        /** @description The health report: `database` (`status`, `latencyMs`), a section per background job (`neis`: its last sync), and `rollover` (`underWay`: whether a school-year rollover or another announced mass change is being applied now, with its `batchId`, `kind`, `records`, `since`). */
                         data: Record<string, never>;
                     };
                 };
             };
+        };
+    };
+    getStatus: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description 받은 ETag를 다시 보내면, 바뀌지 않은 응답은 본문 없이 304입니다. / An ETag received before: an unchanged answer is 304 with no body. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The report (a part that is down is reported, not an error). */
+            200: {
+                headers: {
+                    /** @description The request id, as the logs have it; quote it when reporting a problem. */
+                    "X-Request-Id": string;
+                    /** @description 응답 본문의 강한 ETag. / A strong entity tag of the exact body; send it back in If-None-Match to revalidate. */
+                    ETag: string;
+                    /** @description Data answers: `private, no-cache` (keep, but revalidate with the ETag); health: `no-store`. */
+                    "Cache-Control": string;
+                    /** @description What is left of the key's budget: `"default";r=<remaining>;t=<seconds until the window resets>`. */
+                    RateLimit?: string;
+                    /** @description The key's budget: `"default";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Requests per window (for older clients). */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this window (for older clients). */
+                    "X-RateLimit-Remaining"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "OK";
+                        /** @constant */
+                        code: 200;
+                        /** @description OK */
+                        message: string;
+                        /** @description The status page's report (docs/operations.md, "The status page"): `state` (the worst of the parts: UP, DEGRADED, DOWN), `checkedAt`, `historyAsOf`; `parts`, each with `part` (data-api, sign-in, userinfo, database, redis when configured, neis, webhooks), `state` (UP, DEGRADED, DOWN, or OFF for a part not running), `detail` (`reason`, `latencyMs`; NEIS: each dataset's `lastSuccessAt` and `ageSeconds`; webhooks: `backlog`, `oldestPendingAt`), `availability` (`days90`, and each recorded day's share and minutes up, degraded and down) and the open `incidents` naming it; `rollover` (`underWay`: a rollover or mass change being applied now, `planned`: one previewed); `current` and `past` incidents and maintenance with their `updates`. */
+                        data: Record<string, never>;
+                    };
+                };
+            };
+            304: components["responses"]["NOT_MODIFIED"];
+            405: components["responses"]["METHOD_NOT_ALLOWED"];
+            429: components["responses"]["TOO_MANY_REQUESTS"];
         };
     };
 }

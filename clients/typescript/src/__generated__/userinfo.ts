@@ -35,6 +35,12 @@ export interface UserinfoFields {
     name: string;
     status: "ACTIVE" | "ENDED";
   }[];
+  /** Whether the email was proven: always true (a sign-up proves it with a mailed code; an operator makes the others). */
+  email_verified: boolean;
+  /** The person's name: the student record's, or a teacher's; null when the school has none. */
+  name: string | null;
+  /** The account's email before the @ (a short name; not unique across schools). */
+  preferred_username: string;
 }
 
 /** The keys of the userinfo answer each login scope releases (`sub` is always there). */
@@ -44,5 +50,7 @@ export interface UserinfoScopes {
   "club:read": "clubs";
   "project:read": "projects";
   "self:read": "id" | "email" | "role" | "isStudent" | "student" | "teacher";
+  "profile": "name" | "preferred_username";
+  "email": "email" | "email_verified";
   "openid": never;
 }

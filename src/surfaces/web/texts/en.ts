@@ -8,6 +8,9 @@ import type { Texts } from './ko.js';
 import { windowEn } from './time.js';
 import { webhooksEn } from './events.js';
 import { adminProposalsEn, consoleProjectsEn } from './proposals.js';
+import { appExtrasEn, deviceEn } from './device.js';
+import { passkeysEn } from './passkeys.js';
+import { adminStatusEn, statusEn } from './status.js';
 
 /** A count in English words (Intl.PluralRules): `count(1, { one: '# key', other: '# keys' })`. */
 const count = (value: number, forms: PluralForms) => plural('en-US', value, forms);
@@ -91,7 +94,9 @@ export const en: Texts = {
     adminHint: 'Staff manage the data of students, clubs and projects, and the accounts.',
     docs: 'API reference',
     docsHint: 'Every endpoint of the data API and its parameters (OpenAPI).',
-    health: 'Service health',
+    status: 'Service status',
+    statusHint: 'Whether each part works now, the last 90 days, news of incidents and maintenance.',
+    health: 'Health check (JSON)',
     healthHint: 'Shows, as JSON, whether the service and its database answer.',
     signedIn: (email: string) => `You are signed in as ${email}.`,
     forDevelopers: 'For developers',
@@ -107,6 +112,9 @@ export const en: Texts = {
     example: 'Run the example app (examples/login-with-school)',
     exampleHint:
       "Run it in the repository's examples/login-with-school folder. The app's redirect address must be the example's (/callback).",
+    machineExample: 'Run the example app server (examples/nightly-sync)',
+    machineExampleHint:
+      "Run it in the repository's examples/nightly-sync folder: with no person signed in, it gets the clubs with a machine token and keeps them; the next run gets only what changed (ETag).",
     secretPlaceholder: 'YOUR_APP_SECRET',
     devCallback: (url: string) =>
       `While developing, register ${url} as a redirect address: after signing in you see the code and the token request to make.`,
@@ -204,6 +212,7 @@ export const en: Texts = {
     neededForRole: (role: string) =>
       `The ${role} role needs two-step sign-in to use its privileges. Until you set it up, the admin console stays closed and your API keys' scopes wait for an administrator's approval, as a user's do.`,
   },
+  passkeys: passkeysEn,
   consent: {
     title: 'Allow access',
     intro: (client: string, email: string) => `${client} is asking for the following access to the account ${email}.`,
@@ -220,6 +229,7 @@ export const en: Texts = {
     awaitingTitle: 'This app awaits the school’s approval',
     awaiting: (app: string) => `${app} has not been approved by the school yet. Until it is, only its maker can sign in.`,
   },
+  device: deviceEn,
   logout: {
     title: 'Sign out',
     intro: (email: string) => `Sign out of ${email}? Your school account sign-in on this device ends.`,
@@ -444,7 +454,8 @@ export const en: Texts = {
       serviceNameShort: 'Service name',
       serviceHint: 'e.g. "GSM club attendance". When empty, the app name is shown.',
       redirectUris: `Redirect addresses (one per line, at most ${MAX_REDIRECT_URIS})`,
-      redirectHint: 'Matched as exact strings. In production only https (or http on 127.0.0.1) is allowed.',
+      redirectHint:
+        'Needed to sign in with a browser (an app that signs in only by device leaves it empty). Matched as exact strings. In production only https (or http on 127.0.0.1) is allowed.',
       type: 'Kind of app',
       confidential: 'Confidential client (an app with a server: it can keep a secret)',
       public: 'Public client (a mobile or browser app: no secret, PKCE only)',
@@ -475,6 +486,27 @@ export const en: Texts = {
       confirmNeeded: 'Tick the box to delete the app.',
       deleted: 'The app has been deleted.',
       back: 'All apps',
+      grants: 'How the app gets tokens',
+      grantText: {
+        authorization_code: 'In a browser: "Log in with the school" (back at the redirect address)',
+        client_credentials: "Machine tokens for the app's server: reads the data API with no person signed in (confidential apps only)",
+        device: 'By device (RFC 8628): a screen or command-line tool shows a code, and the person signs in at /device on a phone',
+      },
+      grantShort: { authorization_code: 'browser', client_credentials: 'machine tokens', device: 'device' },
+      dataScopes: 'Data scopes of the machine tokens',
+      dataScopesHint:
+        'The rules of your API keys: the scopes your role gives work at once; one that needs approval is answered 403 until an administrator approves it.',
+      dataPurpose: 'What the data is for',
+      machine: 'Machine tokens',
+      tokenEndpoint: 'Token endpoint',
+      machineHint:
+        'Send grant_type=client_credentials with the client ID and secret to get a token valid for an hour. Sent to the data API as Authorization: Bearer <token>, it is answered exactly as an API key with the same scopes.',
+      tokenRequest: 'Get a token',
+      usage: 'Requests per day with machine tokens',
+      revokeTokens: 'Revoke all machine tokens',
+      revokeTokensHint: "Every machine token issued to this app stops at once, on every server. The app's server then asks for a new one.",
+      tokensRevoked: 'All machine tokens have been revoked.',
+      ...appExtrasEn,
       problems: (detail: string) => ({
         unknown_client: 'The app does not exist.',
         name: `Enter an app name of 1 to ${MAX_APP_NAME_LENGTH} characters.`,
@@ -489,6 +521,11 @@ export const en: Texts = {
         public_has_no_secret: 'A public client has no secret.',
         too_many_apps: `You may register at most ${count(MAX_APPS_PER_ACCOUNT, { one: '# app', other: '# apps' })}. Delete one you no longer use first.`,
         reserved_name: `${detail}: this is the name of one of the school's own apps. Choose another.`,
+        grants:
+          'Choose one or more ways the app gets tokens: a person in a browser, by device, or machine tokens (machine tokens only for a confidential app).',
+        data_scopes: detail ? `Your role may not ask for ${detail}.` : 'Machine tokens need at least one data scope.',
+        purpose: `${detail} needs an administrator's approval: write what you need the data for.`,
+        backchannel_logout_uri: `${detail}: must be a whole http(s) address without a # part (https in production).`,
       }),
     },
     webhooks: webhooksEn,
@@ -535,9 +572,11 @@ export const en: Texts = {
       deleteButton: 'Delete the account',
     },
   },
+  status: statusEn,
   admin: {
     title: 'Admin console',
     proposals: adminProposalsEn,
+    status: adminStatusEn,
     nav: {
       students: 'Students',
       clubs: 'Clubs',
@@ -550,6 +589,7 @@ export const en: Texts = {
       accounts: 'Accounts',
       keys: 'API keys',
       apps: 'OAuth apps',
+      status: 'Status notices',
     },
     home: {
       students: 'Students',
@@ -857,6 +897,8 @@ export const en: Texts = {
         APP_APPROVED: 'App approved',
         APP_DISABLED: 'App disabled',
         APP_ENABLED: 'App enabled',
+        APP_DATA_SCOPES_APPROVED: 'App data scopes approved',
+        APP_DATA_SCOPES_REFUSED: 'App data scopes refused',
         ROLE_CHANGED: 'Role changed',
         TEACHER_APPROVED: 'Teacher approved',
         TEACHER_REFUSED: 'Teacher refused',
@@ -865,6 +907,8 @@ export const en: Texts = {
         ACCOUNT_ENABLED: 'Account enabled',
         ACCOUNT_DELETED: 'Account deleted',
         PASSWORD_RESET_SENT: 'Password reset mail sent',
+        PASSKEY_ADDED: 'Passkey added',
+        PASSKEY_REMOVED: 'Passkey removed',
         PROJECT_PROPOSED: 'Project proposed',
         PROPOSAL_ACCEPTED: 'Proposal accepted',
         PROPOSAL_REFUSED: 'Proposal refused',
@@ -969,10 +1013,16 @@ export const en: Texts = {
       approveLabel: (app: string) => `Approve ${app}`,
       disableLabel: (app: string) => `Disable ${app}`,
       enableLabel: (app: string) => `Enable ${app}`,
+      refuse: 'Refuse data scopes',
+      refuseLabel: (app: string) => `Refuse data scopes of ${app}`,
+      dataScopes: 'Machine tokens:',
+      dataWaitingCount: (n: number) =>
+        `${count(n, { one: '# app waits', other: '# apps wait' })} for the approval of its machine tokens' data scopes.`,
       done: {
         approve: (app: string, state: string) => `${app} has been approved (${state}).`,
         disable: (app: string, state: string) => `${app} has been disabled (${state}).`,
         enable: (app: string, state: string) => `${app} has been enabled again (${state}).`,
+        refuse: (app: string, state: string) => `The data scopes ${app} waited for have been refused (${state}).`,
       },
       unknown: 'That app does not exist.',
     },

@@ -1,6 +1,7 @@
 import type { AccountRole, ApiScope, SchoolEntity } from '../../../data/__generated__/enums.js';
 import { MAX_KEY_LABEL_LENGTH, MAX_PURPOSE_LENGTH, MAX_ROTATION_GRACE_SECONDS } from '../../../data/keys/store.js';
 import { MAX_APPS_PER_ACCOUNT, MAX_APP_NAME_LENGTH, MAX_REDIRECT_URIS, type AppProblem } from '../../../oauth/apps.js';
+import type { AppGrant } from '../../../data/apps/store.js';
 import { scopeTitles } from '../../../oauth/login-scopes.js';
 import type { AccessAction } from '../../../data/accounts/access-log.js';
 import { CODE_DIGITS, CODE_LIFETIME_SECONDS } from '../../../oauth/email-codes.js';
@@ -11,6 +12,9 @@ import type { ApprovalState } from '../../../data/accounts/store.js';
 import { windowKo } from './time.js';
 import { webhooksKo } from './events.js';
 import { adminProposalsKo, consoleProjectsKo } from './proposals.js';
+import { appExtrasKo, deviceKo } from './device.js';
+import { passkeysKo } from './passkeys.js';
+import { adminStatusKo, statusKo } from './status.js';
 
 /** A number as Korean pages write it (1,234). */
 const n = (value: number) => value.toLocaleString('ko-KR');
@@ -97,7 +101,9 @@ export const ko = {
     adminHint: '교직원이 학생·동아리·프로젝트 데이터와 계정을 관리합니다.',
     docs: 'API 문서',
     docsHint: '데이터 API의 모든 엔드포인트와 매개변수 (OpenAPI).',
-    health: '서비스 상태',
+    status: '서비스 상태',
+    statusHint: '각 부분이 지금 작동하는지, 지난 90일의 기록, 장애와 점검 소식.',
+    health: '헬스 체크 (JSON)',
     healthHint: '서비스와 데이터베이스가 응답하는지 JSON으로 보여 줍니다.',
     signedIn: (email: string) => `${email} 계정으로 로그인되어 있습니다.`,
     forDevelopers: '개발자에게',
@@ -113,6 +119,9 @@ export const ko = {
     clientId: '클라이언트 ID',
     example: '예제 앱 실행 (examples/login-with-school)',
     exampleHint: '저장소의 examples/login-with-school 폴더에서 실행합니다. 리디렉션 주소가 예제 앱의 주소(/callback)여야 합니다.',
+    machineExample: '예제 앱 서버 실행 (examples/nightly-sync)',
+    machineExampleHint:
+      '저장소의 examples/nightly-sync 폴더에서 실행합니다: 사람 없이 머신 토큰으로 동아리 목록을 받아 저장하고, 다음 실행에는 ETag로 바뀐 것만 받습니다.',
     secretPlaceholder: '앱의_시크릿',
     devCallback: (url: string) =>
       `개발 중에는 ${url} 을 리디렉션 주소로 등록하면, 로그인 뒤 받은 코드와 토큰 요청을 화면에서 볼 수 있습니다.`,
@@ -206,6 +215,7 @@ export const ko = {
     neededForRole: (role: string) =>
       `${role} 역할은 2단계 인증이 있어야 권한을 씁니다. 설정하기 전까지는 관리자 콘솔이 열리지 않고, API 키의 권한은 일반 사용자처럼 관리자의 승인을 기다립니다.`,
   },
+  passkeys: passkeysKo,
   consent: {
     title: '권한 요청',
     intro: (client: string, email: string) => `${client} 앱이 ${email} 계정에 다음 권한을 요청합니다.`,
@@ -222,6 +232,7 @@ export const ko = {
     awaitingTitle: '학교의 승인을 기다리는 앱',
     awaiting: (app: string) => `${app} 앱은 아직 학교의 승인을 받지 않았습니다. 승인되기 전에는 만든 사람만 로그인할 수 있습니다.`,
   },
+  device: deviceKo,
   logout: {
     title: '로그아웃',
     intro: (email: string) => `${email} 계정에서 로그아웃할까요? 이 기기에서 학교 계정 로그인이 끝납니다.`,
@@ -439,7 +450,8 @@ export const ko = {
       serviceNameShort: '서비스 이름',
       serviceHint: '예: "GSM 동아리 출석부". 비워 두면 앱 이름이 보입니다.',
       redirectUris: `리디렉션 주소 (한 줄에 하나, 최대 ${MAX_REDIRECT_URIS}개)`,
-      redirectHint: '정확히 같은 문자열만 허용됩니다. 운영 환경에서는 https (또는 127.0.0.1의 http)만 쓸 수 있습니다.',
+      redirectHint:
+        '브라우저 로그인에 필요합니다(기기 로그인만 쓰는 앱은 비워 둡니다). 정확히 같은 문자열만 허용됩니다. 운영 환경에서는 https (또는 127.0.0.1의 http)만 쓸 수 있습니다.',
       type: '앱 종류',
       confidential: '기밀 클라이언트 (서버가 있는 앱: 비밀 값을 보관할 수 있음)',
       public: '공개 클라이언트 (모바일·브라우저 앱: 비밀 값 없이 PKCE만 사용)',
@@ -470,6 +482,28 @@ export const ko = {
       confirmNeeded: '삭제하려면 확인란을 선택하세요.',
       deleted: '앱을 삭제했습니다.',
       back: '앱 목록',
+      // Machine tokens (client_credentials): the app's own server reads the data API, no person signed in.
+      grants: '토큰 받는 방법',
+      grantText: {
+        authorization_code: '브라우저 로그인: "학교 계정으로 로그인" (리디렉션 주소로 돌아옴)',
+        client_credentials: '앱 서버의 머신 토큰: 사람 없이 데이터 API를 읽음 (기밀 클라이언트만)',
+        device: '기기 로그인 (RFC 8628): 화면·명령줄 도구가 코드를 보여 주고, 휴대폰의 /device에서 로그인',
+      } satisfies Record<AppGrant, string>,
+      grantShort: { authorization_code: '브라우저', client_credentials: '머신 토큰', device: '기기' } satisfies Record<AppGrant, string>,
+      dataScopes: '머신 토큰의 데이터 권한',
+      dataScopesHint:
+        '내 API 키와 같은 규칙입니다: 역할이 바로 주는 권한은 바로 쓰고, 승인이 필요한 권한은 관리자가 승인할 때까지 403으로 거절됩니다.',
+      dataPurpose: '데이터를 쓰는 목적',
+      machine: '머신 토큰',
+      tokenEndpoint: '토큰 엔드포인트',
+      machineHint:
+        'grant_type=client_credentials와 클라이언트 ID, 비밀 값을 보내면 1시간 동안 쓰는 토큰을 받습니다. 데이터 API에 Authorization: Bearer <토큰>으로 보내면 같은 권한의 API 키와 똑같이 답합니다.',
+      tokenRequest: '토큰 받기',
+      usage: '머신 토큰의 하루 요청 수',
+      revokeTokens: '머신 토큰 모두 취소',
+      revokeTokensHint: '이 앱에 발급된 머신 토큰이 모든 서버에서 바로 멈춥니다. 앱 서버는 새 토큰을 받으면 됩니다.',
+      tokensRevoked: '머신 토큰을 모두 취소했습니다.',
+      ...appExtrasKo,
       problems: (detail: string): Record<AppProblem, string> => ({
         unknown_client: '앱을 찾을 수 없습니다.',
         name: `앱 이름을 1~${MAX_APP_NAME_LENGTH}자로 입력하세요.`,
@@ -484,6 +518,10 @@ export const ko = {
         public_has_no_secret: '공개 클라이언트에는 비밀 값이 없습니다.',
         too_many_apps: `앱은 ${MAX_APPS_PER_ACCOUNT}개까지 등록할 수 있습니다. 쓰지 않는 앱을 삭제한 뒤 등록하세요.`,
         reserved_name: `${detail}: 학교가 운영하는 앱의 이름입니다. 다른 이름을 쓰세요.`,
+        grants: '토큰을 받는 방법을 하나 이상 고르세요: 브라우저 로그인, 기기 로그인, 머신 토큰 (머신 토큰은 기밀 클라이언트만).',
+        data_scopes: detail ? `내 역할로는 ${detail} 권한을 요청할 수 없습니다.` : '머신 토큰에는 데이터 권한이 하나 이상 있어야 합니다.',
+        purpose: `${detail} 권한은 관리자의 승인이 필요합니다: 데이터를 어디에 쓰는지 적어 주세요.`,
+        backchannel_logout_uri: `${detail}: http(s)로 시작하고 # 뒷부분이 없는 완전한 주소여야 합니다 (운영 환경에서는 https).`,
       }),
     },
     webhooks: webhooksKo,
@@ -529,9 +567,12 @@ export const ko = {
       deleteButton: '계정 삭제',
     },
   },
+  /** The status page, /status (./status.ts). */
+  status: statusKo,
   admin: {
     title: '관리자 콘솔',
     proposals: adminProposalsKo,
+    status: adminStatusKo,
     nav: {
       students: '학생',
       clubs: '동아리',
@@ -544,6 +585,7 @@ export const ko = {
       accounts: '계정',
       keys: 'API 키',
       apps: 'OAuth 앱',
+      status: '상태 공지',
     },
     home: {
       students: '학생',
@@ -850,6 +892,8 @@ export const ko = {
         APP_APPROVED: '앱 승인',
         APP_DISABLED: '앱 사용 중지',
         APP_ENABLED: '앱 다시 사용',
+        APP_DATA_SCOPES_APPROVED: '앱 데이터 권한 승인',
+        APP_DATA_SCOPES_REFUSED: '앱 데이터 권한 거절',
         ROLE_CHANGED: '역할 변경',
         TEACHER_APPROVED: '교사 가입 승인',
         TEACHER_REFUSED: '교사 가입 거절',
@@ -858,6 +902,8 @@ export const ko = {
         ACCOUNT_ENABLED: '계정 다시 사용',
         ACCOUNT_DELETED: '계정 삭제',
         PASSWORD_RESET_SENT: '비밀번호 재설정 메일 보냄',
+        PASSKEY_ADDED: '패스키 추가',
+        PASSKEY_REMOVED: '패스키 삭제',
         PROJECT_PROPOSED: '프로젝트 제안',
         PROPOSAL_ACCEPTED: '제안 수락',
         PROPOSAL_REFUSED: '제안 거절',
@@ -960,10 +1006,15 @@ export const ko = {
       approveLabel: (app: string) => `${app} 승인`,
       disableLabel: (app: string) => `${app} 사용 중지`,
       enableLabel: (app: string) => `${app} 다시 사용`,
+      refuse: '데이터 권한 거절',
+      refuseLabel: (app: string) => `${app}의 승인 대기 데이터 권한 거절`,
+      dataScopes: '머신 토큰:',
+      dataWaitingCount: (count: number) => `머신 토큰의 데이터 권한 승인을 기다리는 앱이 ${n(count)}개 있습니다.`,
       done: {
         approve: (app: string, state: string) => `${app} 앱을 승인했습니다 (${state}).`,
         disable: (app: string, state: string) => `${app} 앱의 사용을 중지했습니다 (${state}).`,
         enable: (app: string, state: string) => `${app} 앱을 다시 사용하게 했습니다 (${state}).`,
+        refuse: (app: string, state: string) => `${app} 앱의 승인 대기 데이터 권한을 거절했습니다 (${state}).`,
       },
       unknown: '그 앱이 없습니다.',
     },
