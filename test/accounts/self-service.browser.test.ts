@@ -134,7 +134,7 @@ describe('accounts and sign-in: self-service in a browser, from sign-up to conne
     await owner.page.getByLabel('앱 이름').fill('Timetable widget');
     await owner.page.getByLabel('서비스 이름 (로그인 화면에 보임)').fill('GSM 시간표');
     await owner.page.getByRole('textbox', { name: /리디렉션 주소/ }).fill(redirectUri);
-    await owner.page.getByLabel(/기밀 클라이언트/).check();
+    await owner.page.getByRole('radio', { name: /기밀 클라이언트/ }).check();
     await owner.page.getByRole('checkbox', { name: /self:read/ }).check();
     await owner.page.getByRole('button', { name: '등록하기' }).click();
     await owner.page.waitForURL(/\/console\/apps\/[0-9a-f-]{36}$/);
