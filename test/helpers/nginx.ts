@@ -1,8 +1,9 @@
-import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { selfSignedCertificate } from './tls.js';
 
 /** The documented site configuration (docs/operations.md includes it): what production runs, and what the tests run. */
 export const SITE_CONFIG = 'deploy/nginx/campus.conf';
@@ -52,29 +53,9 @@ export async function startNginx(options: {
   chmodSync(dir, 0o755);
   const certificate = join(dir, 'cert.pem');
   const key = join(dir, 'key.pem');
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-days',
-      '1',
-      '-subj',
-      '/CN=127.0.0.1',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1',
-      '-keyout',
-      key,
-      '-out',
-      certificate,
-    ],
-    { stdio: 'ignore' },
-  );
+  const made = await selfSignedCertificate('127.0.0.1');
+  writeFileSync(certificate, made.cert);
+  writeFileSync(key, made.key);
   chmodSync(key, 0o644);
 
   const [first, second] = options.upstreamPorts;

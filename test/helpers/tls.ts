@@ -4,8 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 
-/** A throwaway certificate for `CN=campus-test`, made by the openssl command, for a test's HTTPS listener. */
-export async function selfSignedCertificate(): Promise<{ key: Buffer; cert: Buffer }> {
+/**
+ * A throwaway certificate for a test's HTTPS listener, made by the openssl command: for `CN=campus-test`,
+ * or for the IP address `ip` (its name and subject alternative name), which a client that checks it connects to.
+ */
+export async function selfSignedCertificate(ip?: string): Promise<{ key: Buffer; cert: Buffer }> {
   const dir = mkdtempSync(join(tmpdir(), 'campus-test-tls-'));
   try {
     await promisify(execFile)('openssl', [
@@ -19,7 +22,8 @@ export async function selfSignedCertificate(): Promise<{ key: Buffer; cert: Buff
       '-days',
       '1',
       '-subj',
-      '/CN=campus-test',
+      `/CN=${ip ?? 'campus-test'}`,
+      ...(ip ? ['-addext', `subjectAltName=IP:${ip}`] : []),
       '-keyout',
       join(dir, 'key.pem'),
       '-out',
