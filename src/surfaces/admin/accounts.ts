@@ -1,3 +1,4 @@
+import { passkeyCells } from '../console/passkeys.js';
 import { z } from 'zod';
 import { NotFoundError } from '../../errors/index.js';
 import { ACCOUNT_ROLES, APPROVAL_STATES, type AccountRole } from '../../data/accounts/store.js';
@@ -303,12 +304,7 @@ function passkeySection(req: PageRequest, deps: AdminDeps, path: string, passkey
       caption: p.adminSection,
       empty: p.adminNone,
       rows: passkeys,
-      cells: (key) => [
-        { content: key.name, rowHeader: true },
-        when(deps, t, key.createdAt),
-        when(deps, t, key.lastUsedAt),
-        key.flaggedAt ? html`<span class="tag">${p.flagged}</span>` : key.synced ? p.synced : p.device,
-      ],
+      cells: (key) => passkeyCells(deps, t, key),
     })}
     ${
       mayRemove && passkeys.length > 0

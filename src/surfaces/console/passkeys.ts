@@ -2,11 +2,12 @@ import { z } from 'zod';
 import { needsPasskey } from '../../auth/policy.js';
 import { NotFoundError } from '../../errors/index.js';
 import { MfaLimited } from '../../oauth/second-factor.js';
-import { MAX_PASSKEY_NAME_LENGTH, MAX_PASSKEYS_PER_ACCOUNT, PasskeyRefused } from '../../oauth/passkeys.js';
+import { MAX_PASSKEY_NAME_LENGTH, MAX_PASSKEYS_PER_ACCOUNT, PasskeyRefused, type PasskeySummary } from '../../oauth/passkeys.js';
 import { SelfServiceError } from '../../oauth/self-service.js';
 import { csrfField, errorSummary, field, linkButton, table, when, type FieldError } from '../web/components.js';
 import { parseForm, text } from '../web/forms.js';
 import { html, type Html } from '../web/html.js';
+import type { Texts } from '../web/texts/index.js';
 import { page, redirect, type Handler, type Outcome, type PageRequest } from '../web/routes.js';
 import { passkeyScripts } from '../web/shell.js';
 import { passkeyProblem } from '../web/texts/passkeys.js';
@@ -42,10 +43,7 @@ export async function passkeySection(req: PageRequest, deps: ConsoleDeps): Promi
       empty: p.none,
       rows: passkeys,
       cells: (key) => [
-        { content: key.name, rowHeader: true },
-        when(deps, t, key.createdAt),
-        when(deps, t, key.lastUsedAt),
-        key.flaggedAt ? html`<span class="tag">${p.flagged}</span>` : key.synced ? p.synced : p.device,
+        ...passkeyCells(deps, t, key),
         html`<form method="post" action="${ACCOUNT}/passkeys/${key.id}/remove" class="inline">
           ${csrfField(req.csrf)}
           <button type="submit" class="secondary" aria-label="${p.removeLabel(key.name)}">${p.remove}</button>
@@ -200,3 +198,18 @@ export const removePasskey: Handler<ConsoleDeps> = async (req, deps) => {
   req.ctx.state.log.info({ event: 'account.passkey_removed', accountId: principal.accountId }, 'passkey removed');
   return redirect(`${ACCOUNT}#passkeys`, { kind: 'ok', text: req.t.passkeys.removed(removed.name) });
 };
+
+/** A passkey's row as the console and the admin console show it: name, added, last used, and its state. */
+export function passkeyCells(
+  deps: Parameters<typeof when>[0],
+  t: Texts,
+  key: PasskeySummary,
+): (string | Html | { content: string; rowHeader: true })[] {
+  const p = t.passkeys;
+  return [
+    { content: key.name, rowHeader: true },
+    when(deps, t, key.createdAt),
+    when(deps, t, key.lastUsedAt),
+    key.flaggedAt ? html`<span class="tag">${p.flagged}</span>` : key.synced ? p.synced : p.device,
+  ];
+}
