@@ -64,9 +64,9 @@ async function selfServiceFlood(database: BenchDatabase): Promise<boolean> {
     // Warm-up (JIT, the common-password list, the dummy hash), unrecorded.
     await measureLogins(server, 2, 'warm-up');
     const floor = await measureHashFloor(3);
-    const quiet = await measureLogins(server, SECONDS, `whole logins, undisturbed (${LOGIN_BROWSERS} browsers)`);
+    const quiet = await measureLogins(server, SECONDS, `whole logins, undisturbed (${LOGIN_BROWSERS} browsers)`, app.child.pid);
     const flood = runFlood(app.url, { FLOOD_KIND: 'password', FLOOD_SECONDS: String(SECONDS), FLOOD_CONNECTIONS: String(CONNECTIONS) });
-    const flooded = await measureLogins(server, SECONDS, `whole logins during the flood`);
+    const flooded = await measureLogins(server, SECONDS, `whole logins during the flood`, app.child.pid);
     const result = await flood;
     console.log(`\n  self-service flood statuses: ${JSON.stringify(result.statuses)}`);
     return report(

@@ -29,6 +29,45 @@ export interface Figures {
 export interface AnswerCpu {
   readonly serverUs: number;
   readonly loadUs: number;
+  /** The rest of the machine's busy time (the database's processes, mostly), where counted. */
+  readonly otherUs?: number;
+}
+
+/** CPU time so far, in ms: the server's process, this process, and the whole machine's busy time. */
+export interface CpuReading {
+  readonly server: number | undefined;
+  readonly load: number;
+  readonly machine: number | undefined;
+}
+
+export function cpuNow(serverPid: number | undefined): CpuReading {
+  const load = process.cpuUsage();
+  return { server: processCpuMs(serverPid), load: (load.user + load.system) / 1000, machine: machineBusyMs() };
+}
+
+/** What each of `answers` cost between two readings, in microseconds; undefined without a server or answers. */
+export function cpuPerAnswer(before: CpuReading, after: CpuReading, answers: number): AnswerCpu | undefined {
+  if (before.server === undefined || after.server === undefined || answers === 0) return undefined;
+  const serverUs = ((after.server - before.server) * 1000) / answers;
+  const loadUs = ((after.load - before.load) * 1000) / answers;
+  if (before.machine === undefined || after.machine === undefined) return { serverUs, loadUs };
+  const otherUs = Math.max(0, ((after.machine - before.machine) * 1000) / answers - serverUs - loadUs);
+  return { serverUs, loadUs, otherUs };
+}
+
+/**
+ * The machine's busy CPU time over all its cores, in ms (Linux: the first line of /proc/stat,
+ * in clock ticks of 10 ms: user, nice, system, idle, iowait, irq, softirq, steal; all but idle
+ * and iowait are busy), or undefined where /proc cannot tell.
+ */
+function machineBusyMs(): number | undefined {
+  try {
+    const [user, nice, system, , , irq, softirq, steal] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+    const busy = [user, nice, system, irq, softirq, steal].reduce<number>((sum, ticks) => sum + (ticks ?? 0), 0);
+    return Number.isFinite(busy) ? busy * 10 : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export interface LoadOptions {
@@ -50,8 +89,7 @@ export interface LoadOptions {
 export async function measure(label: string, options: LoadOptions): Promise<Figures> {
   const expected = options.expectStatus ?? 200;
   let wrongStatus = 0;
-  const serverBefore = processCpuMs(options.serverPid);
-  const loadBefore = process.cpuUsage();
+  const cpuBefore = cpuNow(options.serverPid);
   const result = await autocannon({
     url: options.url,
     method: options.method ?? 'GET',
@@ -68,18 +106,14 @@ export async function measure(label: string, options: LoadOptions): Promise<Figu
       });
     },
   });
-  const load = process.cpuUsage(loadBefore);
-  const serverAfter = processCpuMs(options.serverPid);
-  const answers = result.requests.total;
+  const cpu = cpuPerAnswer(cpuBefore, cpuNow(options.serverPid), result.requests.total);
   return {
     label,
     rps: result.requests.average,
     p50: result.latency.p50,
     p99: result.latency.p99,
     failures: result.errors + result.timeouts + wrongStatus,
-    ...(serverBefore !== undefined && serverAfter !== undefined && answers > 0
-      ? { cpu: { serverUs: ((serverAfter - serverBefore) * 1000) / answers, loadUs: (load.user + load.system) / answers } }
-      : {}),
+    ...(cpu ? { cpu } : {}),
   };
 }
 
@@ -172,7 +206,8 @@ export function report(
     if (maxP50 !== undefined && f.p50 > maxP50) ok = false;
     if (maxP99 !== undefined && f.p99 > maxP99) ok = false;
     if (minRps !== undefined && f.rps < minRps) ok = false;
-    const cpu = f.cpu ? `; CPU per answer: server ${f.cpu.serverUs.toFixed(0)} us, load generator ${f.cpu.loadUs.toFixed(0)} us` : '';
+    const other = f.cpu?.otherUs === undefined ? '' : `, the rest of the machine ${f.cpu.otherUs.toFixed(0)} us`;
+    const cpu = f.cpu ? `; CPU per answer: server ${f.cpu.serverUs.toFixed(0)} us, load generator ${f.cpu.loadUs.toFixed(0)} us${other}` : '';
     console.log(
       `  ${f.label.padEnd(44)} ${f.rps.toFixed(0).padStart(7)}  ${f.p50.toFixed(1).padStart(7)}  ${f.p99.toFixed(1).padStart(7)}  ${String(f.failures).padStart(7)}   ${
         ratio === undefined ? (note ?? 'baseline') : `${ratio.toFixed(2)}x of "${baseline?.label}"${verdict}`

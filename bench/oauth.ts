@@ -7,7 +7,9 @@ import { recordKey } from '../src/data/accounts/oauth-records.js';
 import { seedDemoSchool } from '../src/data/school/demo.js';
 import { AccountService } from '../src/oauth/accounts.js';
 import { AppService } from '../src/oauth/apps.js';
-import { alternate, benchDatabase, compare, type Figures, percentile, report, startProcess } from './lib.js';
+import { Agent } from 'node:http';
+import { alternate, benchDatabase, compare, cpuNow, cpuPerAnswer, type Figures, percentile, report, startProcess } from './lib.js';
+import { codeAtRedirect, type SignInApp } from './signin.js';
 
 /**
  * OAuth bench: the token endpoint (refresh grant, rotating) and userinfo of our app, each against
@@ -50,10 +52,9 @@ export async function runOAuthBench(): Promise<boolean> {
   await deleteMatching(fresh.db.models.oauthRecords.collection, {});
   await fillStore(loaded.db);
 
-  const env = { BENCH_CLIENT_ID: CLIENT.id, BENCH_CLIENT_SECRET: CLIENT.secret, BENCH_REDIRECT_URI: CLIENT.redirectUri };
   const app = await startProcess('bench/serve-oauth.ts', { MONGODB_URI: fresh.uri, LOG_LEVEL: 'silent' });
   const appStored = await startProcess('bench/serve-oauth.ts', { MONGODB_URI: loaded.uri, LOG_LEVEL: 'silent' });
-  const bareProcess = await startProcess('bench/serve-oauth-bare.ts', env);
+  const bareProcess = await startBareProvider();
   try {
     const ours: Server = { label: 'our app', url: app.url, cookies: new Map() };
     const oursStored: Server = { label: 'our app', url: appStored.url, cookies: new Map() };
@@ -93,6 +94,16 @@ export async function runOAuthBench(): Promise<boolean> {
     await loaded.db.close();
     await database.stop();
   }
+}
+
+/** Bare oidc-provider in its own process (bench/serve-oauth-bare.ts), knowing the bench's client and password. */
+export function startBareProvider(): ReturnType<typeof startProcess> {
+  return startProcess('bench/serve-oauth-bare.ts', {
+    BENCH_CLIENT_ID: CLIENT.id,
+    BENCH_CLIENT_SECRET: CLIENT.secret,
+    BENCH_REDIRECT_URI: CLIENT.redirectUri,
+    BENCH_PASSWORD: USER.password,
+  });
 }
 
 /** A database of the bench's server with the demo school, the bench's account and its client. */
@@ -246,18 +257,32 @@ export async function tokensFor(server: Server, scope: string): Promise<{ access
 
 /**
  * Whole logins, each by a new browser (no cookies, so no single sign-on): LOGIN_BROWSERS run at
- * once, each starting its next login when the last one reached the client's redirect.
+ * once, each starting its next login when the last one reached the client's redirect. The
+ * requests are raw `node:http` ones over kept-alive connections (bench/signin.ts), the cheapest
+ * client there is, because the load generator shares the two cores with the server and its
+ * database. With the server's process named, the CPU a login cost is counted on each side: the
+ * server, the load generator, and the rest of the machine (the database's processes, mostly).
  */
-export async function measureLogins(server: Server, seconds: number, label: string): Promise<Figures> {
+export async function measureLogins(server: Server, seconds: number, label: string, serverPid?: number): Promise<Figures> {
   const latencies: number[] = [];
   let failures = 0;
+  const app: SignInApp = {
+    url: server.url,
+    clientId: CLIENT.id,
+    clientSecret: CLIENT.secret,
+    redirectUri: CLIENT.redirectUri,
+    scope: 'self:read',
+    authorizePath: authorizePath(server),
+  };
+  const agent = new Agent({ keepAlive: true, maxSockets: LOGIN_BROWSERS });
+  const cpuBefore = cpuNow(serverPid);
   const stopAt = performance.now() + seconds * 1000;
   await Promise.all(
     Array.from({ length: LOGIN_BROWSERS }, async () => {
       while (performance.now() < stopAt) {
         const started = performance.now();
         try {
-          await codeFor({ ...server, cookies: new Map() }, 'self:read');
+          await codeAtRedirect(app, USER, randomBytes(32).toString('base64url'), { agent });
           latencies.push(performance.now() - started);
         } catch {
           failures++;
@@ -265,8 +290,17 @@ export async function measureLogins(server: Server, seconds: number, label: stri
       }
     }),
   );
+  const cpu = cpuPerAnswer(cpuBefore, cpuNow(serverPid), latencies.length);
+  agent.destroy();
   latencies.sort((a, b) => a - b);
-  return { label, rps: latencies.length / seconds, p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), failures };
+  return {
+    label,
+    rps: latencies.length / seconds,
+    p50: percentile(latencies, 0.5),
+    p99: percentile(latencies, 0.99),
+    failures,
+    ...(cpu ? { cpu } : {}),
+  };
 }
 
 /** Follows the authorization through the login form (when the browser has no session) to the code. */

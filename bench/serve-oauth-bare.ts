@@ -1,7 +1,10 @@
 // The baseline: bare oidc-provider with its in-memory adapter, configured for the same work
-// (rotating refresh tokens, JWT access tokens for a resource server) and its built-in userinfo.
+// (rotating refresh tokens, JWT access tokens for a resource server) and its built-in userinfo,
+// and a login form that checks one argon2id password with the production parameters: what a
+// whole login costs with nothing of ours around the provider (bench/logins.ts).
 import { exportJWK, generateKeyPair } from 'jose';
 import Provider from 'oidc-provider';
+import { hashPassword, verifyPassword } from '../src/oauth/secrets.js';
 import { listenOnLoopback, serve } from './serve.js';
 
 // The client is given by bench/oauth.ts (which also mints the tokens).
@@ -10,6 +13,8 @@ const BARE_CLIENT = {
   secret: process.env['BENCH_CLIENT_SECRET'] ?? '',
   redirectUri: process.env['BENCH_REDIRECT_URI'] ?? '',
 };
+/** The one password the login form accepts (any email), stored as our accounts store theirs. */
+const passwordHash = await hashPassword(process.env['BENCH_PASSWORD'] ?? '');
 
 const { server, url: issuer } = await listenOnLoopback();
 const audience = `${issuer}/resource`;
@@ -71,11 +76,31 @@ const provider = new Provider(issuer, {
   },
 });
 
-// The login "page" signs account 1 in at once.
+// The login page: a form (GET), then the password checked and account 1 signed in (POST).
 provider.use(async (ctx, next) => {
   if (!ctx.path.startsWith('/interaction/')) return next();
+  if (ctx.method === 'GET') {
+    ctx.type = 'html';
+    ctx.body = `<form method="post" action="${ctx.path}"><input name="csrf" value="bare"><input name="email"><input name="password"></form>`;
+    return;
+  }
+  const form = new URLSearchParams(await readBody(ctx.req));
+  if (!(await verifyPassword(passwordHash, form.get('password') ?? ''))) {
+    ctx.status = 401;
+    ctx.body = 'wrong password';
+    return;
+  }
   await provider.interactionFinished(ctx.req, ctx.res, { login: { accountId: '1' } }, { mergeWithLastSubmission: false });
   ctx.respond = false;
 });
+
+function readBody(req: NodeJS.ReadableStream): Promise<string> {
+  return new Promise((done, fail) => {
+    let body = '';
+    req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+    req.on('end', () => done(body));
+    req.on('error', fail);
+  });
+}
 
 serve(server, issuer, provider.callback());

@@ -13,6 +13,8 @@ export interface SignInApp {
   readonly clientSecret: string;
   readonly redirectUri: string;
   readonly scope: string;
+  /** Where the authorization starts, when not at our path (bare oidc-provider's is `/auth`). */
+  readonly authorizePath?: string;
 }
 
 export interface Credentials {
@@ -70,9 +72,9 @@ export async function signIn(app: SignInApp, who: Credentials, options: SignInOp
 }
 
 /** Follows the authorization through the login form to the app's redirect and returns its code. */
-async function codeAtRedirect(app: SignInApp, who: Credentials, verifier: string, options: SignInOptions): Promise<string> {
+export async function codeAtRedirect(app: SignInApp, who: Credentials, verifier: string, options: SignInOptions): Promise<string> {
   const cookies = new Map<string, string>();
-  let url = new URL(OAUTH_PATHS.authorize, app.url);
+  let url = new URL(app.authorizePath ?? OAUTH_PATHS.authorize, app.url);
   url.search = new URLSearchParams({
     client_id: app.clientId,
     redirect_uri: app.redirectUri,

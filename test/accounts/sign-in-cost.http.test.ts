@@ -11,7 +11,7 @@ import { authorize, createAccount, createClient, postJson, REDIRECT_URI } from '
  */
 
 /** The database operations of a warm sign-in (docs/benchmarks.md, "What a sign-in reads and writes"). */
-const WARM_SIGN_IN_OPERATIONS = 13;
+const WARM_SIGN_IN_OPERATIONS = 12;
 
 describe('accounts and sign-in: what a sign-in costs the database', function () {
   this.timeout(60000);

@@ -119,17 +119,38 @@ export class OAuthStore {
     options: { exists?: boolean } = {},
   ): Promise<void> {
     const doc = this.recordDoc(kind, { id, payload, expiresInSeconds, keys });
+    const pointers = LOOKUP_FIELDS.flatMap((field) => {
+      const value = keys[field];
+      return value === undefined ? [] : [pointerDoc(kind, field, value, id, doc.expiresAt ?? null)];
+    });
     // A record known to exist (an interaction saved again) is replaced outright, skipping the insert meant for new ones.
     if (options.exists) await this.replace(doc, true);
-    else await this.put(doc);
+    else await this.putWithPointers(doc, pointers);
     // What this process has just written it need not read back: the token endpoint's grant and
     // refresh token are remembered as saved (until a change names them, as any remembered value).
     if (kind === 'RefreshToken' || kind === 'AuthorizationCode') await this.singleUse.remember(doc._id, doc);
     if (kind === 'Grant') await this.grants.remember(doc._id, doc);
-    for (const field of LOOKUP_FIELDS) {
-      const value = keys[field];
-      if (value !== undefined) await this.putPointer(kind, field, value, id, doc.expiresAt ?? null);
+  }
+
+  /**
+   * A new record and its lookup pointers (a session's `uid`) go in one ordered insert, one
+   * database operation; a record saved again stops that insert at its own duplicate key, and is
+   * then replaced and its pointers put one by one (they may or may not exist yet).
+   */
+  private async putWithPointers(doc: OAuthRecordDoc, pointers: OAuthRecordDoc[]): Promise<void> {
+    // Pointers live with the records; an interaction (in a collection of its own) has none.
+    if (pointers.length > 0 && this.collectionOf(doc.kind) === this.records) {
+      try {
+        await this.records.insertMany([doc, ...pointers], { lean: true, ordered: true });
+        return;
+      } catch (err) {
+        if (!isDuplicateKey(err)) throw err;
+      }
+      await this.replace(doc);
+    } else {
+      await this.put(doc);
     }
+    for (const pointer of pointers) await this.put(pointer);
   }
 
   /**
@@ -391,11 +412,6 @@ export class OAuthStore {
     return deleted;
   }
 
-  private async putPointer(kind: string, field: LookupField, value: string, id: string, expiresAt: Date | null): Promise<void> {
-    await this.put(
-      storedForm({ _id: pointerKey(kind, field, value), kind: `${kind}#${field}`, payload: JSON.stringify({ id }), expiresAt }),
-    );
-  }
 
   /**
    * Most artifacts are written once under a fresh id, so an insert is tried first (on FerretDB
@@ -437,6 +453,11 @@ export class OAuthStore {
 }
 
 const LOOKUP_FIELDS: readonly LookupField[] = ['uid', 'userCode'];
+
+/** The pointer from a record's lookup field (a session's uid) to its id. */
+function pointerDoc(kind: string, field: LookupField, value: string, id: string, expiresAt: Date | null): OAuthRecordDoc {
+  return storedForm({ _id: pointerKey(kind, field, value), kind: `${kind}#${field}`, payload: JSON.stringify({ id }), expiresAt });
+}
 
 /** What a remembered record rests on (cacheTarget): itself, its grant, its account and its client. */
 function recordTargets(doc: OAuthRecordDoc): string[] {
