@@ -13,6 +13,22 @@ import type { StudentDoc } from '../models/student.model.js';
 export function studentRecord(s: StudentDoc, clubs: ClubsById) {
   return {
     id: s._id,
+    ...studentValues(s),
+    majorClub: clubSummary(s.majorClubId, clubs),
+    autonomousClub: clubSummary(s.autonomousClubId, clubs),
+    specialty: s.specialty ?? null,
+    githubId: s.githubId ?? null,
+    githubUrl: s.githubUrl ?? null,
+  };
+}
+
+/**
+ * A stored student's own values from its name to its room, in this order, null where an older
+ * record lacks one: the head of both the stored record (normalizeStudent, ./state.ts) and the
+ * Student record.
+ */
+export function studentValues(s: StudentDoc) {
+  return {
     name: s.name,
     sex: s.sex,
     email: s.email,
@@ -24,10 +40,5 @@ export function studentRecord(s: StudentDoc, clubs: ClubsById) {
     role: s.role,
     dormitoryFloor: s.dormitoryFloor ?? null,
     dormitoryRoom: s.dormitoryRoom ?? null,
-    majorClub: clubSummary(s.majorClubId, clubs),
-    autonomousClub: clubSummary(s.autonomousClubId, clubs),
-    specialty: s.specialty ?? null,
-    githubId: s.githubId ?? null,
-    githubUrl: s.githubUrl ?? null,
   };
 }
