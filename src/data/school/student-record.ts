@@ -3,7 +3,7 @@ import type { StudentDoc } from '../models/student.model.js';
 
 /**
  * The Student record of the data API, built from a stored student: the one builder of the shape
- * GET /v1/students answers (its operation's selection, src/rest/operations/students.ts, names the
+ * GET /v1/students answers (its selection, src/rest/operations/student-record.ts, names the
  * same fields in the same order; test/school-records/student-record.unit.test.ts holds the two together), for
  * every other place that shows it: userinfo (src/oauth/userinfo.ts), the change feed's events
  * (src/data/events/outbox.ts) and the console's profile. As the GraphQL resolvers do
