@@ -109,16 +109,14 @@ export interface RecordPages<D> {
 export function recordRoutes<D>(base: string, pages: RecordPages<D>): Route<D>[] {
   const { list, nav, blank, create, detail, update, actions = {} } = pages;
   const one = `${base}/:id`;
-  const lines: [Route<D>['method'], string, Handler<D> | undefined][] = [
-    ['GET', `${base}/new`, blank],
-    ['POST', base, create],
-    ['GET', one, detail],
-    ['POST', one, update],
-    ...Object.entries(actions).map(([name, handler]): [Route<D>['method'], string, Handler<D>] => ['POST', `${one}/${name}`, handler]),
-  ];
+  const line = (method: Route<D>['method'], path: string, handler?: Handler<D>): Route<D>[] => (handler ? [{ method, path, handler }] : []);
   return [
     { method: 'GET', path: base, handler: list, nav },
-    ...lines.flatMap(([method, path, handler]) => (handler ? [{ method, path, handler }] : [])),
+    ...line('GET', `${base}/new`, blank),
+    ...line('POST', base, create),
+    ...line('GET', one, detail),
+    ...line('POST', one, update),
+    ...Object.entries(actions).flatMap(([name, handler]) => line('POST', `${one}/${name}`, handler)),
   ];
 }
 
