@@ -1,10 +1,9 @@
 import { expect } from 'chai';
 import { AccountStore } from '../../src/data/accounts/store.js';
-import { openDatabase, type Database } from '../../src/data/database.js';
 import { migrate } from '../../src/data/migrations.js';
 import { hashPassword } from '../../src/oauth/secrets.js';
-import { runCampus } from '../helpers/cli.js';
-import { testDatabaseUri } from '../helpers/database.js';
+import { jsonOf, runCampus } from '../helpers/cli.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 
 /** The approval commands, run as people run them: keys by owner and their approval, apps by owner and their state, teachers' sign-ups. */
 const campus = (uri: string, ...args: string[]) => runCampus({ MONGODB_URI: uri, SMTP_URL: '' }, args);
@@ -12,11 +11,11 @@ const campus = (uri: string, ...args: string[]) => runCampus({ MONGODB_URI: uri,
 describe('API keys: campus keys --owner|approve|refuse, clients --owner|approve|disable|enable, accounts approve|refuse', function () {
   this.timeout(180000);
   let uri: string;
-  let db: Database;
+  let db: TestDatabase;
 
   before(async () => {
-    uri = testDatabaseUri('access_cli');
-    db = await openDatabase(uri);
+    db = await createTestDatabase('access_cli');
+    uri = db.uri;
     await migrate(db);
     const store = new AccountStore(db);
     const hash = await hashPassword('a long enough password');
@@ -39,10 +38,7 @@ describe('API keys: campus keys --owner|approve|refuse, clients --owner|approve|
       approval: 'PENDING',
     });
   });
-  after(async () => {
-    await db.connection.dropDatabase();
-    await db.close();
-  });
+  after(() => db.drop());
 
   it('keys issue --owner follows the role’s policy; approve and refuse decide; list --json shows each scope’s state', async () => {
     const issued = await campus(
@@ -57,15 +53,14 @@ describe('API keys: campus keys --owner|approve|refuse, clients --owner|approve|
       '출석부',
       '--json',
     );
-    expect(issued.code, issued.stderr).to.equal(0);
-    const key = JSON.parse(issued.stdout) as {
+    const key = jsonOf<{
       id: string;
       prefix: string;
       scopes: string[];
       pendingScopes: string[];
       scopeStates: object;
       ownerAccountId: number;
-    };
+    }>(issued);
     expect(key).to.deep.include({ scopes: ['CLUB_READ'], pendingScopes: ['STUDENT_READ'] });
     expect(key.scopeStates).to.deep.equal({ CLUB_READ: 'approved', STUDENT_READ: 'pending' });
 
@@ -157,8 +152,7 @@ describe('API keys: campus keys --owner|approve|refuse, clients --owner|approve|
       'self:read',
       '--json',
     );
-    expect(created.code, created.stderr).to.equal(0);
-    const app = JSON.parse(created.stdout) as { id: string; state: string; firstParty: boolean; ownerAccountId: number };
+    const app = jsonOf<{ id: string; state: string; firstParty: boolean; ownerAccountId: number }>(created);
     expect(app).to.deep.include({ state: 'testing', firstParty: false });
     expect(
       (

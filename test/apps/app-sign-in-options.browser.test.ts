@@ -1,9 +1,8 @@
 import { expect } from 'chai';
 import type { Browser } from 'playwright-core';
 import { LogoutNotices } from '../../src/oauth/backchannel-logout.js';
-import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { VIEWPORTS, launchChromium, screenshot, signIn, wcagViolations } from '../helpers/browser.js';
-import { createAccount } from '../helpers/oauth.js';
+import type { TestApp } from '../helpers/app.js';
+import { VIEWPORTS, closeBrowserWorld, openBrowserWorld, screenshot, signIn, wcagViolations } from '../helpers/browser.js';
 
 /**
  * The developer console's app form with the ways of signing in (browser, device) and the
@@ -17,15 +16,8 @@ describe('OAuth apps: device sign-in and back-channel logout in the console (bro
   let browser: Browser;
   const person = { email: 'screen.maker@gsm.hs.kr', password: 'makes screens for lunch' };
 
-  before(async () => {
-    t = await buildTestApp('app_sign_in_options_browser');
-    await createAccount(t.db, person.email, person.password);
-    browser = await launchChromium();
-  });
-  after(async () => {
-    await browser?.close();
-    await t?.close();
-  });
+  before(async () => ({ t, browser } = await openBrowserWorld('app_sign_in_options_browser', person)));
+  after(() => closeBrowserWorld({ t, browser }));
 
   for (const lang of ['ko', 'en'] as const) {
     for (const [name, viewport] of Object.entries(VIEWPORTS)) {

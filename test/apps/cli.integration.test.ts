@@ -1,9 +1,8 @@
 import { expect } from 'chai';
-import { openDatabase, type Database } from '../../src/data/database.js';
 import { AccountService } from '../../src/oauth/accounts.js';
 import { DEMO_OAUTH } from '../../src/oauth/seed.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { testDatabaseUri } from '../helpers/database.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { authorize, postJson } from '../helpers/oauth.js';
 import { runCampus } from '../helpers/cli.js';
 
@@ -23,17 +22,13 @@ interface ClientJson {
 describe('OAuth apps: campus clients / accounts / seed --demo', function () {
   this.timeout(120000);
   let uri: string;
-  let db: Database;
+  let db: TestDatabase;
 
   before(async () => {
-    uri = testDatabaseUri('oauth_cli');
-    db = await openDatabase(uri);
-    await db.ensureIndexes();
+    db = await createTestDatabase('oauth_cli');
+    uri = db.uri;
   });
-  after(async () => {
-    await db.connection.dropDatabase();
-    await db.close();
-  });
+  after(() => db.drop());
 
   it('clients create | list | update | rotate-secret | delete', async () => {
     const created = await campus(

@@ -2,8 +2,7 @@ import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { launchChromium, screenshot, VIEWPORTS, wcagViolations } from '../helpers/browser.js';
-import { buildStudent, insertSchool } from '../helpers/factories.js';
-import { createAccount, createClient } from '../helpers/oauth.js';
+import { expireDeviceCode, pollDeviceToken, requestDeviceCode, seedDeviceApp } from '../helpers/device.js';
 
 /**
  * Device sign-in end to end in Chromium: a device (here the test, as a command-line tool would)
@@ -14,7 +13,6 @@ import { createAccount, createClient } from '../helpers/oauth.js';
  */
 
 const USER = { email: 'screen.owner@school.test', password: 'screen owner password' };
-const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 
 describe('OAuth apps: device sign-in in Chromium at phone width', function () {
   this.timeout(120_000);
@@ -24,17 +22,11 @@ describe('OAuth apps: device sign-in in Chromium at phone width', function () {
 
   before(async () => {
     t = await buildTestApp('oauth_device_browser');
-    await insertSchool(t.db, { students: [buildStudent({ _id: 21, email: USER.email, name: '정하늘' })] });
-    await createAccount(t.db, USER.email, USER.password);
-    device = (
-      await createClient(t.db, {
-        name: '급식실 화면',
-        public: true,
-        redirectUris: [],
-        grants: ['device'],
-        scopes: ['openid', 'profile', 'email'],
-      })
-    ).client.id;
+    device = await seedDeviceApp(
+      t.db,
+      { id: 21, name: '정하늘', ...USER },
+      { name: '급식실 화면', scopes: ['openid', 'profile', 'email'] },
+    );
     browser = await launchChromium();
   });
   after(async () => {
@@ -44,33 +36,14 @@ describe('OAuth apps: device sign-in in Chromium at phone width', function () {
 
   /** The device's side: a new user code (and its device code). */
   async function startDevice(): Promise<{ device_code: string; user_code: string }> {
-    const res = await t.request('/v1/oauth/device/auth', {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ client_id: device, scope: 'openid profile email' }).toString(),
-    });
+    const res = await requestDeviceCode(t, device, 'openid profile email');
     expect(res.status).to.equal(200);
     return (await res.json()) as { device_code: string; user_code: string };
   }
 
   async function poll(deviceCode: string): Promise<{ status: number; body: Record<string, unknown> }> {
-    const res = await t.request('/v1/oauth/token', {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: DEVICE_GRANT, device_code: deviceCode, client_id: device }).toString(),
-    });
+    const res = await pollDeviceToken(t, deviceCode, device);
     return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-  }
-
-  /** Lets ten minutes pass for one code: its record and the expiry the provider reads. */
-  async function expire(userCode: string): Promise<void> {
-    const record = await t.db.models.oauthRecords.findOne({ kind: 'DeviceCode', userCode: userCode.replace('-', '') }).lean();
-    const payload = JSON.parse(record?.payload ?? '{}') as Record<string, unknown>;
-    const past = Math.floor(Date.now() / 1000) - 1;
-    await t.db.models.oauthRecords.updateOne(
-      { _id: record?._id },
-      { $set: { payload: JSON.stringify({ ...payload, exp: past }), expiresAt: new Date(past * 1000) } },
-    );
   }
 
   async function checked(page: Page, name: string, width: number): Promise<void> {
@@ -106,7 +79,7 @@ describe('OAuth apps: device sign-in in Chromium at phone width', function () {
     it(`${lang}, ${viewport}: a wrong code and an expired code are refused; the right one signs the device in`, async () => {
       const w = words[lang];
       const expired = await startDevice();
-      await expire(expired.user_code);
+      await expireDeviceCode(t.db, expired.user_code);
       const started = await startDevice();
       const context = await browser.newContext({ viewport: VIEWPORTS[viewport], locale: lang === 'ko' ? 'ko-KR' : 'en-US' });
       const page = await context.newPage();

@@ -1,10 +1,19 @@
 import { expect } from 'chai';
 import { decodeJwt } from 'jose';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { approveDevice, openDevicePage, postDevice, xsrfOf } from '../helpers/device.js';
+import {
+  approveDevice,
+  DEVICE_GRANT,
+  expireDeviceCode,
+  openDevicePage,
+  pollDeviceToken,
+  postDevice,
+  requestDeviceCode,
+  seedDeviceApp,
+  xsrfOf,
+} from '../helpers/device.js';
 import { expectOAuthError } from '../helpers/expect.js';
-import { buildStudent, insertSchool } from '../helpers/factories.js';
-import { createAccount, createClient } from '../helpers/oauth.js';
+import { createClient } from '../helpers/oauth.js';
 
 /**
  * Device sign-in (RFC 8628) over HTTP: a device app starts at the device authorization endpoint,
@@ -14,7 +23,6 @@ import { createAccount, createClient } from '../helpers/oauth.js';
  */
 
 const USER = { email: 'device.user@school.test', password: 'device user password' };
-const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 
 interface DeviceStart {
   device_code: string;
@@ -31,37 +39,19 @@ describe('OAuth apps: device sign-in (RFC 8628) at /device', () => {
 
   before(async () => {
     t = await buildTestApp('oauth_device');
-    await insertSchool(t.db, { students: [buildStudent({ _id: 5, email: USER.email, name: '이도현' })] });
-    await createAccount(t.db, USER.email, USER.password);
-    // A cafeteria screen: a public app that signs in only by device (no redirect address).
-    device = (
-      await createClient(t.db, {
-        name: '급식 화면',
-        public: true,
-        redirectUris: [],
-        grants: ['device'],
-        scopes: ['openid', 'profile', 'account:read'],
-      })
-    ).client.id;
+    // A cafeteria screen.
+    device = await seedDeviceApp(
+      t.db,
+      { id: 5, name: '이도현', ...USER },
+      { name: '급식 화면', scopes: ['openid', 'profile', 'account:read'] },
+    );
     browserOnly = (await createClient(t.db, { name: 'Browser app', public: true })).client.id;
   });
   after(() => t.close());
 
-  async function start(clientId = device, scope = 'openid profile account:read'): Promise<Response> {
-    return t.request('/v1/oauth/device/auth', {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', 'user-agent': 'campus-cli/1.0' },
-      body: new URLSearchParams({ client_id: clientId, scope }).toString(),
-    });
-  }
-
-  async function poll(deviceCode: string, clientId = device): Promise<Response> {
-    return t.request('/v1/oauth/token', {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: DEVICE_GRANT, device_code: deviceCode, client_id: clientId }).toString(),
-    });
-  }
+  const start = (clientId = device, scope = 'openid profile account:read') =>
+    requestDeviceCode(t, clientId, scope, { 'user-agent': 'campus-cli/1.0' });
+  const poll = (deviceCode: string) => pollDeviceToken(t, deviceCode, device);
 
   it('discovery names the device authorization endpoint and the grant', async () => {
     const doc = (await (await t.request('/.well-known/openid-configuration')).json()) as Record<string, unknown>;
@@ -150,15 +140,7 @@ describe('OAuth apps: device sign-in (RFC 8628) at /device', () => {
 
   it('an expired code is refused at /device, and the device is told expired_token', async () => {
     const started = (await (await start()).json()) as DeviceStart;
-    // Ten minutes pass for this code: its record and its expiry as the provider reads it.
-    const record = await t.db.models.oauthRecords.findOne({ kind: 'DeviceCode', userCode: started.user_code.replace('-', '') }).lean();
-    expect(record).to.not.equal(null);
-    const payload = JSON.parse(record?.payload ?? '{}') as Record<string, unknown>;
-    const past = Math.floor(Date.now() / 1000) - 1;
-    await t.db.models.oauthRecords.updateOne(
-      { _id: record?._id },
-      { $set: { payload: JSON.stringify({ ...payload, exp: past }), expiresAt: new Date(past * 1000) } },
-    );
+    await expireDeviceCode(t.db, started.user_code);
     const walk = await approveDevice(t.url, started.user_code, USER);
     expect(walk.lastStatus).to.equal(400);
     expect(walk.last).to.include('코드가 만료되었습니다.');
@@ -194,12 +176,7 @@ describe('OAuth apps: guessing device sign-in codes is limited', () => {
   after(() => t.close());
 
   it('per address: 30 codes that find nothing, then 429 with Retry-After and no form; a right code costs nothing', async () => {
-    const start = () =>
-      t.request('/v1/oauth/device/auth', {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ client_id: device, scope: 'openid' }).toString(),
-      });
+    const start = () => requestDeviceCode(t, device, 'openid');
     const page = await openDevicePage(t.url);
     let xsrf = xsrfOf(page.html);
     for (let i = 0; i < 30; i++) {

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import * as oauth from 'oauth4webapi';
 import { DEMO_API_KEY } from '../../src/data/school/demo.js';
 import { eventually } from '../helpers/receiver.js';
-import { serveDemo, type ServedDemo } from '../helpers/serve.js';
+import { registerMachineApp, serveDemo, type ServedDemo } from '../helpers/serve.js';
 
 /**
  * oauth4webapi (a client library nobody here wrote) drives the machine-token flow against a live
@@ -22,19 +22,7 @@ describe('OAuth apps: oauth4webapi drives client_credentials against campus serv
 
   before(async () => {
     served = await serveDemo('oauth4webapi_cc');
-    app = JSON.parse(
-      await served.campus([
-        'clients',
-        'create',
-        '--name',
-        'oauth4webapi',
-        '--grant',
-        'client_credentials',
-        '--data-scope',
-        'CLUB_READ',
-        '--json',
-      ]),
-    ) as { id: string; clientSecret: string };
+    app = await registerMachineApp(served, 'oauth4webapi', 'CLUB_READ');
   });
   after(async () => {
     await served?.stop();

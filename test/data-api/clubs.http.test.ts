@@ -1,6 +1,14 @@
 import { expect } from 'chai';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { describeDefaultPageSize, expectRefused, itChecksEnums, itChecksIntegers, itPages } from '../helpers/parameters.js';
+import {
+  describeDefaultPageSize,
+  expectRefused,
+  itChecksEnums,
+  itChecksIntegers,
+  itPages,
+  itSorts,
+  walkPages,
+} from '../helpers/parameters.js';
 import { expectOk, expectPage } from '../helpers/expect.js';
 import { buildClub, buildStudent, insertSchool, issueKey } from '../helpers/factories.js';
 
@@ -300,31 +308,11 @@ describe('data API: GET /v1/clubs', () => {
   });
 
   describe('sorting and paging', () => {
-    async function walk(query: string, size: number): Promise<number[]> {
-      const first = await ok(`${query}&size=${size}`);
-      const seen = first.clubs.map((c) => c.id);
-      for (let page = 1; page < first.totalPages; page++) {
-        const data = await ok(`${query}&size=${size}&page=${page}`);
-        expect(data.totalElements).to.equal(first.totalElements);
-        seen.push(...data.clubs.map((c) => c.id));
-      }
-      expect((await ok(`${query}&size=${size}&page=${first.totalPages}`)).clubs).to.deep.equal([]);
-      return seen;
-    }
-    for (const sortBy of Object.keys(ORDER)) {
-      for (const dir of ['ASC', 'DESC'] as const) {
-        it(`sortBy=${sortBy} sortDirection=${dir}: exact order (ties by id), pages of 1 and 3 neither overlap nor skip`, async () => {
-          const expected = ORDER[sortBy]?.[dir] ?? [];
-          expect(await ids(`?sortBy=${sortBy}&sortDirection=${dir}`)).to.deep.equal(expected);
-          expect(await walk(`?sortBy=${sortBy}&sortDirection=${dir}`, 3)).to.deep.equal(expected);
-          expect(await walk(`?sortBy=${sortBy}&sortDirection=${dir}`, 1)).to.deep.equal(expected);
-        });
-      }
-    }
+    itSorts(get, 'clubs', ORDER, [3, 1]);
     it('sortDirection defaults to ASC; without sortBy the order is id ascending', async () => {
       expect(await ids('?sortBy=NAME')).to.deep.equal(ORDER['NAME']?.ASC);
       expect(await ids('?sortDirection=DESC')).to.deep.equal(ORDER['ID']?.DESC);
-      expect(await walk('?sortBy=NAME&sortDirection=DESC&clubName=o', 2)).to.deep.equal([10, 50, 20, 90, 70, 80, 40]);
+      expect(await walkPages(get, 'clubs', '?sortBy=NAME&sortDirection=DESC&clubName=o', 2)).to.deep.equal([10, 50, 20, 90, 70, 80, 40]);
     });
   });
 

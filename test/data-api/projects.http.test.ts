@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { describeDefaultPageSize, expectRefused, itChecksEnums, itChecksIntegers, itPages } from '../helpers/parameters.js';
+import { describeDefaultPageSize, expectRefused, itChecksEnums, itChecksIntegers, itPages, itSorts } from '../helpers/parameters.js';
 import { expectOk, expectPage } from '../helpers/expect.js';
 import { buildClub, buildProject, buildStudent, insertSchool, issueKey } from '../helpers/factories.js';
 
@@ -230,24 +230,7 @@ describe('data API: GET /v1/projects', () => {
   });
 
   describe('sorting and paging', () => {
-    async function walk(query: string, size: number): Promise<number[]> {
-      const first = await ok(`${query}&size=${size}`);
-      const seen = first.projects.map((p) => p.id);
-      for (let page = 1; page < first.totalPages; page++)
-        seen.push(...(await ok(`${query}&size=${size}&page=${page}`)).projects.map((p) => p.id));
-      expect((await ok(`${query}&size=${size}&page=${first.totalPages}`)).projects).to.deep.equal([]);
-      return seen;
-    }
-    for (const sortBy of Object.keys(ORDER)) {
-      for (const dir of ['ASC', 'DESC'] as const) {
-        it(`sortBy=${sortBy} sortDirection=${dir}: exact order (ties by id), pages of 1 and 2 neither overlap nor skip`, async () => {
-          const expected = ORDER[sortBy]?.[dir] ?? [];
-          expect(await ids(`?sortBy=${sortBy}&sortDirection=${dir}`)).to.deep.equal(expected);
-          expect(await walk(`?sortBy=${sortBy}&sortDirection=${dir}`, 2)).to.deep.equal(expected);
-          expect(await walk(`?sortBy=${sortBy}&sortDirection=${dir}`, 1)).to.deep.equal(expected);
-        });
-      }
-    }
+    itSorts(get, 'projects', ORDER, [2, 1]);
     it('sortDirection defaults to ASC; without sortBy the order is id ascending', async () => {
       expect(await ids('?sortBy=NAME')).to.deep.equal(ORDER['NAME']?.ASC);
       expect(await ids('?sortDirection=DESC')).to.deep.equal([5, 4, 3, 2, 1]);

@@ -3,7 +3,7 @@ import { decodeJwt } from 'jose';
 import { DEMO_API_KEY } from '../../src/data/school/demo.js';
 import { clientCredentials, createClient } from '../../clients/typescript/src/index.js';
 import { eventually } from '../helpers/receiver.js';
-import { serveDemo, type ServedDemo } from '../helpers/serve.js';
+import { registerMachineApp, serveDemo, type ServedDemo } from '../helpers/serve.js';
 
 /**
  * The typed client's machine tokens (clients/typescript, `clientCredentials`) against a real
@@ -18,19 +18,7 @@ describe('developer kit: clientCredentials of clients/typescript against campus 
 
   before(async () => {
     served = await serveDemo('client_credentials');
-    app = JSON.parse(
-      await served.campus([
-        'clients',
-        'create',
-        '--name',
-        'Sync',
-        '--grant',
-        'client_credentials',
-        '--data-scope',
-        'CLUB_READ,NEIS_READ',
-        '--json',
-      ]),
-    ) as { id: string; clientSecret: string };
+    app = await registerMachineApp(served, 'Sync', 'CLUB_READ,NEIS_READ');
   });
   after(async () => {
     await served?.stop();

@@ -11,7 +11,7 @@ import { DEMO_API_KEY, demoAccountEmail } from '../../src/data/school/demo.js';
 import { DEMO_OAUTH } from '../../src/oauth/seed.js';
 import { VIEWPORTS, launchChromium, screenshot } from '../helpers/browser.js';
 import { eventually } from '../helpers/receiver.js';
-import { serveDemo, type ServedDemo } from '../helpers/serve.js';
+import { registerMachineApp, serveDemo, type ServedDemo } from '../helpers/serve.js';
 
 const run = promisify(execFile);
 
@@ -189,19 +189,7 @@ describe('developer kit: examples/ against campus serve', function () {
   });
 
   it('nightly-sync: an app server copies the clubs with a machine token, then revalidates its copy with the ETag (304)', async () => {
-    const registered = JSON.parse(
-      await served.campus([
-        'clients',
-        'create',
-        '--name',
-        'Nightly sync',
-        '--grant',
-        'client_credentials',
-        '--data-scope',
-        'CLUB_READ',
-        '--json',
-      ]),
-    ) as { id: string; clientSecret: string };
+    const registered = await registerMachineApp(served, 'Nightly sync', 'CLUB_READ');
     const dir = mkdtempSync(join(tmpdir(), 'nightly-sync-'));
     try {
       const out = join(dir, 'clubs.json');

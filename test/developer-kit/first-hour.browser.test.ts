@@ -1,8 +1,7 @@
 import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
-import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { VIEWPORTS, launchChromium, screenshot, signIn } from '../helpers/browser.js';
-import { createAccount } from '../helpers/oauth.js';
+import type { TestApp } from '../helpers/app.js';
+import { VIEWPORTS, closeBrowserWorld, openBrowserWorld, screenshot, signIn } from '../helpers/browser.js';
 
 /**
  * The console's first-hour snippets in Chromium, as a person sees them right after making a key
@@ -15,15 +14,8 @@ describe("developer kit: the developer's first hour in the console (browser)", f
   let browser: Browser;
   const person = { email: 'builder@gsm.hs.kr', password: 'builds things at night' };
 
-  before(async () => {
-    t = await buildTestApp('first_hour_browser');
-    await createAccount(t.db, person.email, person.password);
-    browser = await launchChromium();
-  });
-  after(async () => {
-    await browser?.close();
-    await t?.close();
-  });
+  before(async () => ({ t, browser } = await openBrowserWorld('first_hour_browser', person)));
+  after(() => closeBrowserWorld({ t, browser }));
 
   async function fits(page: Page, width: number): Promise<void> {
     const wide = await page.evaluate(

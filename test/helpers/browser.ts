@@ -3,6 +3,8 @@ import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import axe from 'axe-core';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+import { buildTestApp, type TestApp } from './app.js';
+import { createAccount } from './oauth.js';
 
 /** Debian's Chromium, headless, without the background traffic this machine's network refuses. */
 export function launchChromium(): Promise<Browser> {
@@ -18,6 +20,25 @@ export function launchChromium(): Promise<Browser> {
       '--disable-sync',
     ],
   });
+}
+
+/** What a console's browser test runs against: the test app, with one person's account, and Chromium. */
+export interface BrowserWorld {
+  readonly t: TestApp;
+  readonly browser: Browser;
+}
+
+/** Builds a browser test's world (in its `before`): the test app `name`, `person`'s account in it, and Chromium. */
+export async function openBrowserWorld(name: string, person: { email: string; password: string }): Promise<BrowserWorld> {
+  const t = await buildTestApp(name);
+  await createAccount(t.db, person.email, person.password);
+  return { t, browser: await launchChromium() };
+}
+
+/** Closes what openBrowserWorld opened (in the test's `after`), also when its `before` stopped half-way. */
+export async function closeBrowserWorld(world: Partial<BrowserWorld>): Promise<void> {
+  await world.browser?.close();
+  await world.t?.close();
 }
 
 /**

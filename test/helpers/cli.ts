@@ -1,6 +1,7 @@
 import { execFile, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
+import { expect } from 'chai';
 
 const run = promisify(execFile);
 
@@ -46,6 +47,12 @@ export async function runCampus(
     const e = err as { stdout: string; stderr: string; code: number };
     return { stdout: e.stdout, stderr: e.stderr, code: e.code };
   }
+}
+
+/** What a `campus ... --json` printed, read as JSON; the test fails, showing its stderr, unless the command succeeded. */
+export function jsonOf<T>(result: CliResult): T {
+  expect(result.code, result.stderr).to.equal(0);
+  return JSON.parse(result.stdout) as T;
 }
 
 /** A `campus` process left running (e.g. `serve`), and how to stop it. */

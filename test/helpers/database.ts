@@ -80,11 +80,11 @@ export function testDatabaseEngine(): EmbeddedDatabase['engine'] | 'MONGODB_URI'
   return embedded?.engine ?? 'MONGODB_URI';
 }
 
+/** A database of a test's own (createTestDatabase): its connection string, and how to drop it. */
+export type TestDatabase = Database & { readonly uri: string; drop(): Promise<void> };
+
 /** Opens an empty database of its own, indexed as `campus serve` indexes it; `drop()` removes it. */
-export async function createTestDatabase(
-  name: string,
-  options: ConnectOptions = {},
-): Promise<Database & { readonly uri: string; drop(): Promise<void> }> {
+export async function createTestDatabase(name: string, options: ConnectOptions = {}): Promise<TestDatabase> {
   const uri = testDatabaseUri(name);
   const db = await openDatabase(uri, { backendIndexes: embedded?.indexer, ...options });
   await db.ensureIndexes();

@@ -1,4 +1,54 @@
-import { CookieJar } from './oauth.js';
+import { expect } from 'chai';
+import type { Database } from '../../src/data/database.js';
+import type { TestApp } from './app.js';
+import { buildStudent, insertSchool } from './factories.js';
+import { CookieJar, createAccount, createClient } from './oauth.js';
+
+export const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
+
+/**
+ * A student with an account, and a device app (a screen: a public app that signs in only by
+ * device, with no redirect address); the app's client id.
+ */
+export async function seedDeviceApp(
+  db: Database,
+  person: { id: number; name: string; email: string; password: string },
+  app: { name: string; scopes: string[] },
+): Promise<string> {
+  await insertSchool(db, { students: [buildStudent({ _id: person.id, email: person.email, name: person.name })] });
+  await createAccount(db, person.email, person.password);
+  return (await createClient(db, { ...app, public: true, redirectUris: [], grants: ['device'] })).client.id;
+}
+
+/** The device's first request (POST /v1/oauth/device/auth): its codes, or the refusal. */
+export function requestDeviceCode(t: TestApp, clientId: string, scope: string, headers: Record<string, string> = {}): Promise<Response> {
+  return t.request('/v1/oauth/device/auth', {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+    body: new URLSearchParams({ client_id: clientId, scope }).toString(),
+  });
+}
+
+/** The device's polling: POST /v1/oauth/token with its device code. */
+export function pollDeviceToken(t: TestApp, deviceCode: string, clientId: string): Promise<Response> {
+  return t.request('/v1/oauth/token', {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ grant_type: DEVICE_GRANT, device_code: deviceCode, client_id: clientId }).toString(),
+  });
+}
+
+/** Lets ten minutes pass for one user code: its record, and its expiry as the provider reads it. */
+export async function expireDeviceCode(db: Database, userCode: string): Promise<void> {
+  const record = await db.models.oauthRecords.findOne({ kind: 'DeviceCode', userCode: userCode.replace('-', '') }).lean();
+  expect(record, `the device code ${userCode}`).to.not.equal(null);
+  const payload = JSON.parse(record?.payload ?? '{}') as Record<string, unknown>;
+  const past = Math.floor(Date.now() / 1000) - 1;
+  await db.models.oauthRecords.updateOne(
+    { _id: record?._id },
+    { $set: { payload: JSON.stringify({ ...payload, exp: past }), expiresAt: new Date(past * 1000) } },
+  );
+}
 
 /** What a person's walk through /device met: every status and page, and the last page. */
 export interface DeviceWalk {

@@ -114,3 +114,52 @@ export function itPages(get: Get, list: string, total: number, sizes: readonly n
     expect(await page(unmatched)).to.deep.equal({ totalPages: 0, totalElements: 0, [list]: [] });
   });
 }
+
+/** The ids of a list's records in the answer to `query`. */
+async function idsOf(get: Get, list: string, query: string): Promise<number[]> {
+  return ((await expectOk<Record<string, unknown>>(await get(query)))[list] as { id: number }[]).map((r) => r.id);
+}
+
+/**
+ * The ids of every page of a list's `query` (which starts with `?`), `size` at a time, in order:
+ * each page counts the same totals and holds `size` records (the last what is left), and the page
+ * after the last is empty, so that the pages put together neither overlap nor skip.
+ */
+export async function walkPages(get: Get, list: string, query: string, size: number): Promise<number[]> {
+  const page = async (n: number) => {
+    const data = await expectOk<Record<string, unknown>>(await get(`${query}&size=${size}&page=${n}`));
+    return { totals: [data['totalPages'], data['totalElements']] as const, ids: (data[list] as { id: number }[]).map((r) => r.id) };
+  };
+  const first = await page(0);
+  const [totalPages, totalElements] = first.totals as readonly [number, number];
+  const seen = [...first.ids];
+  for (let n = 1; n < totalPages; n++) {
+    const next = await page(n);
+    expect(next.totals, `page ${n} of ${query}`).to.deep.equal(first.totals);
+    expect(next.ids.length, `page ${n} of ${query}`).to.equal(Math.min(size, totalElements - n * size));
+    seen.push(...next.ids);
+  }
+  expect((await page(totalPages)).ids).to.deep.equal([]);
+  return seen;
+}
+
+/**
+ * The `it`s of a list's sorts: for each sortBy of `order` and each direction, the exact order of
+ * the ids in one answer, and walked `sizes` at a time (walkPages).
+ */
+export function itSorts(
+  get: Get,
+  list: string,
+  order: Readonly<Record<string, { ASC: number[]; DESC: number[] }>>,
+  sizes: readonly number[],
+): void {
+  for (const [sortBy, expected] of Object.entries(order)) {
+    for (const dir of ['ASC', 'DESC'] as const) {
+      it(`sortBy=${sortBy} sortDirection=${dir}: exact order (ties by id), pages of ${sizes.join(' and ')} neither overlap nor skip`, async () => {
+        const query = `?sortBy=${sortBy}&sortDirection=${dir}`;
+        expect(await idsOf(get, list, query)).to.deep.equal(expected[dir]);
+        for (const size of sizes) expect(await walkPages(get, list, query, size), `pages of ${size}`).to.deep.equal(expected[dir]);
+      });
+    }
+  }
+}

@@ -38,3 +38,23 @@ export async function serveDemo(name: string, env: Record<string, string> = {}):
     },
   };
 }
+
+/** A machine app registered on a served demo (`campus clients create`): the client_credentials grant with `dataScopes` (comma-separated). */
+export async function registerMachineApp(
+  served: ServedDemo,
+  name: string,
+  dataScopes: string,
+): Promise<{ id: string; clientSecret: string }> {
+  const created = await served.campus([
+    'clients',
+    'create',
+    '--name',
+    name,
+    '--grant',
+    'client_credentials',
+    '--data-scope',
+    dataScopes,
+    '--json',
+  ]);
+  return JSON.parse(created) as { id: string; clientSecret: string };
+}

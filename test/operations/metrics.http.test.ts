@@ -1,15 +1,12 @@
 import { expect } from 'chai';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer, request as httpsRequest } from 'node:https';
-import { listenEverywhere, outsideAddress, PRODUCTION_ENV } from '../helpers/production.js';
+import { listenEverywhere, outsideAddress, productionSetUp } from '../helpers/production.js';
 import { selfSignedCertificate } from '../helpers/tls.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { createTestDatabase } from '../helpers/database.js';
 import { expectEnvelope } from '../helpers/expect.js';
 import { buildStudent, insertSchool, issueKey } from '../helpers/factories.js';
-import { generateJwks } from '../helpers/oauth.js';
 import { closeServer } from '../../src/app.js';
-import type { Database } from '../../src/data/database.js';
 
 /** The value of the one sample line `name{labels}`, or undefined when it is absent. */
 function sample(text: string, series: string): number | undefined {
@@ -141,19 +138,10 @@ describe('operations: metrics, GET /metrics in Prometheus text (src/http/metrics
   });
 
   describe('in production', () => {
-    let db: Database & { drop(): Promise<void> };
-    let jwks: string;
-
-    before(async () => {
-      db = await createTestDatabase('metrics_prod');
-      jwks = await generateJwks();
-    });
-    after(async () => {
-      await db.drop();
-    });
+    const production = productionSetUp('metrics_prod');
 
     it('answers loopback over plain HTTP, like the probes', async () => {
-      const t = await buildTestApp('metrics_prod', { db, env: { ...PRODUCTION_ENV, OAUTH_JWKS: jwks, TRUSTED_PROXIES: '10.9.9.9' } });
+      const t = await buildTestApp('metrics_prod', { db: production.db, env: production.env({ TRUSTED_PROXIES: '10.9.9.9' }) });
       try {
         const res = await t.request('/metrics');
         expect(res.status).to.equal(200);
@@ -165,9 +153,9 @@ describe('operations: metrics, GET /metrics in Prometheus text (src/http/metrics
 
     it('through the proxy (a forwarded header) it is refused, unless it carries Authorization: Bearer <METRICS_TOKEN>', async () => {
       const token = 'm'.repeat(40);
-      const env = { ...PRODUCTION_ENV, OAUTH_JWKS: jwks, TRUSTED_PROXIES: '127.0.0.1' };
-      const withToken = await buildTestApp('metrics_proxy', { db, env: { ...env, METRICS_TOKEN: token } });
-      const without = await buildTestApp('metrics_proxy_none', { db, env });
+      const env = production.env({ TRUSTED_PROXIES: '127.0.0.1' });
+      const withToken = await buildTestApp('metrics_proxy', { db: production.db, env: { ...env, METRICS_TOKEN: token } });
+      const without = await buildTestApp('metrics_proxy_none', { db: production.db, env });
       try {
         const viaProxy = { 'x-forwarded-for': '203.0.113.5', 'x-forwarded-proto': 'https' };
         for (const t of [withToken, without]) {
@@ -199,7 +187,7 @@ describe('operations: metrics, GET /metrics in Prometheus text (src/http/metrics
       if (!address) this.skip();
       const tls = await selfSignedCertificate();
       for (const trusted of ['', address]) {
-        const t = await buildTestApp('metrics_remote', { db, env: { ...PRODUCTION_ENV, OAUTH_JWKS: jwks, TRUSTED_PROXIES: trusted } });
+        const t = await buildTestApp('metrics_remote', { db: production.db, env: production.env({ TRUSTED_PROXIES: trusted }) });
         const plain = createHttpServer(t.app.callback());
         const secure = createHttpsServer({ key: tls.key, cert: tls.cert }, t.app.callback());
         const plainPort = await listenEverywhere(plain);

@@ -4,32 +4,21 @@ import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { buildTestApp } from '../helpers/app.js';
-import { createTestDatabase } from '../helpers/database.js';
 import { expectEnvelope, expectOk } from '../helpers/expect.js';
-import { generateJwks } from '../helpers/oauth.js';
-import { listenEverywhere, outsideAddress, PRODUCTION_ENV } from '../helpers/production.js';
+import { listenEverywhere, outsideAddress, productionSetUp } from '../helpers/production.js';
 import { closeServer } from '../../src/app.js';
-import { openDatabase, type Database } from '../../src/data/database.js';
+import { openDatabase } from '../../src/data/database.js';
 import { acquireEmbeddedDatabase, freePort } from '../../src/data/platform/embedded/index.js';
 import { isLoopback, STRICT_TRANSPORT_SECURITY } from '../../src/http/tls.js';
 import type { SurfaceName } from '../../src/surfaces/types.js';
 
 describe('operations: probes, GET /livez and GET /readyz (src/http/probes.ts)', function () {
   this.timeout(60000);
-  let db: Database & { drop(): Promise<void> };
-  let jwks: string;
-
-  before(async () => {
-    db = await createTestDatabase('probes');
-    jwks = await generateJwks();
-  });
-  after(async () => {
-    await db.drop();
-  });
+  const production = productionSetUp('probes');
 
   it('production, plain HTTP from loopback: both probes answer, without a key, no-store, saying nothing about the data', async () => {
     // TRUSTED_PROXIES names another address: loopback alone lets the probes through.
-    const t = await buildTestApp('probes', { db, env: { ...PRODUCTION_ENV, OAUTH_JWKS: jwks, TRUSTED_PROXIES: '10.9.9.9' } });
+    const t = await buildTestApp('probes', { db: production.db, env: production.env({ TRUSTED_PROXIES: '10.9.9.9' }) });
     try {
       const live = await t.request('/livez');
       expect(await expectOk(live)).to.deep.equal({ process: 'UP' });
@@ -55,9 +44,9 @@ describe('operations: probes, GET /livez and GET /readyz (src/http/probes.ts)', 
   });
 
   it('every surface answers them, whichever it serves alone', async () => {
-    const env = { ...PRODUCTION_ENV, OAUTH_JWKS: jwks };
+    const env = production.env();
     for (const surface of ['data', 'auth', 'userinfo'] as SurfaceName[]) {
-      const t = await buildTestApp(`probes_${surface}`, { db, env, surfaces: [surface] });
+      const t = await buildTestApp(`probes_${surface}`, { db: production.db, env, surfaces: [surface] });
       try {
         expect(await expectOk(await t.request('/livez')), surface).to.deep.equal({ process: 'UP' });
         expect(await expectOk(await t.request('/readyz')), surface).to.deep.equal({ database: 'UP' });
@@ -71,9 +60,9 @@ describe('operations: probes, GET /livez and GET /readyz (src/http/probes.ts)', 
     const address = outsideAddress();
     // A machine with loopback only cannot make a connection from anywhere else.
     if (!address) this.skip();
-    const env = { ...PRODUCTION_ENV, OAUTH_JWKS: jwks };
+    const env = production.env();
     for (const trusted of ['', address]) {
-      const t = await buildTestApp('probes_remote', { db, env: { ...env, TRUSTED_PROXIES: trusted } });
+      const t = await buildTestApp('probes_remote', { db: production.db, env: { ...env, TRUSTED_PROXIES: trusted } });
       const server = createServer(t.app.callback());
       const port = await listenEverywhere(server);
       try {
@@ -103,13 +92,13 @@ describe('operations: probes, GET /livez and GET /readyz (src/http/probes.ts)', 
     unreachable.on('error', () => {});
     await new Promise((done) => reachable.once('ready', done));
     try {
-      const up = await buildTestApp('probes_redis_up', { db, redis: reachable });
+      const up = await buildTestApp('probes_redis_up', { db: production.db, redis: reachable });
       try {
         expect(await expectOk(await up.request('/readyz'))).to.deep.equal({ database: 'UP', redis: 'UP' });
       } finally {
         await up.close();
       }
-      const down = await buildTestApp('probes_redis_down', { db, redis: unreachable });
+      const down = await buildTestApp('probes_redis_down', { db: production.db, redis: unreachable });
       try {
         const res = await down.request('/readyz');
         await expectEnvelope(res, 503, 'SERVICE_UNAVAILABLE', /^Not ready: Redis is unreachable\.$/);

@@ -3,7 +3,7 @@ import type { Database } from '../../src/data/database.js';
 import type { PublicIncident, StatusReport } from '../../src/data/operations/status.js';
 import { keepUpload } from '../../src/data/school/uploads.js';
 import { buildTestApp, type TestApp } from '../helpers/app.js';
-import { runCampus } from '../helpers/cli.js';
+import { jsonOf, runCampus } from '../helpers/cli.js';
 import { createTestDatabase } from '../helpers/database.js';
 import { createAccount, signInToConsole, type ConsoleSession } from '../helpers/oauth.js';
 
@@ -159,14 +159,13 @@ describe('operations: incidents and maintenance, posted from the admin console a
       '2026-12-05T23:30:00+09:00',
       '--json',
     );
-    expect(opened.code, opened.stderr).to.equal(0);
-    const incident = JSON.parse(opened.stdout) as {
+    const incident = jsonOf<{
       _id: string;
       state: string;
       startsAt: string;
       endsAt: string;
       updates: { byKind: string }[];
-    };
+    }>(opened);
     expect(incident).to.deep.include({ state: 'SCHEDULED', startsAt: '2026-12-05T13:00:00.000Z', endsAt: '2026-12-05T14:30:00.000Z' });
     expect(incident.updates[0]?.byKind).to.equal('CLI');
     later();
@@ -208,8 +207,7 @@ describe('operations: incidents and maintenance, posted from the admin console a
     const listed = await campus('incident', 'list', '--json');
     expect((JSON.parse(listed.stdout) as { _id: string }[]).map((i) => i._id)).to.include(incident._id);
     const printed = await campus('--json');
-    expect(printed.code, printed.stderr).to.equal(0);
-    const fromCommand = JSON.parse(printed.stdout) as StatusReport;
+    const fromCommand = jsonOf<StatusReport>(printed);
     expect(fromCommand.parts.map((p) => p.part)).to.deep.equal(['data-api', 'sign-in', 'userinfo', 'database', 'neis', 'webhooks']);
     expect(fromCommand.past.map((i) => i.id)).to.include(incident._id);
     expect((await campus()).stdout).to.match(/^Status: (UP|DEGRADED|DOWN) \(checked /);

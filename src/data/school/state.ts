@@ -2,6 +2,7 @@ import type { Database } from '../database.js';
 import type { ClubDoc } from '../models/club.model.js';
 import type { ProjectDoc } from '../models/project.model.js';
 import { isEnrolledRole, type StudentDoc } from '../models/student.model.js';
+import { studentValues } from './student-record.js';
 import type { DocOf, RecordDiff, SchoolEntity } from './types.js';
 
 /** The id of the `meta` document that remembers the highest id ever given per kind (ids are never reused). */
@@ -247,17 +248,7 @@ export function sameValue(a: unknown, b: unknown): boolean {
 export function normalizeStudent(d: StudentDoc): StudentDoc {
   return {
     _id: d._id,
-    name: d.name,
-    sex: d.sex,
-    email: d.email,
-    grade: d.grade ?? null,
-    classNum: d.classNum ?? null,
-    number: d.number ?? null,
-    studentNumber: d.studentNumber ?? null,
-    major: d.major ?? null,
-    role: d.role,
-    dormitoryFloor: d.dormitoryFloor ?? null,
-    dormitoryRoom: d.dormitoryRoom ?? null,
+    ...studentValues(d),
     majorClubId: d.majorClubId ?? null,
     autonomousClubId: d.autonomousClubId ?? null,
     specialty: d.specialty ?? null,

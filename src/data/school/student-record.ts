@@ -3,7 +3,7 @@ import type { StudentDoc } from '../models/student.model.js';
 
 /**
  * The Student record of the data API, built from a stored student: the one builder of the shape
- * GET /v1/students answers (its operation's selection, src/rest/operations/students.ts, names the
+ * GET /v1/students answers (its selection, src/rest/operations/student-record.ts, names the
  * same fields in the same order; test/school-records/student-record.unit.test.ts holds the two together), for
  * every other place that shows it: userinfo (src/oauth/userinfo.ts), the change feed's events
  * (src/data/events/outbox.ts) and the console's profile. As the GraphQL resolvers do
@@ -13,6 +13,22 @@ import type { StudentDoc } from '../models/student.model.js';
 export function studentRecord(s: StudentDoc, clubs: ClubsById) {
   return {
     id: s._id,
+    ...studentValues(s),
+    majorClub: clubSummary(s.majorClubId, clubs),
+    autonomousClub: clubSummary(s.autonomousClubId, clubs),
+    specialty: s.specialty ?? null,
+    githubId: s.githubId ?? null,
+    githubUrl: s.githubUrl ?? null,
+  };
+}
+
+/**
+ * A stored student's own values from its name to its room, in this order, null where an older
+ * record lacks one: the head of both the stored record (normalizeStudent, ./state.ts) and the
+ * Student record.
+ */
+export function studentValues(s: StudentDoc) {
+  return {
     name: s.name,
     sex: s.sex,
     email: s.email,
@@ -24,10 +40,5 @@ export function studentRecord(s: StudentDoc, clubs: ClubsById) {
     role: s.role,
     dormitoryFloor: s.dormitoryFloor ?? null,
     dormitoryRoom: s.dormitoryRoom ?? null,
-    majorClub: clubSummary(s.majorClubId, clubs),
-    autonomousClub: clubSummary(s.autonomousClubId, clubs),
-    specialty: s.specialty ?? null,
-    githubId: s.githubId ?? null,
-    githubUrl: s.githubUrl ?? null,
   };
 }

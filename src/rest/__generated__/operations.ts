@@ -179,6 +179,8 @@ export type RestPublicProjectQueryVariables = Exact<{
 
 export type RestPublicProjectQuery = { publicProject: { id: number, name: string, description: string, clubName: string | null, startYear: number | null, endYear: number | null, status: ProjectStatus, participantCount: number } | null };
 
+export type StudentRecordFragment = { id: number, name: string, sex: Sex, email: string, grade: number | null, classNum: number | null, number: number | null, studentNumber: number | null, major: Major | null, role: StudentRole, dormitoryFloor: number | null, dormitoryRoom: number | null, specialty: string | null, githubId: string | null, githubUrl: string | null, majorClub: { id: number, name: string, type: ClubType } | null, autonomousClub: { id: number, name: string, type: ClubType } | null };
+
 export type RestStudentsQueryVariables = Exact<{
   filter?: StudentFilter | null | undefined;
   page?: number | null | undefined;

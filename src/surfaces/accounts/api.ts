@@ -26,6 +26,18 @@ interface Route {
   readonly handler: Handler;
 }
 
+/** A request for a code sent by email: the body's address in, 202 with what the service answers. */
+function codeRequest(send: (email: unknown, ip: string) => Promise<unknown>): Route {
+  return {
+    method: 'POST',
+    budget: 'requests',
+    handler: async (ctx, body) => {
+      ctx.status = 202;
+      ctx.body = await send(body['email'], ctx.ip);
+    },
+  };
+}
+
 /**
  * The self-service JSON endpoints (docs/accounts.md, "The JSON endpoints"), for our pages' logic and any other front
  * end: they take no cookies and no credentials, so any origin may call them (CORS), and each
@@ -38,17 +50,7 @@ interface Route {
  */
 export function accountApi(service: SelfService): AppMiddleware {
   const routes = new Map<string, Route>([
-    [
-      ACCOUNT_PATHS.emailVerifications,
-      {
-        method: 'POST',
-        budget: 'requests',
-        handler: async (ctx, body) => {
-          ctx.status = 202;
-          ctx.body = await service.requestSignupCode(body['email'], ctx.ip);
-        },
-      },
-    ],
+    [ACCOUNT_PATHS.emailVerifications, codeRequest((email, ip) => service.requestSignupCode(email, ip))],
     [
       ACCOUNT_PATHS.accounts,
       {
@@ -76,17 +78,7 @@ export function accountApi(service: SelfService): AppMiddleware {
         },
       },
     ],
-    [
-      ACCOUNT_PATHS.passwordResets,
-      {
-        method: 'POST',
-        budget: 'requests',
-        handler: async (ctx, body) => {
-          ctx.status = 202;
-          ctx.body = await service.requestPasswordReset(body['email'], ctx.ip);
-        },
-      },
-    ],
+    [ACCOUNT_PATHS.passwordResets, codeRequest((email, ip) => service.requestPasswordReset(email, ip))],
     [
       ACCOUNT_PATHS.password,
       {

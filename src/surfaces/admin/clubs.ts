@@ -91,7 +91,8 @@ const pages: record.Pages<Club, null, 'abolished' | 'deleted'> = {
   show: clubPage,
 };
 
-const forms = record.forms(pages, {
+/** A club's form: its page, a new one's, and the create and update they post. */
+export const clubForms = record.forms(pages, {
   form: (req) => clubForm(req.lang),
   create: async (req, deps, form) => {
     const { createClub: created } = await record.mutate<Op.CreateClubMutation, Op.CreateClubMutationVariables>(req, deps, CREATE_CLUB, {
@@ -107,8 +108,6 @@ const forms = record.forms(pages, {
       })
     ).updateClub,
 });
-export const { detail: clubDetail, blank: newClub, create: createClub, update: updateClub } = forms;
-
 export const abolishClub = record.action(pages, 'abolished', record.byId<Op.AbolishClubMutation>(ABOLISH_CLUB, 'abolishClub'));
 
 export const deleteClub = record.action(pages, 'deleted', record.byId<Op.DeleteClubMutation>(DELETE_CLUB, 'deleteClub'), { deletes: true });

@@ -96,7 +96,8 @@ const pages: record.Pages<Project, readonly record.ClubChoice[], 'ended' | 'reop
   show: projectPage,
 };
 
-const forms = record.forms(pages, {
+/** A project's form: its page, a new one's, and the create and update they post. */
+export const projectForms = record.forms(pages, {
   form: (req) => projectForm(req.lang),
   create: async (req, deps, form) => {
     const { createProject: created } = await record.mutate<Op.CreateProjectMutation, Op.CreateProjectMutationVariables>(
@@ -117,8 +118,6 @@ const forms = record.forms(pages, {
       })
     ).updateProject,
 });
-export const { detail: projectDetail, blank: newProject, create: createProject, update: updateProject } = forms;
-
 export const endProject = record.action(pages, 'ended', async (req, deps, id) => {
   const form = parseForm(z.object({ endedIn: intField(req.lang, 'endYear') }), req.form);
   if (!form.ok) return { errors: atInputs(form.errors, { endedIn: 'endYear' }) };

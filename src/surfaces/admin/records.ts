@@ -8,7 +8,7 @@ import { page, redirect, type Handler, type Outcome, type PageRequest } from '..
 import type { Texts } from '../web/texts/index.js';
 import type { AdminClubChoicesQuery, AdminClubChoicesQueryVariables, Language } from './__generated__/operations.js';
 import type { AdminDeps } from './deps.js';
-import { ADMIN_CLUB_CHOICES } from './operations/students.js';
+import { ADMIN_CLUB_CHOICES } from './operations/records.js';
 import { atInputs, formValues, idParam, language, unconfirmed } from './ui.js';
 
 /*

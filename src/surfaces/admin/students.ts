@@ -139,7 +139,8 @@ const pages: record.Pages<Student, readonly Club[], 'graduated' | 'withdrawn' | 
   show: studentPage,
 };
 
-const forms = record.forms(pages, {
+/** A student's form: its page, a new one's, and the create and update they post. */
+export const studentForms = record.forms(pages, {
   form: (req, student) => studentForm(req.lang, isRetired(student?.role ?? null)),
   create: async (req, deps, input: Op.CreateStudentInput) => {
     const { createStudent: created } = await record.mutate<Op.CreateStudentMutation, Op.CreateStudentMutationVariables>(
@@ -160,8 +161,6 @@ const forms = record.forms(pages, {
       })
     ).updateStudent,
 });
-export const { detail: studentDetail, blank: newStudent, create: createStudent, update: updateStudent } = forms;
-
 export const graduateStudent = record.action(
   pages,
   'graduated',

@@ -3,7 +3,7 @@ import { MAX_APPS_PER_ACCOUNT } from '../../oauth/apps.js';
 import { connectedApps } from '../../oauth/connected-apps.js';
 import { needsPasskey } from '../../auth/policy.js';
 import { html } from '../web/html.js';
-import { page, type Handler, type RouteTable } from '../web/routes.js';
+import { page, recordRoutes, type Handler, type RouteTable } from '../web/routes.js';
 import { WEB_CLIENT_ID } from '../web/signin.js';
 import type { Web } from '../web/web.js';
 import {
@@ -80,8 +80,9 @@ const consoleHome: Handler<ConsoleDeps> = async (req, deps) => {
 
 /**
  * The developer console at /console (any signed-in account): API keys, OAuth apps, connected
- * apps, my account. One route table: a page is a line here, a handler and its view in the part's
- * file (./keys.ts, ./apps.ts, ./connected.ts, ./account.ts), and its texts (docs/web.md).
+ * apps, my account. One route table: a page is a line here (a kind of record's pages one entry,
+ * recordRoutes), a handler and its view in the part's file (./keys.ts, ./apps.ts, ./connected.ts,
+ * ./account.ts), and its texts (docs/web.md).
  */
 export function consoleRoutes(web: Web): RouteTable<ConsoleDeps> {
   return {
@@ -91,29 +92,36 @@ export function consoleRoutes(web: Web): RouteTable<ConsoleDeps> {
     prefix: '/console',
     routes: [
       { method: 'GET', path: '/console', handler: consoleHome },
-      { method: 'GET', path: '/console/keys', handler: keyList, nav: (t) => t.console.nav.keys },
-      { method: 'POST', path: '/console/keys', handler: createKey },
-      { method: 'GET', path: '/console/keys/:id', handler: keyDetail },
-      { method: 'POST', path: '/console/keys/:id/renew', handler: renewKey },
-      { method: 'POST', path: '/console/keys/:id/rotate', handler: rotateKey },
-      { method: 'POST', path: '/console/keys/:id/revoke', handler: revokeKey },
-      { method: 'GET', path: '/console/apps', handler: appList, nav: (t) => t.console.nav.apps },
-      { method: 'GET', path: '/console/apps/new', handler: newApp },
-      { method: 'POST', path: '/console/apps', handler: createApp },
-      { method: 'GET', path: '/console/apps/:id', handler: appDetail },
-      { method: 'POST', path: '/console/apps/:id', handler: updateApp },
-      { method: 'POST', path: '/console/apps/:id/secret', handler: rotateAppSecret },
-      { method: 'POST', path: '/console/apps/:id/delete', handler: deleteApp },
-      { method: 'POST', path: '/console/apps/:id/tokens/revoke', handler: revokeAppTokens },
-      { method: 'GET', path: '/console/webhooks', handler: webhookList, nav: (t) => t.console.nav.webhooks },
-      { method: 'POST', path: '/console/webhooks', handler: createWebhook },
-      { method: 'GET', path: '/console/webhooks/:id', handler: webhookDetail },
-      { method: 'POST', path: '/console/webhooks/:id/test', handler: testWebhook },
-      { method: 'POST', path: '/console/webhooks/:id/pause', handler: pauseWebhook },
-      { method: 'POST', path: '/console/webhooks/:id/resume', handler: resumeWebhook },
-      { method: 'POST', path: '/console/webhooks/:id/rotate', handler: rotateWebhook },
-      { method: 'POST', path: '/console/webhooks/:id/delete', handler: deleteWebhook },
-      { method: 'POST', path: '/console/webhooks/:id/deliveries/:deliveryId/redeliver', handler: redeliverWebhook },
+      ...recordRoutes('/console/keys', {
+        list: keyList,
+        nav: (t) => t.console.nav.keys,
+        create: createKey,
+        detail: keyDetail,
+        actions: { renew: renewKey, rotate: rotateKey, revoke: revokeKey },
+      }),
+      ...recordRoutes('/console/apps', {
+        list: appList,
+        nav: (t) => t.console.nav.apps,
+        blank: newApp,
+        create: createApp,
+        detail: appDetail,
+        update: updateApp,
+        actions: { secret: rotateAppSecret, delete: deleteApp, 'tokens/revoke': revokeAppTokens },
+      }),
+      ...recordRoutes('/console/webhooks', {
+        list: webhookList,
+        nav: (t) => t.console.nav.webhooks,
+        create: createWebhook,
+        detail: webhookDetail,
+        actions: {
+          test: testWebhook,
+          pause: pauseWebhook,
+          resume: resumeWebhook,
+          rotate: rotateWebhook,
+          delete: deleteWebhook,
+          'deliveries/:deliveryId/redeliver': redeliverWebhook,
+        },
+      }),
       { method: 'GET', path: '/console/connected', handler: connectedList, nav: (t) => t.console.nav.connected },
       { method: 'POST', path: '/console/connected/:clientId/revoke', handler: disconnect },
       { method: 'GET', path: '/console/account', handler: myAccount, nav: (t) => t.console.nav.account },

@@ -80,6 +80,46 @@ export interface Route<D> {
   readonly nav?: (t: Texts) => string;
 }
 
+/**
+ * The pages of a kind of record kept through forms (see recordRoutes); a page left out is not
+ * served. The admin console's `record.forms` (src/surfaces/admin/records.ts) gives the four of a form.
+ */
+export interface RecordPages<D> {
+  /** The list, at the base path. */
+  readonly list: Handler<D>;
+  /** The list's entry in the section's navigation. */
+  readonly nav?: (t: Texts) => string;
+  /** A new record's empty form (GET `base/new`). */
+  readonly blank?: Handler<D>;
+  /** The creation a new record's form posts (POST `base`). */
+  readonly create?: Handler<D>;
+  /** One record's page (GET `base/:id`). */
+  readonly detail?: Handler<D>;
+  /** The update its form posts (POST `base/:id`). */
+  readonly update?: Handler<D>;
+  /** Its actions, each posted to `base/:id/<name>`. */
+  readonly actions?: Readonly<Record<string, Handler<D>>>;
+}
+
+/**
+ * The route lines of a kind of record at `base`: the list, the empty form, the creation, a
+ * record's page, its update and its actions, in that order (`base/new` is tried before `base/:id`
+ * reads `new` as an id).
+ */
+export function recordRoutes<D>(base: string, pages: RecordPages<D>): Route<D>[] {
+  const { list, nav, blank, create, detail, update, actions = {} } = pages;
+  const one = `${base}/:id`;
+  const line = (method: Route<D>['method'], path: string, handler?: Handler<D>): Route<D>[] => (handler ? [{ method, path, handler }] : []);
+  return [
+    { method: 'GET', path: base, handler: list, nav },
+    ...line('GET', `${base}/new`, blank),
+    ...line('POST', base, create),
+    ...line('GET', one, detail),
+    ...line('POST', one, update),
+    ...Object.entries(actions).flatMap(([name, handler]) => line('POST', `${one}/${name}`, handler)),
+  ];
+}
+
 /** The pages of one family (a console, the sign-up pages, the login pages), and what they share. */
 export interface RouteTable<D> {
   /** Who may open its pages (src/auth/policy.ts, PAGE_RULES), unless a route says otherwise. */

@@ -290,6 +290,8 @@ export type AdminClubQueryVariables = Exact<{
 
 export type AdminClubQuery = { clubs: { clubs: Array<{ id: number, name: string, type: ClubType, status: ClubStatus, foundedYear: number | null, abolishedYear: number | null, recordedLeader: { email: string, name: string } | null, members: Array<{ email: string, name: string, studentNumber: number | null }> }> } };
 
+export type ClubOutcomeFragment = { batchId: string | null, club: { id: number } | null, errors: Array<{ field: string, message: string }> };
+
 export type CreateClubMutationVariables = Exact<{
   input: ClubInput;
   lang: Language;
@@ -313,7 +315,7 @@ export type AbolishClubMutationVariables = Exact<{
 }>;
 
 
-export type AbolishClubMutation = { abolishClub: { batchId: string | null, errors: Array<{ field: string, message: string }> } };
+export type AbolishClubMutation = { abolishClub: { batchId: string | null, club: { id: number } | null, errors: Array<{ field: string, message: string }> } };
 
 export type DeleteClubMutationVariables = Exact<{
   id: number;
@@ -344,6 +346,8 @@ export type AdminProjectQueryVariables = Exact<{
 
 export type AdminProjectQuery = { projects: { projects: Array<{ id: number, name: string, description: string, status: ProjectStatus, startYear: number | null, endYear: number | null, club: { id: number } | null, participants: Array<{ email: string }> }> }, clubs: { clubs: Array<{ id: number, name: string, type: ClubType, status: ClubStatus }> } };
 
+export type ProjectOutcomeFragment = { batchId: string | null, project: { id: number } | null, errors: Array<{ field: string, message: string }> };
+
 export type CreateProjectMutationVariables = Exact<{
   input: ProjectInput;
   lang: Language;
@@ -368,7 +372,7 @@ export type EndProjectMutationVariables = Exact<{
 }>;
 
 
-export type EndProjectMutation = { endProject: { batchId: string | null, errors: Array<{ field: string, message: string }> } };
+export type EndProjectMutation = { endProject: { batchId: string | null, project: { id: number } | null, errors: Array<{ field: string, message: string }> } };
 
 export type ReopenProjectMutationVariables = Exact<{
   id: number;
@@ -376,7 +380,7 @@ export type ReopenProjectMutationVariables = Exact<{
 }>;
 
 
-export type ReopenProjectMutation = { reopenProject: { batchId: string | null, errors: Array<{ field: string, message: string }> } };
+export type ReopenProjectMutation = { reopenProject: { batchId: string | null, project: { id: number } | null, errors: Array<{ field: string, message: string }> } };
 
 export type DeleteProjectMutationVariables = Exact<{
   id: number;
@@ -385,6 +389,15 @@ export type DeleteProjectMutationVariables = Exact<{
 
 
 export type DeleteProjectMutation = { deleteProject: { batchId: string | null, errors: Array<{ field: string, message: string }> } };
+
+export type ClubChoicesFragment = { clubs: { clubs: Array<{ id: number, name: string, type: ClubType, status: ClubStatus }> } };
+
+export type AdminClubChoicesQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type AdminClubChoicesQuery = { clubs: { clubs: Array<{ id: number, name: string, type: ClubType, status: ClubStatus }> } };
+
+export type DeleteOutcomeFragment = { batchId: string | null, errors: Array<{ field: string, message: string }> };
 
 export type AdminStudentsQueryVariables = Exact<{
   filter?: StudentFilter | null | undefined;
@@ -400,12 +413,9 @@ export type AdminStudentQueryVariables = Exact<{
 }>;
 
 
-export type AdminStudentQuery = { students: { students: Array<{ id: number, name: string, sex: Sex, email: string, grade: number | null, classNum: number | null, number: number | null, studentNumber: number | null, major: Major | null, role: StudentRole, dormitoryRoom: number | null, specialty: string | null, githubId: string | null, majorClub: { id: number } | null, autonomousClub: { id: number } | null }> }, clubs: { clubs: Array<{ id: number, name: string, type: ClubType, status: ClubStatus }> } };
+export type AdminStudentQuery = { students: { students: Array<{ id: number, name: string, sex: Sex, email: string, grade: number | null, classNum: number | null, number: number | null, studentNumber: number | null, major: Major | null, role: StudentRole, dormitoryFloor: number | null, dormitoryRoom: number | null, specialty: string | null, githubId: string | null, githubUrl: string | null, majorClub: { id: number, name: string, type: ClubType } | null, autonomousClub: { id: number, name: string, type: ClubType } | null }> }, clubs: { clubs: Array<{ id: number, name: string, type: ClubType, status: ClubStatus }> } };
 
-export type AdminClubChoicesQueryVariables = Exact<{ [key: string]: never; }>;
-
-
-export type AdminClubChoicesQuery = { clubs: { clubs: Array<{ id: number, name: string, type: ClubType, status: ClubStatus }> } };
+export type StudentOutcomeFragment = { batchId: string | null, student: { id: number } | null, errors: Array<{ field: string, message: string }> };
 
 export type CreateStudentMutationVariables = Exact<{
   input: CreateStudentInput;
@@ -430,7 +440,7 @@ export type GraduateStudentMutationVariables = Exact<{
 }>;
 
 
-export type GraduateStudentMutation = { graduateStudent: { batchId: string | null, errors: Array<{ field: string, message: string }> } };
+export type GraduateStudentMutation = { graduateStudent: { batchId: string | null, student: { id: number } | null, errors: Array<{ field: string, message: string }> } };
 
 export type WithdrawStudentMutationVariables = Exact<{
   id: number;
@@ -438,7 +448,7 @@ export type WithdrawStudentMutationVariables = Exact<{
 }>;
 
 
-export type WithdrawStudentMutation = { withdrawStudent: { batchId: string | null, errors: Array<{ field: string, message: string }> } };
+export type WithdrawStudentMutation = { withdrawStudent: { batchId: string | null, student: { id: number } | null, errors: Array<{ field: string, message: string }> } };
 
 export type ReactivateStudentMutationVariables = Exact<{
   id: number;
@@ -447,7 +457,7 @@ export type ReactivateStudentMutationVariables = Exact<{
 }>;
 
 
-export type ReactivateStudentMutation = { reactivateStudent: { batchId: string | null, errors: Array<{ field: string, message: string }> } };
+export type ReactivateStudentMutation = { reactivateStudent: { batchId: string | null, student: { id: number } | null, errors: Array<{ field: string, message: string }> } };
 
 export type DeleteStudentMutationVariables = Exact<{
   id: number;
@@ -514,3 +524,5 @@ export type SchoolJobQueryVariables = Exact<{
 
 
 export type SchoolJobQuery = { schoolJob: { id: string, kind: AuditAction, state: SchoolJobState, written: number, total: number, error: string | null, result: { uploadId: string | null, entity: SchoolEntity, fileName: string, removeMissing: boolean, applied: boolean, batchId: string | null, rows: number, counts: { created: number, updated: number, unchanged: number, removed: number, refused: number }, issues: Array<{ sheet: string | null, row: number | null, column: string | null, value: string | null, message: string }>, changes: Array<{ sheet: string | null, row: number | null, entity: SchoolEntity, operation: RecordOperation, recordId: number, label: string, fields: Array<{ field: string, before: string | null, after: string | null }> }> } | null } | null };
+
+export type StudentRecordFragment = { id: number, name: string, sex: Sex, email: string, grade: number | null, classNum: number | null, number: number | null, studentNumber: number | null, major: Major | null, role: StudentRole, dormitoryFloor: number | null, dormitoryRoom: number | null, specialty: string | null, githubId: string | null, githubUrl: string | null, majorClub: { id: number, name: string, type: ClubType } | null, autonomousClub: { id: number, name: string, type: ClubType } | null };

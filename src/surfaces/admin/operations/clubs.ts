@@ -1,3 +1,5 @@
+import { DELETE_OUTCOME } from './records.js';
+
 /** The club list of the admin console. */
 export const ADMIN_CLUBS = /* GraphQL */ `
   query AdminClubs($filter: ClubFilter, $page: Int, $size: Int) {
@@ -48,56 +50,52 @@ export const ADMIN_CLUB = /* GraphQL */ `
   }
 `;
 
-export const CREATE_CLUB = /* GraphQL */ `
+/** What a club's mutations answer: the club, the refusals in the page's language, and the batch written. */
+const CLUB_OUTCOME = /* GraphQL */ `
+  fragment ClubOutcome on ClubPayload {
+    club {
+      id
+    }
+    errors {
+      field
+      message(lang: $lang)
+    }
+    batchId
+  }
+`;
+
+export const CREATE_CLUB =
+  /* GraphQL */ `
   mutation CreateClub($input: ClubInput!, $lang: Language!) {
     createClub(input: $input) {
-      club {
-        id
-      }
-      errors {
-        field
-        message(lang: $lang)
-      }
-      batchId
+      ...ClubOutcome
     }
   }
-`;
+` + CLUB_OUTCOME;
 
-export const UPDATE_CLUB = /* GraphQL */ `
+export const UPDATE_CLUB =
+  /* GraphQL */ `
   mutation UpdateClub($id: Long!, $input: ClubInput!, $lang: Language!) {
     updateClub(id: $id, input: $input) {
-      club {
-        id
-      }
-      errors {
-        field
-        message(lang: $lang)
-      }
-      batchId
+      ...ClubOutcome
     }
   }
-`;
+` + CLUB_OUTCOME;
 
-export const ABOLISH_CLUB = /* GraphQL */ `
+export const ABOLISH_CLUB =
+  /* GraphQL */ `
   mutation AbolishClub($id: Long!, $lang: Language!) {
     abolishClub(id: $id) {
-      errors {
-        field
-        message(lang: $lang)
-      }
-      batchId
+      ...ClubOutcome
     }
   }
-`;
+` + CLUB_OUTCOME;
 
-export const DELETE_CLUB = /* GraphQL */ `
+export const DELETE_CLUB =
+  /* GraphQL */ `
   mutation DeleteClub($id: Long!, $lang: Language!) {
     deleteClub(id: $id) {
-      errors {
-        field
-        message(lang: $lang)
-      }
-      batchId
+      ...DeleteOutcome
     }
   }
-`;
+` + DELETE_OUTCOME;

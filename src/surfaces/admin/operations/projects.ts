@@ -1,3 +1,5 @@
+import { CLUB_CHOICES, DELETE_OUTCOME } from './records.js';
+
 /** The project list of the admin console. */
 export const ADMIN_PROJECTS = /* GraphQL */ `
   query AdminProjects($filter: ProjectFilter, $page: Int, $size: Int) {
@@ -22,7 +24,8 @@ export const ADMIN_PROJECTS = /* GraphQL */ `
 `;
 
 /** One project for the edit form, and the clubs its select offers. */
-export const ADMIN_PROJECT = /* GraphQL */ `
+export const ADMIN_PROJECT =
+  /* GraphQL */ `
   query AdminProject($id: Long!) {
     projects(filter: { projectId: $id }, size: 1) {
       projects {
@@ -40,79 +43,65 @@ export const ADMIN_PROJECT = /* GraphQL */ `
         }
       }
     }
-    clubs(size: 1000, sortBy: NAME) {
-      clubs {
-        id
-        name
-        type
-        status
-      }
+    ...ClubChoices
+  }
+` + CLUB_CHOICES;
+
+/** What a project's mutations answer: the project, the refusals in the page's language, and the batch written. */
+const PROJECT_OUTCOME = /* GraphQL */ `
+  fragment ProjectOutcome on ProjectPayload {
+    project {
+      id
     }
+    errors {
+      field
+      message(lang: $lang)
+    }
+    batchId
   }
 `;
 
-export const CREATE_PROJECT = /* GraphQL */ `
+export const CREATE_PROJECT =
+  /* GraphQL */ `
   mutation CreateProject($input: ProjectInput!, $lang: Language!) {
     createProject(input: $input) {
-      project {
-        id
-      }
-      errors {
-        field
-        message(lang: $lang)
-      }
-      batchId
+      ...ProjectOutcome
     }
   }
-`;
+` + PROJECT_OUTCOME;
 
-export const UPDATE_PROJECT = /* GraphQL */ `
+export const UPDATE_PROJECT =
+  /* GraphQL */ `
   mutation UpdateProject($id: Long!, $input: ProjectInput!, $lang: Language!) {
     updateProject(id: $id, input: $input) {
-      project {
-        id
-      }
-      errors {
-        field
-        message(lang: $lang)
-      }
-      batchId
+      ...ProjectOutcome
     }
   }
-`;
+` + PROJECT_OUTCOME;
 
-export const END_PROJECT = /* GraphQL */ `
+export const END_PROJECT =
+  /* GraphQL */ `
   mutation EndProject($id: Long!, $endYear: Int, $lang: Language!) {
     endProject(id: $id, endYear: $endYear) {
-      errors {
-        field
-        message(lang: $lang)
-      }
-      batchId
+      ...ProjectOutcome
     }
   }
-`;
+` + PROJECT_OUTCOME;
 
-export const REOPEN_PROJECT = /* GraphQL */ `
+export const REOPEN_PROJECT =
+  /* GraphQL */ `
   mutation ReopenProject($id: Long!, $lang: Language!) {
     reopenProject(id: $id) {
-      errors {
-        field
-        message(lang: $lang)
-      }
-      batchId
+      ...ProjectOutcome
     }
   }
-`;
+` + PROJECT_OUTCOME;
 
-export const DELETE_PROJECT = /* GraphQL */ `
+export const DELETE_PROJECT =
+  /* GraphQL */ `
   mutation DeleteProject($id: Long!, $lang: Language!) {
     deleteProject(id: $id) {
-      errors {
-        field
-        message(lang: $lang)
-      }
-      batchId
+      ...DeleteOutcome
     }
   }
-`;
+` + DELETE_OUTCOME;

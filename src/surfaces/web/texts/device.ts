@@ -1,4 +1,5 @@
 import type { LogoutCause, LogoutNoticeState } from '../../../data/events/logout-notices.js';
+import { n } from './number.js';
 
 /*
  * Device sign-in (/device, RFC 8628: src/surfaces/web/provider-pages.ts) and the developer
@@ -6,8 +7,6 @@ import type { LogoutCause, LogoutNoticeState } from '../../../data/events/logout
  * Korean and English. Kept apart from ko.ts / en.ts, which include them as `device` and inside
  * `console.apps`.
  */
-
-const n = (value: number, locale: string) => value.toLocaleString(locale);
 
 export const deviceKo = {
   title: '기기 로그인',

@@ -2,14 +2,13 @@ import { EVENT_TYPE_TABLE, type EventType } from '../../../data/events/types.js'
 import type { DeliveryState, WebhookState } from '../../../data/events/webhooks.js';
 import { plural } from '../../../plural.js';
 import { windowEn, windowKo } from './time.js';
+import { n } from './number.js';
 
 /*
  * The developer console's webhook pages (src/surfaces/console/webhooks.ts), Korean and English.
  * Kept apart from ko.ts / en.ts (which include them as `console.webhooks`) so those stay short.
  * Each event type's hint is its row's in src/data/events/types.ts (a row without both fails type-check).
  */
-
-const n = (value: number, locale: string) => value.toLocaleString(locale);
 
 export const webhooksKo = {
   title: '웹훅',

@@ -1,5 +1,6 @@
 import { MAX_PASSKEYS_PER_ACCOUNT, type PasskeyProblem } from '../../../oauth/passkeys.js';
 import { plural } from '../../../plural.js';
+import { n } from './number.js';
 
 /*
  * Passkeys, Korean and English: the login page's "sign in with a passkey" and its second step
@@ -8,8 +9,6 @@ import { plural } from '../../../plural.js';
  * passkey script (web/assets/passkeys.js, given as data attributes). Kept apart from ko.ts /
  * en.ts, which include them as `passkeys`.
  */
-
-const n = (value: number, locale: string) => value.toLocaleString(locale);
 
 export const passkeysKo = {
   signIn: '패스키로 로그인',

@@ -1,12 +1,11 @@
 import type { ProposalState } from '../../../data/school/proposals.js';
+import { n } from './number.js';
 
 /*
  * Project proposals, Korean and English: a student's /console/projects and the admins'
  * /admin/proposals (src/surfaces/console/projects.ts, src/surfaces/admin/proposals.ts). Kept apart
  * from ko.ts / en.ts, which include them as `console.projects` and `admin.proposals`.
  */
-
-const n = (value: number, locale: string) => value.toLocaleString(locale);
 
 export const consoleProjectsKo = {
   title: '프로젝트',

@@ -3,6 +3,7 @@ import type { StatusPart } from '../../../data/operations/status-parts.js';
 import type { CheckReason, PartState } from '../../../data/operations/status.js';
 import type { NeisDataset } from '../../../data/models/neis-state.model.js';
 import { plural } from '../../../plural.js';
+import { n } from './number.js';
 
 /*
  * The status page (/status, src/surfaces/web/status.ts) and its admin page (/admin/status,
@@ -10,7 +11,6 @@ import { plural } from '../../../plural.js';
  * them as `status` and `admin.status`.
  */
 
-const n = (value: number, locale: string) => value.toLocaleString(locale);
 const percent = (share: number, locale: string) =>
   new Intl.NumberFormat(locale, { style: 'percent', maximumFractionDigits: share === 1 ? 0 : 2 }).format(share);
 
