@@ -62,7 +62,8 @@ export function cpuPerAnswer(before: CpuReading, after: CpuReading, answers: num
  */
 function machineBusyMs(): number | undefined {
   try {
-    const [user, nice, system, , , irq, softirq, steal] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+    const [cpuLine = ''] = readFileSync('/proc/stat', 'utf8').split('\n');
+    const [user, nice, system, , , irq, softirq, steal] = cpuLine.trim().split(/\s+/).slice(1).map(Number);
     const busy = [user, nice, system, irq, softirq, steal].reduce<number>((sum, ticks) => sum + (ticks ?? 0), 0);
     return Number.isFinite(busy) ? busy * 10 : undefined;
   } catch {
