@@ -208,7 +208,9 @@ export function report(
     if (maxP99 !== undefined && f.p99 > maxP99) ok = false;
     if (minRps !== undefined && f.rps < minRps) ok = false;
     const other = f.cpu?.otherUs === undefined ? '' : `, the rest of the machine ${f.cpu.otherUs.toFixed(0)} us`;
-    const cpu = f.cpu ? `; CPU per answer: server ${f.cpu.serverUs.toFixed(0)} us, load generator ${f.cpu.loadUs.toFixed(0)} us${other}` : '';
+    const cpu = f.cpu
+      ? `; CPU per answer: server ${f.cpu.serverUs.toFixed(0)} us, load generator ${f.cpu.loadUs.toFixed(0)} us${other}`
+      : '';
     console.log(
       `  ${f.label.padEnd(44)} ${f.rps.toFixed(0).padStart(7)}  ${f.p50.toFixed(1).padStart(7)}  ${f.p99.toFixed(1).padStart(7)}  ${String(f.failures).padStart(7)}   ${
         ratio === undefined ? (note ?? 'baseline') : `${ratio.toFixed(2)}x of "${baseline?.label}"${verdict}`

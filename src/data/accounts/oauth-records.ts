@@ -412,7 +412,6 @@ export class OAuthStore {
     return deleted;
   }
 
-
   /**
    * Most artifacts are written once under a fresh id, so an insert is tried first (on FerretDB
    * several times cheaper than an upsert); a record saved again (sessions, grants) is replaced.
