@@ -20,6 +20,8 @@ import { authorize, createAccount, createClient, postJson, REDIRECT_URI } from '
 
 const STUDENT = { email: 'minji@school.test', password: 'login scopes student' };
 const TEACHER = { email: 'kim.teacher@school.test', password: 'login scopes teacher' };
+/** An account with no student or teacher record: the school has no name for it. */
+const NAMELESS = { email: 'nameless@school.test', password: 'login scopes nameless' };
 
 /** What each scope releases, written out here (not read from the table it tests). */
 const RELEASES: Record<string, string[]> = {
@@ -115,6 +117,7 @@ describe('OAuth apps: login scopes, userinfo releases exactly what the consent p
       ],
     });
     await createAccount(t.db, STUDENT.email, STUDENT.password);
+    await createAccount(t.db, NAMELESS.email, NAMELESS.password);
     await new AccountStore(t.db).create({
       email: TEACHER.email,
       passwordHash: await hashPassword(TEACHER.password),
@@ -260,5 +263,13 @@ describe('OAuth apps: login scopes, userinfo releases exactly what the consent p
       name: '김선생',
       preferred_username: 'kim.teacher',
     });
+    const nameless = (await login(NAMELESS, 'openid profile')).tokens as { id_token?: string; access_token: string };
+    const namelessClaims = JSON.parse(Buffer.from((nameless.id_token ?? '').split('.')[1] ?? '', 'base64url').toString('utf8')) as Record<
+      string,
+      unknown
+    >;
+    expect(namelessClaims).to.include({ preferred_username: 'nameless' });
+    expect(namelessClaims).to.not.have.property('name');
+    expect((await userinfo(nameless.access_token)).body).to.include({ name: null, preferred_username: 'nameless' });
   });
 });
