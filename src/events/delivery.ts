@@ -55,7 +55,7 @@ export interface DeliveryDeps {
   readonly sendMail: (mail: Mail) => Promise<void>;
   /** Where the owner manages webhooks (the developer console). */
   readonly consoleUrl: string;
-  /** Back-channel logout tokens, sent at each round of this worker too (src/events/logout-delivery.ts). */
+  /** Back-channel logout tokens, sent by this worker in rounds of their own beside the webhooks' (src/events/logout-delivery.ts). */
   readonly logouts?: LogoutDelivery;
   readonly now?: () => Date;
 }
@@ -75,6 +75,8 @@ export class WebhookDelivery {
   private readonly busy = new Map<string, Promise<void>>();
   private stopped = false;
   private ticking: Promise<void> | undefined;
+  /** The back-channel logout round under way, beside the webhooks' (a slow app's server holds up only its own notices). */
+  private logoutRound: Promise<void> | undefined;
   private readonly now: () => Date;
 
   constructor(private readonly deps: DeliveryDeps) {
@@ -85,6 +87,8 @@ export class WebhookDelivery {
     void this.deps.store.ensureIndexes().catch(() => {});
     this.timer = setInterval(() => {
       this.ticking ??= this.tick().finally(() => (this.ticking = undefined));
+      const logouts = this.deps.logouts;
+      if (logouts) this.logoutRound ??= logouts.deliverDue().finally(() => (this.logoutRound = undefined));
     }, POLL_MS);
     this.timer.unref();
   }
@@ -93,12 +97,11 @@ export class WebhookDelivery {
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
-    await this.ticking;
+    await Promise.all([this.ticking, this.logoutRound]);
     await Promise.all(this.busy.values());
   }
 
   private async tick(): Promise<void> {
-    await this.deps.logouts?.deliverDue();
     try {
       for (const webhook of await this.deps.store.due(this.now())) {
         if (this.stopped || this.busy.size >= PARALLEL) return;
