@@ -25,7 +25,7 @@ import {
   when,
   type FieldError,
 } from '../web/components.js';
-import { list, text } from '../web/forms.js';
+import { formList, formValue, list, text, type FormFields } from '../web/forms.js';
 import { html, type Html } from '../web/html.js';
 import { page, redirect, type Handler, type Outcome, type PageRequest } from '../web/routes.js';
 import type { AdminDeps } from './deps.js';
@@ -91,7 +91,7 @@ export const statusNotices: Handler<AdminDeps> = async (req, deps) => noticesPag
 async function noticesPage(
   req: PageRequest,
   deps: AdminDeps,
-  values: Readonly<Record<string, string | readonly string[]>>,
+  values: FormFields,
   errors: readonly FieldError[],
   status = 200,
 ): Promise<Outcome> {
@@ -99,11 +99,8 @@ async function noticesPage(
   const a = t.admin.status;
   const s = t.status;
   const notices = await deps.status.incidents.list();
-  const one = (name: string) => {
-    const v = values[name];
-    return typeof v === 'string' ? v : (v?.[0] ?? '');
-  };
-  const chosenParts = Array.isArray(values['parts']) ? (values['parts'] as readonly string[]) : one('parts') ? [one('parts')] : [];
+  const one = (name: string) => formValue(values, name);
+  const chosenParts = formList(values, 'parts');
   return page(
     a.title,
     html`<p>${a.intro}</p>

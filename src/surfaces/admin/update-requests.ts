@@ -22,7 +22,7 @@ import {
   when,
   type FieldError,
 } from '../web/components.js';
-import { list, text } from '../web/forms.js';
+import { formList, formValue, list, text, type FormFields } from '../web/forms.js';
 import { html } from '../web/html.js';
 import { page, redirect, type Handler, type Outcome, type PageRequest } from '../web/routes.js';
 import type { AdminDeps } from './deps.js';
@@ -49,21 +49,12 @@ function fieldNames(req: PageRequest, fields: readonly string[]): string {
 /** GET /admin/students/requests: the requests with who answered, and the form of a new one. */
 export const requestList: Handler<AdminDeps> = async (req, deps) => listPage(req, deps, formValues(req), []);
 
-async function listPage(
-  req: PageRequest,
-  deps: AdminDeps,
-  values: Record<string, string | readonly string[]>,
-  errors: FieldError[],
-  status = 200,
-): Promise<Outcome> {
+async function listPage(req: PageRequest, deps: AdminDeps, values: FormFields, errors: FieldError[], status = 200): Promise<Outcome> {
   const { t } = req;
   const r = t.admin.requests;
   const requests = await deps.updateRequests.list();
-  const one = (name: string) => {
-    const v = values[name];
-    return typeof v === 'string' ? v : (v?.[0] ?? '');
-  };
-  const chosen = Array.isArray(values['fields']) ? (values['fields'] as readonly string[]) : one('fields') ? [one('fields')] : [];
+  const one = (name: string) => formValue(values, name);
+  const chosen = formList(values, 'fields');
   const numbers = (n: number) => [
     { value: '', label: r.any },
     ...Array.from({ length: n }, (_, i) => ({ value: String(i + 1), label: String(i + 1) })),

@@ -6,6 +6,18 @@ import type { FieldError } from './components.js';
 /** A submitted form: each field's text, or texts for a repeated field (checkboxes). */
 export type FormFields = Readonly<Record<string, string | readonly string[]>>;
 
+/** A field's value as shown again in its form: '' when absent, the first when repeated. */
+export function formValue(fields: FormFields, name: string): string {
+  const value = fields[name];
+  return typeof value === 'string' ? value : (value?.[0] ?? '');
+}
+
+/** A repeated field's values (the boxes ticked of a group of checkboxes): [] when none. */
+export function formList(fields: FormFields, name: string): readonly string[] {
+  const value = fields[name];
+  return typeof value === 'string' ? (value ? [value] : []) : (value ?? []);
+}
+
 /** Parses an urlencoded form post into `ctx.request.body` (multipart posts: ./multipart.ts). */
 export function urlencodedForm(): AppMiddleware {
   const parse = bodyParser({ enableTypes: ['form'], formLimit: '1mb' });
