@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { Redis } from 'ioredis';
 import { isCalendarDate, zonedInstant } from '../../calendar.js';
-import { INCIDENT_KINDS, type IncidentDoc, type IncidentKind } from '../../data/operations/incidents.js';
+import { INCIDENT_KINDS, Incidents, type IncidentDoc, type IncidentKind } from '../../data/operations/incidents.js';
 import { StatusBoard, type StatusReport } from '../../data/operations/status.js';
 import { CLI_ACTOR } from '../../data/school/types.js';
 import { CliError, cliLogger, jsonCommand, type CommandContext } from '../runtime.js';
@@ -59,6 +59,11 @@ function describeReport(report: StatusReport): string {
       ? 'No incident or maintenance is open.'
       : report.current.map((i) => `${i.id}  ${i.kind}  ${i.state}  ${i.title}`).join('\n'),
   ].join('\n');
+}
+
+/** The incidents of this command's database (posting one needs no status board, and no Redis). */
+async function incidentsOf({ db }: CommandContext): Promise<Incidents> {
+  return new Incidents(await db());
 }
 
 /** Runs `fn` with the status board of this command (the database, and Redis when REDIS_URL is set). */
@@ -119,7 +124,7 @@ export function registerStatus(program: Command): void {
     {
       json: 'the incident',
       writes: true,
-      run: (ctx, options: OpenOptions) => {
+      run: async (ctx, options: OpenOptions) => {
         const kind = kindOf(options.kind);
         const zone = ctx.config.schoolTimeZone;
         const startsAt = options.starts === undefined ? undefined : parseTime('--starts', options.starts, zone);
@@ -129,11 +134,9 @@ export function registerStatus(program: Command): void {
           .split(',')
           .map((p) => p.trim())
           .filter(Boolean);
-        return withBoard(ctx, (board) =>
-          board.incidents.open(
-            { kind, title: options.title, message: options.message, parts, state: options.state?.toUpperCase(), startsAt, endsAt },
-            CLI_ACTOR,
-          ),
+        return (await incidentsOf(ctx)).open(
+          { kind, title: options.title, message: options.message, parts, state: options.state?.toUpperCase(), startsAt, endsAt },
+          CLI_ACTOR,
         );
       },
       human: (opened) => `Posted ${opened.kind.toLowerCase()} ${opened._id}.\n${describeIncident(opened)}`,
@@ -150,7 +153,9 @@ export function registerStatus(program: Command): void {
       json: 'the incident',
       writes: true,
       run: (ctx, options: { message: string; state?: string }, [id]: [string]) =>
-        withBoard(ctx, (board) => board.incidents.update(id, { message: options.message, state: options.state?.toUpperCase() }, CLI_ACTOR)),
+        incidentsOf(ctx).then((incidents) =>
+          incidents.update(id, { message: options.message, state: options.state?.toUpperCase() }, CLI_ACTOR),
+        ),
       human: (updated) => `Updated ${updated._id}.\n${describeIncident(updated)}`,
     },
   );
@@ -164,14 +169,14 @@ export function registerStatus(program: Command): void {
       json: 'the incident',
       writes: true,
       run: (ctx, options: { message: string }, [id]: [string]) =>
-        withBoard(ctx, (board) => board.incidents.resolve(id, { message: options.message }, CLI_ACTOR)),
+        incidentsOf(ctx).then((incidents) => incidents.resolve(id, { message: options.message }, CLI_ACTOR)),
       human: (resolved) => `Closed ${resolved._id} (${resolved.state}).\n${describeIncident(resolved)}`,
     },
   );
 
   jsonCommand(incident.command('list').description('every incident and maintenance, open ones first, with their updates'), {
     json: 'them',
-    run: (ctx) => withBoard(ctx, (board) => board.incidents.list()),
+    run: (ctx) => incidentsOf(ctx).then((incidents) => incidents.list()),
     human: (all) => (all.length === 0 ? 'No incidents.' : all.map(describeIncident).join('\n')),
   });
 }
