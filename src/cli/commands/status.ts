@@ -1,7 +1,14 @@
 import type { Command } from 'commander';
 import { Redis } from 'ioredis';
 import { isCalendarDate, zonedInstant } from '../../calendar.js';
-import { INCIDENT_KINDS, Incidents, type IncidentDoc, type IncidentKind } from '../../data/operations/incidents.js';
+import {
+  INCIDENT_KINDS,
+  Incidents,
+  MAX_INCIDENT_MESSAGE,
+  MAX_INCIDENT_TITLE,
+  type IncidentDoc,
+  type IncidentKind,
+} from '../../data/operations/incidents.js';
 import { StatusBoard, type StatusReport } from '../../data/operations/status.js';
 import { CLI_ACTOR } from '../../data/school/types.js';
 import { CliError, cliLogger, jsonCommand, type CommandContext } from '../runtime.js';
@@ -111,8 +118,8 @@ export function registerStatus(program: Command): void {
     incident
       .command('open')
       .description('post an incident (or, with --kind maintenance, planned maintenance) with its first update')
-      .requiredOption('--title <text>', 'what is wrong, in a few words (up to 120 characters)')
-      .requiredOption('--message <text>', 'the first update: what is known, what happens next (up to 2000 characters)')
+      .requiredOption('--title <text>', `what is wrong, in a few words (up to ${MAX_INCIDENT_TITLE} characters)`)
+      .requiredOption('--message <text>', `the first update: what is known, what happens next (up to ${MAX_INCIDENT_MESSAGE} characters)`)
       .option('--kind <kind>', 'incident or maintenance', 'incident')
       .option('--parts <parts>', 'comma-separated parts it concerns: data-api, sign-in, userinfo, database, redis, neis, webhooks')
       .option('--state <state>', 'its first state (incident: INVESTIGATING, IDENTIFIED, MONITORING; maintenance: SCHEDULED, IN_PROGRESS)')
@@ -147,7 +154,7 @@ export function registerStatus(program: Command): void {
     incident
       .command('update <id>')
       .description('post an update to an open incident or maintenance, moving it to another open state if asked')
-      .requiredOption('--message <text>', 'the update (up to 2000 characters)')
+      .requiredOption('--message <text>', `the update (up to ${MAX_INCIDENT_MESSAGE} characters)`)
       .option('--state <state>', 'its new state (default: as it is)'),
     {
       json: 'the incident',
@@ -164,7 +171,7 @@ export function registerStatus(program: Command): void {
     incident
       .command('resolve <id>')
       .description('close an incident (resolved) or maintenance (completed) with a last update')
-      .requiredOption('--message <text>', 'the closing update (up to 2000 characters)'),
+      .requiredOption('--message <text>', `the closing update (up to ${MAX_INCIDENT_MESSAGE} characters)`),
     {
       json: 'the incident',
       writes: true,

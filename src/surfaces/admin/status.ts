@@ -7,6 +7,7 @@ import {
   IncidentClosedError,
   IncidentRefusedError,
   isClosed,
+  MAX_INCIDENT_TITLE,
   type IncidentDoc,
   type IncidentKind,
 } from '../../data/operations/incidents.js';
@@ -133,7 +134,7 @@ async function noticesPage(
             options: INCIDENT_KINDS.map((kind) => ({ value: kind, label: s.kinds[kind] })),
             errors,
           })}
-          ${field({ name: 'title', label: a.titleField, hint: a.titleHint, value: one('title'), required: true, maxlength: 120, errors })}
+          ${field({ name: 'title', label: a.titleField, hint: a.titleHint, value: one('title'), required: true, maxlength: MAX_INCIDENT_TITLE, errors })}
           ${textArea({ name: 'message', label: a.message, hint: a.messageHint, value: one('message'), rows: 4, required: true, errors })}
           ${choices({
             name: 'parts',

@@ -1,4 +1,10 @@
-import type { IncidentKind, IncidentProblem, IncidentState } from '../../../data/operations/incidents.js';
+import {
+  MAX_INCIDENT_MESSAGE,
+  MAX_INCIDENT_TITLE,
+  type IncidentKind,
+  type IncidentProblem,
+  type IncidentState,
+} from '../../../data/operations/incidents.js';
 import type { StatusPart } from '../../../data/operations/status-parts.js';
 import type { CheckReason, PartState } from '../../../data/operations/status.js';
 import type { NeisDataset } from '../../../data/models/neis-state.model.js';
@@ -201,9 +207,9 @@ export const adminStatusKo = {
   new: '새 공지',
   kind: '종류',
   titleField: '제목',
-  titleHint: '무엇이 어떻게 되었는지 짧게 (120자까지). 예: 급식 API가 응답하지 않음',
+  titleHint: `무엇이 어떻게 되었는지 짧게 (${n(MAX_INCIDENT_TITLE, 'ko-KR')}자까지). 예: 급식 API가 응답하지 않음`,
   message: '소식',
-  messageHint: '지금 알려진 것과 다음 할 일 (2,000자까지).',
+  messageHint: `지금 알려진 것과 다음 할 일 (${n(MAX_INCIDENT_MESSAGE, 'ko-KR')}자까지).`,
   parts: '영향을 받는 부분 (선택)',
   state: '상태',
   stateDefault: '종류의 첫 상태 (조사 중, 또는 예정)',
@@ -226,8 +232,8 @@ export const adminStatusKo = {
   by: (who: string) => `올린 사람: ${who}`,
   badTime: '날짜와 시각을 골라 주세요.',
   problems: {
-    TITLE: '제목은 1자에서 120자까지입니다.',
-    MESSAGE: '소식은 1자에서 2,000자까지입니다.',
+    TITLE: `제목은 1자에서 ${n(MAX_INCIDENT_TITLE, 'ko-KR')}자까지입니다.`,
+    MESSAGE: `소식은 1자에서 ${n(MAX_INCIDENT_MESSAGE, 'ko-KR')}자까지입니다.`,
     PARTS: '목록에 있는 부분만 고를 수 있습니다.',
     STATE: '이 종류에 맞는 상태를 고르세요.',
     TIMES: '끝은 시작보다 뒤여야 합니다.',
@@ -249,9 +255,9 @@ export const adminStatusEn: AdminStatusTexts = {
   new: 'New notice',
   kind: 'Kind',
   titleField: 'Title',
-  titleHint: 'What is wrong, in a few words (up to 120 characters). E.g. The meals API does not answer',
+  titleHint: `What is wrong, in a few words (up to ${n(MAX_INCIDENT_TITLE, 'en-US')} characters). E.g. The meals API does not answer`,
   message: 'Update',
-  messageHint: 'What is known now and what happens next (up to 2,000 characters).',
+  messageHint: `What is known now and what happens next (up to ${n(MAX_INCIDENT_MESSAGE, 'en-US')} characters).`,
   parts: 'Parts affected (optional)',
   state: 'State',
   stateDefault: "The kind's first state (Investigating, or Scheduled)",
@@ -274,8 +280,8 @@ export const adminStatusEn: AdminStatusTexts = {
   by: (who: string) => `Posted by ${who}`,
   badTime: 'Choose a date and a time.',
   problems: {
-    TITLE: 'The title is 1 to 120 characters.',
-    MESSAGE: 'The update is 1 to 2,000 characters.',
+    TITLE: `The title is 1 to ${n(MAX_INCIDENT_TITLE, 'en-US')} characters.`,
+    MESSAGE: `The update is 1 to ${n(MAX_INCIDENT_MESSAGE, 'en-US')} characters.`,
     PARTS: 'Choose parts from the list only.',
     STATE: 'Choose a state of this kind.',
     TIMES: 'The end must come after the start.',
