@@ -102,6 +102,11 @@ export function isClosed(doc: Pick<IncidentDoc, 'kind' | 'state'>): boolean {
   return doc.state === finalState(doc.kind);
 }
 
+/** An open notice that concerns its parts now: an incident, or maintenance in progress (not one still scheduled). */
+export function isUnderWay(doc: Pick<IncidentDoc, 'kind' | 'state'>): boolean {
+  return doc.kind === 'INCIDENT' || doc.state === 'IN_PROGRESS';
+}
+
 function checkTitle(title: string): string {
   const trimmed = title.trim();
   if (trimmed.length === 0 || trimmed.length > MAX_INCIDENT_TITLE)

@@ -11,7 +11,7 @@ import { NeisStore } from '../neis/store.js';
 import { isDuplicateKey } from '../platform/errors.js';
 import { Lease } from '../platform/lease.js';
 import { UPLOAD_LIFETIME_MS } from '../school/uploads.js';
-import { Incidents, isClosed, type IncidentDoc, type IncidentKind, type IncidentState } from './incidents.js';
+import { Incidents, isClosed, isUnderWay, type IncidentDoc, type IncidentKind, type IncidentState } from './incidents.js';
 import {
   availabilityOf,
   compactHistory,
@@ -431,8 +431,7 @@ export class StatusBoard {
     const past = incidents
       .filter((doc) => isClosed(doc) && doc.resolvedAt && minuteOf(doc.resolvedAt, timeZone).day >= since)
       .slice(0, PAST_INCIDENTS);
-    const concerning = (part: StatusPart) =>
-      current.filter((doc) => doc.parts.includes(part) && (doc.kind === 'INCIDENT' || doc.state === 'IN_PROGRESS')).map((doc) => doc._id);
+    const concerning = (part: StatusPart) => current.filter((doc) => doc.parts.includes(part) && isUnderWay(doc)).map((doc) => doc._id);
     const parts = checked.parts.map((check): PartReport => {
       const days = (stored?.days ?? []).flatMap((doc) => {
         const record = doc.parts[check.part];

@@ -2,6 +2,7 @@ import type { Config } from '../../config/index.js';
 import { addDays } from '../../calendar.js';
 import { NEIS_DATASETS } from '../../data/models/neis-state.model.js';
 import { HISTORY_DAYS, minuteOf } from '../../data/operations/status-history.js';
+import { isUnderWay } from '../../data/operations/incidents.js';
 import type {
   CheckReason,
   DayAvailability,
@@ -179,8 +180,8 @@ function statusView(t: Texts, report: StatusReport, config: Config, jsonUrl: str
   const today = minuteOf(new Date(report.checkedAt), timeZone).day;
   const underWay = report.rollover.underWay;
   const planned = report.rollover.planned;
-  const now = report.current.filter((i) => i.kind === 'INCIDENT' || i.state === 'IN_PROGRESS');
-  const scheduled = report.current.filter((i) => i.kind === 'MAINTENANCE' && i.state === 'SCHEDULED');
+  const now = report.current.filter(isUnderWay);
+  const scheduled = report.current.filter((i) => !isUnderWay(i));
   const databaseDown = report.parts.some((p) => p.part === 'database' && p.state === 'DOWN');
   return html`<p class="lead">${s.lead(config.schoolName[lang])}</p>
     <p class="status-banner ${STATE_CLASS[report.state]}" role="status">
