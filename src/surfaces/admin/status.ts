@@ -14,6 +14,7 @@ import {
 import { STATUS_PARTS } from '../../data/operations/status-parts.js';
 import type { Actor } from '../../data/school/types.js';
 import {
+  actionCard,
   choices,
   csrfField,
   errorSummary,
@@ -240,15 +241,15 @@ async function noticePage(
                   <div class="actions"><button type="submit" class="primary">${a.postUpdate}</button></div>
                 </form>
               </section>
-              <section class="card" aria-labelledby="close-notice">
-                <h2 id="close-notice">${a.resolve(notice.kind)}</h2>
-                <p class="hint">${a.resolveHint}</p>
-                <form method="post" action="${LIST}/${notice._id}/resolve" novalidate>
-                  ${csrfField(req.csrf)}
-                  ${textArea({ name: 'closing', label: a.message, value: values['closing'] ?? '', rows: 3, required: true, errors })}
-                  <div class="actions"><button type="submit">${a.resolve(notice.kind)}</button></div>
-                </form>
-              </section>`
+              ${actionCard({
+                id: 'close-notice',
+                title: a.resolve(notice.kind),
+                hint: a.resolveHint,
+                action: `${LIST}/${notice._id}/resolve`,
+                csrf: req.csrf,
+                kind: 'primary',
+                fields: textArea({ name: 'closing', label: a.message, value: values['closing'] ?? '', rows: 3, required: true, errors }),
+              })}`
       }`,
     status,
   );

@@ -20,6 +20,7 @@ import type { UpdateAppInput } from '../../oauth/apps.js';
 import type { ApiScope } from '../../data/__generated__/enums.js';
 import { LOGIN_SCOPES } from '../../oauth/login-scopes.js';
 import {
+  actionCard,
   choices,
   csrfField,
   errorSummary,
@@ -357,25 +358,25 @@ async function detailPage(
       ${await logoutSection(req, deps, app)}
       ${
         app.type === 'confidential'
-          ? html`<section class="card" aria-labelledby="rotate">
-              <h2 id="rotate">${a.rotate}</h2>
-              <p class="hint">${a.rotateHint}</p>
-              <form method="post" action="${base}/secret">
-                ${csrfField(req.csrf)}
-                <button type="submit" class="secondary">${a.rotate}</button>
-              </form>
-            </section>`
+          ? actionCard({ id: 'rotate', title: a.rotate, hint: a.rotateHint, action: `${base}/secret`, csrf: req.csrf, kind: 'secondary' })
           : ''
       }
-      <section class="card" aria-labelledby="delete">
-        <h2 id="delete">${a.delete}</h2>
-        <p class="hint">${a.deleteHint}</p>
-        <form method="post" action="${base}/delete" novalidate>
-          ${csrfField(req.csrf)}
-          ${choices({ name: 'confirm', legend: a.delete, type: 'checkbox', options: [{ value: 'yes', label: a.deleteConfirm }], checked: [], errors })}
-          <div class="actions"><button type="submit" class="danger">${a.delete}</button></div>
-        </form>
-      </section>`,
+      ${actionCard({
+        id: 'delete',
+        title: a.delete,
+        hint: a.deleteHint,
+        action: `${base}/delete`,
+        csrf: req.csrf,
+        kind: 'danger',
+        fields: choices({
+          name: 'confirm',
+          legend: a.delete,
+          type: 'checkbox',
+          options: [{ value: 'yes', label: a.deleteConfirm }],
+          checked: [],
+          errors,
+        }),
+      })}`,
     errors.length > 0 ? 422 : 200,
   );
 }
