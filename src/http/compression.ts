@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import { brotliCompress, constants, gzip } from 'node:zlib';
 import type { AppContext } from './context.js';
@@ -62,6 +63,11 @@ const MAX_NEGOTIATED = 256;
  */
 export function codedEtag(etag: string, coding: ContentCoding): string {
   return `${etag.slice(0, -1)}-${coding === 'gzip' ? 'gz' : 'br'}"`;
+}
+
+/** Strong ETag of a body: a hash of the exact bytes, so any change to them changes it. */
+export function etagOf(body: Buffer): string {
+  return `"${createHash('sha256').update(body).digest('base64url').slice(0, 32)}"`;
 }
 
 /**

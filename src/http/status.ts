@@ -1,7 +1,6 @@
-import { createHash } from 'node:crypto';
 import type { StatusBoard } from '../data/operations/status.js';
 import type { AppMiddleware } from './context.js';
-import { codedEtag, compress, COMPRESS_MIN_BYTES, matchesIfNoneMatch, negotiateCoding, type ContentCoding } from './compression.js';
+import { codedEtag, compress, COMPRESS_MIN_BYTES, etagOf, matchesIfNoneMatch, negotiateCoding, type ContentCoding } from './compression.js';
 import { successEnvelope } from './envelope.js';
 
 export const STATUS_PATH = '/v1/status';
@@ -24,7 +23,7 @@ export function statusHandler(board: StatusBoard): AppMiddleware {
   let last: Representation | undefined;
   const representationOf = (report: unknown): Representation => {
     const body = Buffer.from(JSON.stringify(successEnvelope(report)));
-    const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 32)}"`;
+    const etag = etagOf(body);
     if (last?.etag !== etag) last = { body, etag, coded: new Map() };
     return last;
   };

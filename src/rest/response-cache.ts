@@ -1,8 +1,7 @@
-import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { compress, type ContentCoding } from '../http/compression.js';
 // Where it is defined (src/http/compression.ts) the API reference's files use it too.
-export { matchesIfNoneMatch } from '../http/compression.js';
+export { etagOf, matchesIfNoneMatch } from '../http/compression.js';
 
 /**
  * A finished REST answer: the exact bytes and the strong ETag derived from them, and the coded
@@ -16,11 +15,6 @@ export interface CachedAnswer {
 
 /** Told of every lookup (src/http/metrics.ts counts hits and misses). */
 export type CacheLookupListener = (hit: boolean) => void;
-
-/** Strong ETag of a body: a hash of the exact bytes, so any change to them changes it. */
-export function etagOf(body: Buffer): string {
-  return `"${createHash('sha256').update(body).digest('base64url').slice(0, 32)}"`;
-}
 
 /**
  * Answers keyed by (query, data version). An answer is a pure function of the query and the
