@@ -42,7 +42,8 @@ import { STATUS_PARTS, type StatusPart } from './status-parts.js';
 export type PartState = RecordedState | 'OFF';
 
 /** Why a part is not up, when its check says (`detail.reason`). */
-export type CheckReason = 'TIMEOUT' | 'UNREACHABLE' | 'SLOW';
+export const CHECK_REASONS = ['TIMEOUT', 'UNREACHABLE', 'SLOW'] as const;
+export type CheckReason = (typeof CHECK_REASONS)[number];
 
 /** One part's check: its state and what it found (numbers and dates; no data of the school). */
 export interface PartCheck {

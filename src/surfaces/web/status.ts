@@ -3,14 +3,15 @@ import { addDays } from '../../calendar.js';
 import { NEIS_DATASETS } from '../../data/models/neis-state.model.js';
 import { HISTORY_DAYS, minuteOf } from '../../data/operations/status-history.js';
 import { isUnderWay } from '../../data/operations/incidents.js';
-import type {
-  CheckReason,
-  DayAvailability,
-  PartReport,
-  PartState,
-  PublicIncident,
-  StatusBoard,
-  StatusReport,
+import {
+  CHECK_REASONS,
+  type CheckReason,
+  type DayAvailability,
+  type PartReport,
+  type PartState,
+  type PublicIncident,
+  type StatusBoard,
+  type StatusReport,
 } from '../../data/operations/status.js';
 import { STATUS_PATH } from '../../http/status.js';
 import { formatDateTime, table } from './components.js';
@@ -45,9 +46,8 @@ function stateTag(t: Texts, state: PartState): Html {
 }
 
 function isReason(value: unknown): value is CheckReason {
-  return typeof value === 'string' && Object.hasOwn(statusReasons, value);
+  return (CHECK_REASONS as readonly unknown[]).includes(value);
 }
-const statusReasons: Readonly<Record<CheckReason, true>> = { TIMEOUT: true, UNREACHABLE: true, SLOW: true };
 
 const numberOf = (value: unknown): number | null => (typeof value === 'number' ? value : null);
 const textOf = (value: unknown): string | null => (typeof value === 'string' ? value : null);
